@@ -1,0 +1,139 @@
+"""Input data for a run: binding the iteration shape, reading data sources, seeded generation.
+
+Generated values (inputs without a data source, all SODA inputs, SODA params) are drawn from
+``numpy.random.default_rng`` seeded with ``(seed, crc32(name))``: floats uniform in [0, 1), integers
+uniform in [0, 64). ``random:a-b`` draws floats uniform in [a, b) and integers uniform in [a, b].
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from stencilmap.errors import Location, StencilmapError
+from stencilmap.program import dtypes as dt
+from stencilmap.program.ir import Input, Param, Program
+
+Array = npt.NDArray[np.generic]
+
+#: Size of SODA's run-time dimension (``*``) when neither an input nor ``--shape`` gives it:
+#: the size of the next dimension (a square tile), or 1024 for 1-D programs.
+DEFAULT_1D_SIZE = 1024
+
+
+def rng_for(seed: int, name: str) -> np.random.Generator:
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def bind_shape(
+    program: Program, supplied: Mapping[str, Array], shape: tuple[int, ...] | None = None
+) -> Program:
+    """The program with a concrete iteration shape: ``shape`` if given, else from supplied full-rank
+    inputs (SODA's run-time dimension), else the program's own (SODA ``*`` gets its documented default)."""
+    if shape is not None:
+        if len(shape) != program.rank:
+            raise StencilmapError(f"--shape has {len(shape)} dimensions, the program has {program.rank}")
+        if any(n < 1 for n in shape):
+            raise StencilmapError(f"--shape sizes must be positive, got {list(shape)}")
+        return program.with_shape(shape)
+    if all(n is not None for n in program.shape):
+        return program.with_shape(tuple(int(n) for n in program.shape if n is not None))
+    for inp in program.inputs:
+        arr = supplied.get(inp.name)
+        if arr is not None and len(inp.axes) == program.rank and arr.ndim == program.rank:
+            return program.with_shape(tuple(int(n) for n in arr.shape))
+    inner = [n for n in program.shape if n is not None]
+    default = inner[0] if inner else DEFAULT_1D_SIZE
+    return program.with_shape(tuple(default if n is None else n for n in program.shape))
+
+
+def field_shape(program: Program, inp: Input) -> tuple[int, ...]:
+    return tuple(int(program.shape[a] or 0) for a in inp.axes)
+
+
+def make_inputs(program: Program, supplied: Mapping[str, Array], seed: int = 0) -> dict[str, Array]:
+    """Values of every input and param of a shape-bound program, supplied ones checked first."""
+    known = {i.name for i in program.inputs} | {p.name for p in program.params}
+    for name in supplied:
+        if name not in known:
+            raise StencilmapError(f"--input {name}: the program has no input named '{name}'")
+    values: dict[str, Array] = {}
+    for inp in program.inputs:
+        shape = field_shape(program, inp)
+        if inp.name in supplied:
+            values[inp.name] = _checked(inp.name, inp.dtype, shape, supplied[inp.name])
+        else:
+            values[inp.name] = _from_source(program, inp, shape, seed)
+    for par in program.params:
+        if par.name in supplied:
+            values[par.name] = _checked(par.name, par.dtype, par.shape, supplied[par.name])
+        else:
+            values[par.name] = _generate(par, par.shape, seed)
+    return values
+
+
+def _checked(name: str, dtype: str, shape: tuple[int, ...], arr: Array) -> Array:
+    where = f"--input {name}"
+    if arr.ndim != len(shape):
+        raise StencilmapError(f"has rank {arr.ndim}, expected {len(shape)} (shape {list(shape)})", where)
+    if tuple(arr.shape) != shape:
+        raise StencilmapError(f"has shape {list(arr.shape)}, expected {list(shape)}", where)
+    if str(arr.dtype) != dtype:
+        raise StencilmapError(f"has dtype {arr.dtype}, expected {dtype}", where)
+    return np.ascontiguousarray(arr)
+
+
+def _generate(field: Input | Param, shape: tuple[int, ...], seed: int) -> Array:
+    rng = rng_for(seed, field.name)
+    if dt.is_float(field.dtype):
+        return rng.random(shape).astype(field.dtype)
+    return rng.integers(0, 64, size=shape).astype(field.dtype)
+
+
+def _from_source(program: Program, inp: Input, shape: tuple[int, ...], seed: int) -> Array:
+    src = inp.source
+    if src is None:
+        return _generate(inp, shape, seed)
+    where = Location(program.path, json_path=f"inputs.{inp.name}.data")
+    size = int(np.prod(shape, dtype=np.int64))
+    if src.kind in ("constant", "scalar"):
+        return np.full(shape, src.value, dtype=inp.dtype)
+    if src.kind == "random":
+        rng = rng_for(seed, inp.name)
+        low, high = float(src.low or 0.0), float(src.high or 1.0)
+        if dt.is_float(inp.dtype):
+            return rng.uniform(low, high, size=shape).astype(inp.dtype)
+        return rng.integers(int(low), int(high), size=shape, endpoint=True).astype(inp.dtype)
+    if src.kind == "inline":
+        flat = np.asarray(src.values, dtype=np.float64)
+        return _reshaped(flat.astype(inp.dtype), shape, size, "inline data", where)
+    return _read_file(program, inp, shape, size, where)
+
+
+def _reshaped(flat: Array, shape: tuple[int, ...], size: int, what: str, where: Location) -> Array:
+    if flat.size != size:
+        raise StencilmapError(f"{what} has {flat.size} values, expected {size} (shape {list(shape)})", where)
+    return flat.reshape(shape)
+
+
+def _read_file(program: Program, inp: Input, shape: tuple[int, ...], size: int, where: Location) -> Array:
+    assert inp.source is not None and inp.source.path is not None
+    base = Path(program.path).parent if program.path else Path.cwd()
+    path = base / inp.source.path
+    if not path.is_file():
+        raise StencilmapError(
+            f"data file not found: {path} (input '{inp.name}'); supply it with --input {inp.name}=FILE.npy",
+            where,
+        )
+    try:
+        if path.suffix.lower() == ".csv":
+            flat = np.loadtxt(path, delimiter=",", ndmin=1, dtype=np.float64).ravel().astype(inp.dtype)
+        else:
+            flat = np.fromfile(path, dtype=np.dtype(inp.dtype).newbyteorder("<")).astype(inp.dtype)
+    except (OSError, ValueError) as exc:
+        raise StencilmapError(f"cannot read data file {path}: {exc}", where) from None
+    return _reshaped(flat, shape, size, f"data file {path.name}", where)

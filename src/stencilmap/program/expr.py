@@ -1,0 +1,143 @@
+"""Expression nodes of the Program IR (frozen, hashable) and small pure helpers over them.
+
+Offsets are in C order over the axes the accessed field spans: for a 2-D program ``Ref("a", (-1, 0))``
+reads ``a[y-1, x]``. Operators use C spellings in both formats (``&&``, ``||``, ``!``); ``//`` and ``**``
+exist only under NumPy semantics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+UNARY_OPS = ("-", "+", "!", "~")
+ARITH_OPS = ("+", "-", "*", "/", "%", "//", "**")
+COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
+LOGIC_OPS = ("&&", "||")
+BITWISE_OPS = ("&", "|", "^")
+BINARY_OPS = ARITH_OPS + COMPARE_OPS + LOGIC_OPS + BITWISE_OPS
+
+#: Math functions both formats accept, with their arity (None: any count ≥ 2).
+FUNCTIONS: dict[str, int | None] = {
+    **{
+        f: 1
+        for f in (
+            "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+            "asinh", "acosh", "atanh", "fabs", "abs", "floor", "ceil", "trunc", "round",
+            "rint", "erf", "erfc",
+        )
+    },
+    **{f: 2 for f in ("pow", "atan2", "hypot", "fmod", "fmin", "fmax", "copysign", "fdim")},
+    "fma": 3,
+    "min": None,
+    "max": None,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A literal. ``dtype`` is a canonical dtype, or a weak kind (``pyint``/``pyfloat``) under NumPy rules."""
+
+    value: int | float | bool
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A field read at a constant offset (one entry per axis the field spans; ``()`` for a 0-D field)."""
+
+    field: str
+    offset: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A named scalar: a local temporary, a program constant, or an element of a SODA ``param`` array."""
+
+    name: str
+    index: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: str
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    """``cond ? then : else_`` (SODA ``select``; StencilFlow ``then if cond else else_``)."""
+
+    cond: Expr
+    then: Expr
+    else_: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Cast:
+    dtype: str
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    func: str
+    args: tuple[Expr, ...]
+
+
+Expr = Const | Ref | Var | Unary | Binary | Select | Cast | Call
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    """Direct sub-expressions of a node."""
+    if isinstance(e, Unary | Cast):
+        return (e.operand,)
+    if isinstance(e, Binary):
+        return (e.lhs, e.rhs)
+    if isinstance(e, Select):
+        return (e.cond, e.then, e.else_)
+    if isinstance(e, Call):
+        return e.args
+    return ()
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    """All nodes of an expression, pre-order."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
+def refs(e: Expr) -> Iterator[Ref]:
+    """Every field access in an expression (with repetitions, in evaluation order)."""
+    for node in walk(e):
+        if isinstance(node, Ref):
+            yield node
+
+
+def shift(e: Expr, delta: dict[str, tuple[int, ...]]) -> Expr:
+    """The expression with ``delta[field]`` added to every access of the named fields."""
+    if isinstance(e, Ref) and e.field in delta:
+        d = delta[e.field]
+        return Ref(e.field, tuple(o + x for o, x in zip(e.offset, d, strict=True)))
+    if isinstance(e, Unary):
+        return Unary(e.op, shift(e.operand, delta))
+    if isinstance(e, Cast):
+        return Cast(e.dtype, shift(e.operand, delta))
+    if isinstance(e, Binary):
+        return Binary(e.op, shift(e.lhs, delta), shift(e.rhs, delta))
+    if isinstance(e, Select):
+        return Select(shift(e.cond, delta), shift(e.then, delta), shift(e.else_, delta))
+    if isinstance(e, Call):
+        return Call(e.func, tuple(shift(a, delta) for a in e.args))
+    return e

@@ -1,0 +1,443 @@
+"""SODA DSL front end (``.soda`` text → Program IR) and printer (Program IR → ``.soda`` text).
+
+SODA writes ``name(x, y, z)`` with the fastest dimension first; the IR is C order, so every offset list
+is reversed here. ``t(0, 9) = e`` defines ``t`` at ``(x, y+9)`` from ``e`` at ``(x, y)``; the IR stores the
+equivalent centred form ``t(x, y) = e(x, y−9)`` (the expression's offsets shifted by −lhs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import lark
+
+from stencilmap.errors import StencilmapError
+from stencilmap.program import dtypes as dt
+from stencilmap.program.expr import FUNCTIONS, Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
+from stencilmap.program.expr import shift as shift_expr
+from stencilmap.program.ir import Hints, Input, Param, Program, Stencil, Temp
+from stencilmap.program.soda_grammar import GRAMMAR
+
+_TERMINAL_NAMES = {
+    "NAME": "a name",
+    "INT": "an integer",
+    "FLOAT": "a number",
+    "BANKS": "a DRAM bank number",
+    "STAR": "'*'",
+    "SIGN": "'+' or '-'",
+    "ADD_OP": "'+' or '-'",
+    "MUL_OP": "'*', '/' or '%'",
+    "UNARY_OP": "a unary operator",
+    "EQ_OP": "'==' or '!='",
+    "REL_OP": "a comparison",
+    "$END": "end of file",
+}
+
+
+@cache
+def _parser() -> lark.Lark:
+    return lark.Lark(GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def load_soda(path: str | Path) -> Program:
+    """Parse a ``.soda`` file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StencilmapError("no such file", str(p)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StencilmapError(f"cannot read: {exc}", str(p)) from None
+    return parse_soda(text, str(p))
+
+
+def parse_soda(text: str, filename: str = "<string>") -> Program:
+    """Parse SODA DSL text into a Program (not yet verified)."""
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.UnexpectedInput as exc:
+        raise StencilmapError(_syntax_message(exc, text), f"{filename}:{exc.line}:{exc.column}") from None
+    return _Builder(filename).build(tree)
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _TERMINAL_NAMES:
+        return _TERMINAL_NAMES[terminal]
+    for t in _parser().terminals:
+        if t.name == terminal:
+            pattern = t.pattern
+            if isinstance(pattern, lark.lexer.PatternStr):
+                return f"'{pattern.value}'"
+    return terminal.lower()
+
+
+def _syntax_message(exc: lark.exceptions.UnexpectedInput, text: str) -> str:
+    if isinstance(exc, lark.exceptions.UnexpectedToken):
+        got = "end of file" if exc.token.type == "$END" else f"'{exc.token}'"
+        expected = sorted({_describe(t) for t in exc.expected})
+    elif isinstance(exc, lark.exceptions.UnexpectedCharacters):
+        got = f"character {text[exc.pos_in_stream]!r}"
+        expected = sorted({_describe(t) for t in exc.allowed})
+    else:
+        got, expected = "end of input", []
+    want = ", ".join(expected[:8]) + (", ..." if len(expected) > 8 else "")
+    return f"syntax error: unexpected {got}" + (f"; expected {want}" if want else "")
+
+
+@dataclass
+class _Builder:
+    """Walks the parse tree once, collecting statements into a Program."""
+
+    filename: str
+    header: dict[str, Any] = field(default_factory=dict)
+    inputs: list[Input] = field(default_factory=list)
+    params: list[Param] = field(default_factory=list)
+    stencils: list[Stencil] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    tiles: list[tuple[tuple[int, ...] | None, str]] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)  # scalars in scope: lets of the current statement
+
+    def loc(self, node: lark.Tree[Any] | lark.Token) -> str:
+        meta = node if isinstance(node, lark.Token) else node.meta
+        return f"{self.filename}:{meta.line}:{meta.column}"
+
+    def fail(self, message: str, node: lark.Tree[Any] | lark.Token) -> StencilmapError:
+        return StencilmapError(message, self.loc(node))
+
+    def build(self, tree: lark.Tree[Any]) -> Program:
+        for stmt in tree.children:
+            assert isinstance(stmt, lark.Tree)
+            getattr(self, f"_{stmt.data}")(stmt)
+        if "kernel" not in self.header:
+            raise StencilmapError("missing 'kernel:' statement", f"{self.filename}:1:1")
+        if not self.inputs:
+            raise StencilmapError("a SODA program needs at least one input", f"{self.filename}:1:1")
+        if not self.outputs:
+            raise StencilmapError("a SODA program needs at least one output", f"{self.filename}:1:1")
+        tile = self._tile()
+        rank = len(tile) + 1
+        inputs = tuple(Input(i.name, i.dtype, tuple(range(rank)), None, i.banks, i.loc) for i in self.inputs)
+        hints = Hints(
+            unroll=self.header.get("unroll", 1),
+            burst_width=self.header.get("burst_width"),
+            tile=tile,
+            cluster=self.header.get("cluster", "none"),
+        )
+        return Program(
+            name=self.header["kernel"],
+            format="soda",
+            semantics="c",
+            shape=(None, *tile),
+            inputs=inputs,
+            stencils=tuple(self.stencils),
+            outputs=tuple(self.outputs),
+            params=tuple(self.params),
+            iterate=self.header.get("iterate", 1),
+            border=self.header.get("border", "ignore"),
+            hints=hints,
+            path=self.filename,
+        )
+
+    def _tile(self) -> tuple[int, ...]:
+        given = [(t, loc) for t, loc in self.tiles if t is not None]
+        if not given:
+            return ()
+        first, _ = given[0]
+        for t, loc in given[1:]:
+            if t != first:
+                raise StencilmapError(f"tile size {list(t)} does not match the earlier {list(first)}", loc)
+        return first
+
+    # ------------------------------------------------------------------------------------------ header
+
+    def _set(self, key: str, value: Any, node: lark.Tree[Any]) -> None:
+        if key in self.header:
+            raise self.fail(f"'{key.replace('_', ' ')}' is given twice", node)
+        self.header[key] = value
+
+    def _positive(self, node: lark.Tree[Any]) -> int:
+        value = _int_value(str(node.children[0]))
+        if value < 1:
+            raise self.fail(f"expected a positive integer, got {value}", node)
+        return value
+
+    def _kernel(self, node: lark.Tree[Any]) -> None:
+        self._set("kernel", str(node.children[0]), node)
+
+    def _burst_width(self, node: lark.Tree[Any]) -> None:
+        self._set("burst_width", self._positive(node), node)
+
+    def _unroll(self, node: lark.Tree[Any]) -> None:
+        self._set("unroll", self._positive(node), node)
+
+    def _iterate(self, node: lark.Tree[Any]) -> None:
+        self._set("iterate", self._positive(node), node)
+
+    def _border(self, node: lark.Tree[Any]) -> None:
+        value = str(node.children[0])
+        if value not in ("ignore", "preserve"):
+            raise self.fail(f"border must be 'ignore' or 'preserve', got '{value}'", node)
+        self._set("border", value, node)
+
+    def _cluster(self, node: lark.Tree[Any]) -> None:
+        value = str(node.children[0])
+        if value not in ("none", "fine", "coarse", "full"):
+            raise self.fail(f"cluster must be none, fine, coarse or full, got '{value}'", node)
+        self._set("cluster", value, node)
+
+    # -------------------------------------------------------------------------------------- statements
+
+    def _dtype(self, token: lark.Token) -> str:
+        t = dt.parse_dtype(str(token))
+        if t is None or t == "bool":
+            raise self.fail(f"unknown type '{token}'", token)
+        return t
+
+    def _banks(self, node: lark.Tree[Any] | None) -> tuple[int, ...]:
+        if node is None:
+            return ()
+        banks: list[int] = []
+        for tok in node.children:
+            banks.extend(int(b) for b in str(tok).split("."))
+        return tuple(banks)
+
+    def _input_stmt(self, node: lark.Tree[Any]) -> None:
+        dram, type_tok, name_tok, tile = node.children
+        tile_sizes: tuple[int, ...] | None = None
+        if tile is not None:
+            ints = [_int_value(str(t)) for t in tile.children if t.type == "INT"]
+            if any(n < 1 for n in ints):
+                raise self.fail("tile sizes must be positive", tile)
+            tile_sizes = tuple(reversed(ints))
+        self.tiles.append((tile_sizes, self.loc(node)))
+        self.inputs.append(Input(str(name_tok), self._dtype(type_tok), (), None, self._banks(dram), self.loc(node)))
+
+    def _param_stmt(self, node: lark.Tree[Any]) -> None:
+        dram, type_tok, *rest = node.children
+        tokens = [c for c in rest if isinstance(c, lark.Token)]
+        name, sizes = tokens[0], [_int_value(str(t)) for t in tokens[1:]]
+        self.params.append(Param(str(name), self._dtype(type_tok), tuple(sizes), self._banks(dram), self.loc(node)))
+
+    def _local_stmt(self, node: lark.Tree[Any]) -> None:
+        self._stencil(node, None, node.children)
+
+    def _output_stmt(self, node: lark.Tree[Any]) -> None:
+        dram, *rest = node.children
+        self._stencil(node, dram, rest)
+        self.outputs.append(self.stencils[-1].name)
+
+    def _stencil(self, node: lark.Tree[Any], dram: lark.Tree[Any] | None, parts: list[Any]) -> None:
+        type_tok, *lets, lhs, expr_node = parts
+        self.names = {p.name: p.dtype for p in self.params}
+        temps: list[Temp] = []
+        for let in lets:
+            let_type, let_name, let_expr = let.children
+            ttype = self._dtype(let_type) if let_type is not None else None
+            temps.append(Temp(str(let_name), ttype, self._expr(let_expr)))
+            self.names[str(let_name)] = ttype or "?"
+        name = str(lhs.children[0])
+        offset = tuple(reversed([_signed(c) for c in lhs.children[1:]]))
+        expr = self._expr(expr_node)
+        if any(offset):
+            # SODA: t(o) = e(0) means t(x) = e(x − o): shift every field access by −o
+            delta = {f: tuple(-o for o in offset) for f in self._fields_read(expr, temps)}
+            expr = shift_expr(expr, delta)
+            temps = [Temp(t.name, t.dtype, shift_expr(t.expr, delta)) for t in temps]
+        self.stencils.append(
+            Stencil(
+                name=name,
+                dtype=self._dtype(type_tok),
+                expr=expr,
+                temps=tuple(temps),
+                banks=self._banks(dram),
+                loc=self.loc(node),
+            )
+        )
+
+    @staticmethod
+    def _fields_read(expr: Expr, temps: list[Temp]) -> set[str]:
+        from stencilmap.program.expr import refs
+
+        names = {r.field for r in refs(expr)}
+        for t in temps:
+            names.update(r.field for r in refs(t.expr))
+        return names
+
+    # ------------------------------------------------------------------------------------- expressions
+
+    def _expr(self, node: lark.Tree[Any] | lark.Token) -> Expr:
+        if isinstance(node, lark.Token):
+            raise self.fail(f"unexpected token '{node}'", node)
+        kind = node.data
+        ch = node.children
+        if kind == "binary":
+            lhs, op, rhs = ch
+            return Binary(str(op), self._expr(lhs), self._expr(rhs))
+        if kind == "unary":
+            return Unary(str(ch[0]), self._expr(ch[1]))
+        if kind == "float_lit":
+            return _float_literal(str(ch[0]))
+        if kind == "int_lit":
+            return _int_literal(str(ch[0]))
+        if kind == "var":
+            return Var(str(ch[0]), tuple(_int_value(str(i)) for i in ch[1:]))
+        if kind == "apply":
+            return self._apply(node)
+        raise self.fail(f"unexpected construct '{kind}'", node)
+
+    def _apply(self, node: lark.Tree[Any]) -> Expr:
+        name_tok, *arg_nodes = node.children
+        name = str(name_tok)
+        type_ = dt.parse_dtype(name)
+        if type_ is not None and type_ != "bool":
+            if len(arg_nodes) != 1:
+                raise self.fail(f"a cast to {name} takes one argument", node)
+            return Cast(type_, self._expr(arg_nodes[0]))
+        if name == "select":
+            if len(arg_nodes) != 3:
+                raise self.fail("select takes 3 arguments (condition, then, else)", node)
+            c, a, b = (self._expr(x) for x in arg_nodes)
+            return Select(c, a, b)
+        if name in FUNCTIONS:
+            return Call(name, tuple(self._expr(a) for a in arg_nodes))
+        offsets = [self._offset(a) for a in arg_nodes]
+        return Ref(name, tuple(reversed(offsets)))
+
+    def _offset(self, node: lark.Tree[Any]) -> int:
+        if isinstance(node, lark.Tree) and node.data == "int_lit":
+            return _int_value(str(node.children[0]))
+        if isinstance(node, lark.Tree) and node.data == "unary" and str(node.children[0]) in "+-":
+            sign = -1 if str(node.children[0]) == "-" else 1
+            return sign * self._offset(node.children[1])
+        raise self.fail("field offsets must be integer constants", node)
+
+
+def _signed(node: lark.Tree[Any]) -> int:
+    sign_tok, int_tok = node.children
+    value = _int_value(str(int_tok))
+    return -value if sign_tok is not None and str(sign_tok) == "-" else value
+
+
+def _split_suffix(text: str, letters: str) -> tuple[str, str]:
+    end = len(text)
+    while end > 0 and text[end - 1] in letters:
+        end -= 1
+    return text[:end], text[end:]
+
+
+def _int_value(text: str) -> int:
+    body, _ = _split_suffix(text, "uUlL")
+    if body[:2] in ("0x", "0X"):
+        return int(body, 16)
+    if body[:2] in ("0b", "0B"):
+        return int(body, 2)
+    if len(body) > 1 and body[0] == "0":
+        return int(body, 8)
+    return int(body)
+
+
+def _int_literal(text: str) -> Const:
+    body, suffix = _split_suffix(text, "uUlL")
+    value = _int_value(text)
+    decimal = not (len(body) > 1 and body[0] == "0")
+    return Const(value, dt.c_literal_int_type(value, suffix, decimal))
+
+
+def _float_literal(text: str) -> Const:
+    body, suffix = _split_suffix(text, "fFlL")
+    return Const(float(body), "float32" if suffix in ("f", "F") else "float64")
+
+
+# ----------------------------------------------------------------------------------------------- printer
+
+_PRECEDENCE = {
+    "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
+    "<": 7, "<=": 7, ">": 7, ">=": 7, "+": 8, "-": 8, "*": 9, "/": 9, "%": 9,
+}  # fmt: skip
+_UNARY_PREC = 10
+_ATOM_PREC = 11
+
+
+def format_expr(e: Expr) -> str:
+    """SODA (C) text of an expression, parenthesized so that parsing it rebuilds the same tree."""
+    text, _ = _fmt(e)
+    return text
+
+
+def _fmt(e: Expr) -> tuple[str, int]:
+    if isinstance(e, Const):
+        return _fmt_const(e), _ATOM_PREC
+    if isinstance(e, Ref):
+        return f"{e.field}({', '.join(str(o) for o in reversed(e.offset))})", _ATOM_PREC
+    if isinstance(e, Var):
+        return e.name + "".join(f"[{i}]" for i in e.index), _ATOM_PREC
+    if isinstance(e, Cast):
+        return f"{dt.soda_name(e.dtype)}({format_expr(e.operand)})", _ATOM_PREC
+    if isinstance(e, Call):
+        return f"{e.func}({', '.join(format_expr(a) for a in e.args)})", _ATOM_PREC
+    if isinstance(e, Select):
+        args = ", ".join(format_expr(x) for x in (e.cond, e.then, e.else_))
+        return f"select({args})", _ATOM_PREC
+    if isinstance(e, Unary):
+        inner, prec = _fmt(e.operand)
+        if prec < _UNARY_PREC:
+            inner = f"({inner})"
+        elif inner.startswith(("-", "+")) and e.op in "+-":
+            inner = f"({inner})"
+        return f"{e.op}{inner}", _UNARY_PREC
+    if isinstance(e, Binary):
+        prec = _PRECEDENCE[e.op]
+        lhs, lp = _fmt(e.lhs)
+        rhs, rp = _fmt(e.rhs)
+        if lp < prec:
+            lhs = f"({lhs})"
+        if rp <= prec:
+            rhs = f"({rhs})"
+        return f"{lhs} {e.op} {rhs}", prec
+    raise TypeError(f"cannot print {e!r} as SODA")
+
+
+def _fmt_const(c: Const) -> str:
+    if c.value < 0:
+        return f"(-{_fmt_const(Const(-c.value, c.dtype))})"
+    if dt.is_float(c.dtype):
+        text = repr(float(c.value))
+        return text + ("f" if c.dtype == "float32" else "")
+    suffix = {"uint32": "u", "int64": "l", "uint64": "ul"}.get(c.dtype, "")
+    return f"{int(c.value)}{suffix}"
+
+
+def print_soda(program: Program) -> str:
+    """SODA DSL text of a SODA-format program; parsing it again yields an equal Program."""
+    if program.format != "soda":
+        raise ValueError("only SODA-format programs print as SODA")
+    h = program.hints
+    lines = [f"kernel: {program.name}"]
+    if h.burst_width is not None:
+        lines.append(f"burst width: {h.burst_width}")
+    lines.append(f"unroll factor: {h.unroll}")
+    tile = ", ".join([*(str(t) for t in reversed(h.tile or ())), "*"])
+    for n, i in enumerate(program.inputs):
+        shape = f"({tile})" if n == 0 else ""
+        lines.append(f"input{_fmt_banks(i.banks)} {dt.soda_name(i.dtype)}: {i.name}{shape}")
+    for p in program.params:
+        sizes = "".join(f"[{s}]" for s in p.shape)
+        lines.append(f"param{_fmt_banks(p.banks)} {dt.soda_name(p.dtype)}: {p.name}{sizes}")
+    zero = ", ".join("0" for _ in range(program.rank))
+    for s in program.stencils:
+        kind = "output" if s.name in program.outputs else "local"
+        banks = _fmt_banks(s.banks) if kind == "output" else ""
+        lets = "".join(
+            f"\n  {dt.soda_name(t.dtype) + ' ' if t.dtype else ''}{t.name} = {format_expr(t.expr)}"
+            for t in s.temps
+        )
+        lines.append(f"{kind}{banks} {dt.soda_name(s.dtype)}:{lets}\n  {s.name}({zero}) = {format_expr(s.expr)}")
+    lines += [f"iterate: {program.iterate}", f"border: {program.border}", f"cluster: {h.cluster or 'none'}"]
+    return "\n".join(lines) + "\n"
+
+
+def _fmt_banks(banks: tuple[int, ...]) -> str:
+    return f" dram {'.'.join(str(b) for b in banks)}" if banks else ""

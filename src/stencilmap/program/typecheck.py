@@ -1,0 +1,154 @@
+"""Static types of expressions under the program's semantics (see ``dtypes`` for the rules)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import reduce
+
+from stencilmap.program import dtypes as dt
+from stencilmap.program.expr import (
+    BITWISE_OPS,
+    COMPARE_OPS,
+    FUNCTIONS,
+    LOGIC_OPS,
+    Binary,
+    Call,
+    Cast,
+    Const,
+    Expr,
+    Ref,
+    Select,
+    Unary,
+    Var,
+)
+from stencilmap.program.ir import Program, Stencil
+
+
+class ExprTypeError(Exception):
+    """An ill-typed or unresolvable expression; ``verify`` turns it into a located user error."""
+
+
+@dataclass(frozen=True, slots=True)
+class TypeEnv:
+    """What names mean inside one stencil: fields, temporaries, params and constants, with their types."""
+
+    semantics: dt.Semantics
+    fields: Mapping[str, str]
+    scalars: Mapping[str, str]  # temporaries, constants
+    params: Mapping[str, tuple[str, int]]  # name -> (dtype, rank)
+
+
+def stencil_env(program: Program, stencil: Stencil | None = None) -> TypeEnv:
+    """The environment a stencil's expression is typed in (temporaries are added by ``stencil_types``)."""
+    fields = {i.name: i.dtype for i in program.inputs}
+    fields.update({s.name: s.dtype for s in program.stencils})
+    scalars = {c.name: c.dtype for c in program.constants}
+    params = {p.name: (p.dtype, len(p.shape)) for p in program.params}
+    return TypeEnv(program.semantics, fields, scalars, params)
+
+
+def stencil_types(program: Program, stencil: Stencil) -> tuple[TypeEnv, dict[str, str]]:
+    """The full environment of a stencil and the type of each of its temporaries."""
+    env = stencil_env(program, stencil)
+    temps: dict[str, str] = {}
+    for t in stencil.temps:
+        scalars = {**env.scalars, **temps}
+        ty = infer(t.expr, TypeEnv(env.semantics, env.fields, scalars, env.params))
+        temps[t.name] = t.dtype if t.dtype is not None else ty
+    full = TypeEnv(env.semantics, env.fields, {**env.scalars, **temps}, env.params)
+    return full, temps
+
+
+def infer(e: Expr, env: TypeEnv) -> str:
+    """The type of ``e``; raises ExprTypeError for unknown names or operations the semantics forbid."""
+    c = env.semantics == "c"
+    if isinstance(e, Const):
+        return e.dtype
+    if isinstance(e, Ref):
+        if e.field not in env.fields:
+            raise ExprTypeError(f"undefined field '{e.field}'")
+        return env.fields[e.field]
+    if isinstance(e, Var):
+        return _var_type(e, env)
+    if isinstance(e, Cast):
+        infer(e.operand, env)
+        return e.dtype
+    if isinstance(e, Unary):
+        return _unary_type(e.op, infer(e.operand, env), c)
+    if isinstance(e, Binary):
+        return _binary_type(e.op, infer(e.lhs, env), infer(e.rhs, env), c)
+    if isinstance(e, Select):
+        infer(e.cond, env)
+        return _common(infer(e.then, env), infer(e.else_, env), c)
+    if isinstance(e, Call):
+        return _call_type(e.func, [infer(a, env) for a in e.args], c)
+    raise ExprTypeError(f"unknown expression node {e!r}")
+
+
+def _var_type(e: Var, env: TypeEnv) -> str:
+    if e.name in env.params:
+        dtype, rank = env.params[e.name]
+        if len(e.index) != rank:
+            raise ExprTypeError(f"param '{e.name}' has {rank} indices, {len(e.index)} given")
+        return dtype
+    if e.index:
+        raise ExprTypeError(f"'{e.name}' is not an array and cannot be indexed")
+    if e.name in env.scalars:
+        return env.scalars[e.name]
+    if e.name in env.fields:
+        raise ExprTypeError(f"field '{e.name}' is used without an index")
+    raise ExprTypeError(f"undefined name '{e.name}'")
+
+
+def _common(a: str, b: str, c: bool) -> str:
+    return dt.c_common(a, b) if c else dt.np_common(a, b)
+
+
+def _require_integer(op: str, *types: str) -> None:
+    for t in types:
+        if not dt.is_integer(t):
+            raise ExprTypeError(f"operator '{op}' needs integer operands, got {t}")
+
+
+def _unary_type(op: str, t: str, c: bool) -> str:
+    if op == "!":
+        return "int32" if c else "bool"
+    if op == "~":
+        _require_integer(op, t)
+        return dt.c_promote(t) if c else t
+    return dt.c_promote(t) if c else t
+
+
+def _binary_type(op: str, a: str, b: str, c: bool) -> str:
+    if op in COMPARE_OPS or op in LOGIC_OPS:
+        return "int32" if c else "bool"
+    if op in BITWISE_OPS:
+        _require_integer(op, a, b)
+        return _common(a, b, c)
+    if c:
+        if op in ("//", "**"):
+            raise ExprTypeError(f"operator '{op}' is not C; SODA programs cannot use it")
+        if op == "%":
+            _require_integer(op, a, b)
+        return dt.c_common(a, b)
+    if op == "/":
+        return dt.np_true_divide(a, b)
+    return dt.np_common(a, b)
+
+
+def _call_type(func: str, args: list[str], c: bool) -> str:
+    if func not in FUNCTIONS:
+        raise ExprTypeError(f"unknown function '{func}'")
+    arity = FUNCTIONS[func]
+    if (arity is None and len(args) < 2) or (arity is not None and len(args) != arity):
+        want = "at least 2" if arity is None else str(arity)
+        raise ExprTypeError(f"function '{func}' takes {want} arguments, {len(args)} given")
+    common = reduce(lambda x, y: _common(x, y, c), args)
+    if func in ("min", "max"):
+        return common
+    if func == "abs" and dt.is_integer(common):
+        return dt.c_promote(common) if c else common
+    if c:
+        return "float32" if dt.c_promote(common) == "float32" else "float64"
+    return dt.np_float_result(common)
