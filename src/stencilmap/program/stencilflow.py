@@ -174,7 +174,8 @@ def _input(name: str, spec: InputSpec, names: tuple[str, ...], filename: str) ->
     return Input(name, dtype, axes, _source(spec.data, filename, f"{where}.data"), loc=f"{filename}: {where}")
 
 
-_RANDOM = re.compile(r"^random:\s*([-+]?[\d.eE+-]+?)\s*-\s*([-+]?[\d.eE+-]+)\s*$")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_RANDOM = re.compile(rf"^random:\s*({_NUMBER})\s*-\s*({_NUMBER})\s*$")
 
 
 def _source(data: str | float | list[Any] | None, filename: str, path: str) -> DataSource | None:

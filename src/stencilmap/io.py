@@ -1,0 +1,54 @@
+"""Reading user arrays and writing results atomically (temporary file + rename: nothing half-written)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from stencilmap.errors import StencilmapError
+
+Array = npt.NDArray[np.generic]
+
+
+def read_npy(name: str, path: str | Path) -> Array:
+    """Load a ``.npy`` array given with ``--input name=path``."""
+    p = Path(path)
+    where = f"--input {name}={p}"
+    if not p.is_file():
+        raise StencilmapError("no such file", where)
+    try:
+        arr = np.load(p, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise StencilmapError(f"not a readable .npy array ({exc})", where) from None
+    if not isinstance(arr, np.ndarray):
+        raise StencilmapError("expected a .npy array, got an archive", where)
+    return arr
+
+
+def write_arrays_atomically(directory: Path, arrays: Mapping[str, Array]) -> dict[str, Path]:
+    """Write ``directory/<name>.npy`` for every array; all files appear together or none does."""
+    directory.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[str, Path]] = []
+    try:
+        for name, arr in arrays.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".npy.tmp", dir=directory)
+            with os.fdopen(fd, "wb") as f:
+                np.save(f, arr, allow_pickle=False)
+            staged.append((name, Path(tmp)))
+    except BaseException:
+        for _, tmp in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    written: dict[str, Path] = {}
+    for name, tmp in staged:
+        final = directory / f"{name}.npy"
+        os.replace(tmp, final)
+        written[name] = final
+    return written
