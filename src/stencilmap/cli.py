@@ -69,13 +69,28 @@ def main() -> None:
 
 @main.command("run")
 @click.argument("program", type=click.Path(path_type=Path))
-@click.option("--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
-              help="Use this .npy array for input NAME (C order; SODA's first dimension is the last axis).")
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    callback=parse_inputs,
+    metavar="NAME=FILE.npy",
+    help="Use this .npy array for input NAME (C order; SODA's first dimension is the last axis).",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
-@click.option("--shape", callback=parse_shape, metavar="D0,D1,...",
-              help="Iteration shape in C order (overrides the program's; SODA's '*' dimension is D0).")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), metavar="DIR",
-              help="Where to write <output>.npy files  [default: out/<program name>].")
+@click.option(
+    "--shape",
+    callback=parse_shape,
+    metavar="D0,D1,...",
+    help="Iteration shape in C order (overrides the program's; SODA's '*' dimension is D0).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Where to write <output>.npy files  [default: out/<program name>].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @user_errors
 def run_cmd(

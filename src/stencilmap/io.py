@@ -7,13 +7,14 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from stencilmap.errors import StencilmapError
 
-Array = npt.NDArray[np.generic]
+Array = npt.NDArray[Any]
 
 
 def read_npy(name: str, path: str | Path) -> Array:
@@ -37,14 +38,14 @@ def write_arrays_atomically(directory: Path, arrays: Mapping[str, Array]) -> dic
     staged: list[tuple[str, Path]] = []
     try:
         for name, arr in arrays.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".npy.tmp", dir=directory)
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".npy.tmp", dir=directory)
+            staged.append((name, Path(tmp_name)))
             with os.fdopen(fd, "wb") as f:
                 np.save(f, arr, allow_pickle=False)
-            staged.append((name, Path(tmp)))
     except BaseException:
-        for _, tmp in staged:
+        for _, tmp_path in staged:
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                tmp_path.unlink()
         raise
     written: dict[str, Path] = {}
     for name, tmp in staged:

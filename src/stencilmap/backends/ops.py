@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,7 +19,7 @@ import numpy.typing as npt
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import COMPARE_OPS
 
-Array = npt.NDArray[np.generic]
+Array = npt.NDArray[Any]
 
 
 def as_type(x: Array, t: str) -> Array:
@@ -28,12 +29,13 @@ def as_type(x: Array, t: str) -> Array:
         return x
     with np.errstate(all="ignore"):
         if target == np.bool_:
-            return x != 0
-        return x.astype(target)
+            return np.not_equal(x, 0)
+        out: Array = x.astype(target)
+        return out
 
 
 def _truthy(x: Array) -> Array:
-    return x != 0
+    return np.not_equal(x, 0)
 
 
 def _c_div(a: Array, b: Array) -> Array:
@@ -44,7 +46,8 @@ def _c_div(a: Array, b: Array) -> Array:
     q = np.floor_divide(a, safe_b)
     adjust = (np.remainder(a, safe_b) != 0) & ((a < 0) != (safe_b < 0))
     q = q + adjust.astype(q.dtype)
-    return np.where(zero, np.zeros_like(q), q)
+    out: Array = np.where(zero, np.zeros_like(q), q)
+    return out
 
 
 def _c_mod(a: Array, b: Array) -> Array:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +26,7 @@ from stencilmap.program.typecheck import TypeEnv, infer, stencil_types
 
 from . import ops
 
-Array = npt.NDArray[np.generic]
+Array = npt.NDArray[Any]
 BoolArray = npt.NDArray[np.bool_]
 
 

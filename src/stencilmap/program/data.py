@@ -10,6 +10,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,7 +19,7 @@ from stencilmap.errors import Location, StencilmapError
 from stencilmap.program import dtypes as dt
 from stencilmap.program.ir import Input, Param, Program
 
-Array = npt.NDArray[np.generic]
+Array = npt.NDArray[Any]
 
 #: Size of SODA's run-time dimension (``*``) when neither an input nor ``--shape`` gives it:
 #: the size of the next dimension (a square tile), or 1024 for 1-D programs.

@@ -79,7 +79,7 @@ def _syntax_message(exc: lark.exceptions.UnexpectedInput, text: str) -> str:
         got = "end of file" if exc.token.type == "$END" else f"'{exc.token}'"
         expected = sorted({_describe(t) for t in exc.expected})
     elif isinstance(exc, lark.exceptions.UnexpectedCharacters):
-        got = f"character {text[exc.pos_in_stream]!r}"
+        got = f"character {text[exc.pos_in_stream or 0]!r}"
         expected = sorted({_describe(t) for t in exc.allowed})
     else:
         got, expected = "end of input", []
@@ -206,20 +206,28 @@ class _Builder:
 
     def _input_stmt(self, node: lark.Tree[Any]) -> None:
         dram, type_tok, name_tok, tile = node.children
+        assert isinstance(type_tok, lark.Token)
         tile_sizes: tuple[int, ...] | None = None
         if tile is not None:
-            ints = [_int_value(str(t)) for t in tile.children if t.type == "INT"]
+            ints = [
+                _int_value(str(t)) for t in tile.children if isinstance(t, lark.Token) and t.type == "INT"
+            ]
             if any(n < 1 for n in ints):
                 raise self.fail("tile sizes must be positive", tile)
             tile_sizes = tuple(reversed(ints))
         self.tiles.append((tile_sizes, self.loc(node)))
-        self.inputs.append(Input(str(name_tok), self._dtype(type_tok), (), None, self._banks(dram), self.loc(node)))
+        self.inputs.append(
+            Input(str(name_tok), self._dtype(type_tok), (), None, self._banks(dram), self.loc(node))
+        )
 
     def _param_stmt(self, node: lark.Tree[Any]) -> None:
         dram, type_tok, *rest = node.children
+        assert isinstance(type_tok, lark.Token)
         tokens = [c for c in rest if isinstance(c, lark.Token)]
         name, sizes = tokens[0], [_int_value(str(t)) for t in tokens[1:]]
-        self.params.append(Param(str(name), self._dtype(type_tok), tuple(sizes), self._banks(dram), self.loc(node)))
+        self.params.append(
+            Param(str(name), self._dtype(type_tok), tuple(sizes), self._banks(dram), self.loc(node))
+        )
 
     def _local_stmt(self, node: lark.Tree[Any]) -> None:
         self._stencil(node, None, node.children)
@@ -383,9 +391,7 @@ def _fmt(e: Expr) -> tuple[str, int]:
         return f"select({args})", _ATOM_PREC
     if isinstance(e, Unary):
         inner, prec = _fmt(e.operand)
-        if prec < _UNARY_PREC:
-            inner = f"({inner})"
-        elif inner.startswith(("-", "+")) and e.op in "+-":
+        if prec < _UNARY_PREC or (inner.startswith(("-", "+")) and e.op in "+-"):
             inner = f"({inner})"
         return f"{e.op}{inner}", _UNARY_PREC
     if isinstance(e, Binary):
@@ -434,7 +440,9 @@ def print_soda(program: Program) -> str:
             f"\n  {dt.soda_name(t.dtype) + ' ' if t.dtype else ''}{t.name} = {format_expr(t.expr)}"
             for t in s.temps
         )
-        lines.append(f"{kind}{banks} {dt.soda_name(s.dtype)}:{lets}\n  {s.name}({zero}) = {format_expr(s.expr)}")
+        lines.append(
+            f"{kind}{banks} {dt.soda_name(s.dtype)}:{lets}\n  {s.name}({zero}) = {format_expr(s.expr)}"
+        )
     lines += [f"iterate: {program.iterate}", f"border: {program.border}", f"cluster: {h.cluster or 'none'}"]
     return "\n".join(lines) + "\n"
 

@@ -128,7 +128,9 @@ def _build(spec: ProgramSpec, name: str, filename: str) -> Program:
     warnings: list[str] = []
     inputs = tuple(_input(n, s, names, filename) for n, s in spec.inputs.items())
     constants = tuple(_constant(n, c, filename) for n, c in spec.constants.items())
-    ctx = _Context(filename, names, {i.name: i.axes for i in inputs}, set(spec.program), {c.name for c in constants})
+    ctx = _Context(
+        filename, names, {i.name: i.axes for i in inputs}, set(spec.program), {c.name for c in constants}
+    )
     stencils = tuple(_stencil(n, s, ctx, warnings) for n, s in spec.program.items())
     return Program(
         name=name,
@@ -203,7 +205,9 @@ def _source(data: str | float | list[Any] | None, filename: str, path: str) -> D
             raise StencilmapError(f"random range '{data}' is empty", where)
         return DataSource("random", low=low, high=high)
     if Path(data).suffix.lower() not in (".dat", ".csv"):
-        raise StencilmapError(f"unsupported data '{data}': expected .dat, .csv, constant:V or random:A-B", where)
+        raise StencilmapError(
+            f"unsupported data '{data}': expected .dat, .csv, constant:V or random:A-B", where
+        )
     return DataSource("file", path=data)
 
 
@@ -312,7 +316,9 @@ def _boundaries(
         if kind == "constant" and b.value is None:
             raise StencilmapError("a constant boundary condition needs a 'value'", where)
         if field_name not in read:
-            warnings.append(f"{where}: stencil '{name}' does not read '{field_name}'; boundary condition ignored")
+            warnings.append(
+                f"{where}: stencil '{name}' does not read '{field_name}'; boundary condition ignored"
+            )
             continue
         out[field_name] = Boundary(kind, b.value if b.value is not None else 0.0)
     for field_name in sorted(read - set(out)):
@@ -351,7 +357,9 @@ class _ExprConverter:
     def convert(self, node: ast.expr) -> Expr:
         if isinstance(node, ast.Constant) and isinstance(node.value, bool | int | float):
             v = node.value
-            kind = dt.WEAK_BOOL if isinstance(v, bool) else dt.WEAK_INT if isinstance(v, int) else dt.WEAK_FLOAT
+            kind = (
+                dt.WEAK_BOOL if isinstance(v, bool) else dt.WEAK_INT if isinstance(v, int) else dt.WEAK_FLOAT
+            )
             return Const(v, kind)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             return Binary(_BINOPS[type(node.op)], self.convert(node.left), self.convert(node.right))
@@ -359,10 +367,10 @@ class _ExprConverter:
             return Unary(_UNOPS[type(node.op)], self.convert(node.operand))
         if isinstance(node, ast.BoolOp):
             op = "&&" if isinstance(node.op, ast.And) else "||"
-            out = self.convert(node.values[0])
-            for v in node.values[1:]:
-                out = Binary(op, out, self.convert(v))
-            return out
+            result = self.convert(node.values[0])
+            for value in node.values[1:]:
+                result = Binary(op, result, self.convert(value))
+            return result
         if isinstance(node, ast.Compare):
             return self._compare(node)
         if isinstance(node, ast.IfExp):
@@ -391,7 +399,11 @@ class _ExprConverter:
 
     def _call(self, node: ast.Call) -> Expr:
         func = node.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("math", "np"):
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("math", "np")
+        ):
             fname = func.attr
         elif isinstance(func, ast.Name):
             fname = func.id

@@ -1,0 +1,5 @@
+"""``python -m stencilmap`` runs the CLI."""
+
+from stencilmap.cli import main
+
+main()

@@ -1,0 +1,151 @@
+"""SODA front end: the corpus and examples load, print back and re-parse to an equal IR; errors say where."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stencilmap.errors import StencilmapError
+from stencilmap.program.expr import Binary, Cast, Const, Ref, Unary
+from stencilmap.program.soda import load_soda, parse_soda, print_soda
+from stencilmap.program.verify import verify
+from tests.conftest import CORPUS_SODA, EXAMPLE_FILES, corpus_or_skip
+
+SODA_FILES = corpus_or_skip(CORPUS_SODA) + [p for p in EXAMPLE_FILES if p.suffix == ".soda"]
+
+
+@pytest.mark.parametrize("path", SODA_FILES, ids=lambda p: p.name if p else "none")
+def test_loads_verifies_and_round_trips(path: Path) -> None:
+    program = load_soda(path)
+    verify(program)
+    again = parse_soda(print_soda(program))
+    assert again == program
+
+
+def test_corpus_has_all_eleven_kernels() -> None:
+    if not CORPUS_SODA:
+        pytest.skip("../shared/corpus absent")
+    assert len(CORPUS_SODA) == 11
+
+
+JACOBI = """
+kernel: j
+burst width: 64
+unroll factor: 2
+input dram 0 float: t1(32, *)
+output dram 1 float: t0(0, 0) = (t1(0, 1) + t1(1, 0)) * 0.2f
+iterate: 2
+border: ignore
+cluster: none
+"""
+
+
+def test_axes_are_reversed_to_c_order() -> None:
+    p = parse_soda(JACOBI)
+    assert p.shape == (None, 32)
+    assert p.hints.tile == (32,)
+    assert p.iterate == 2 and p.hints.unroll == 2 and p.hints.burst_width == 64
+    expr = p.stencils[0].expr
+    assert isinstance(expr, Binary) and isinstance(expr.lhs, Binary)
+    # t1(0, 1) is x + 0, y + 1: C order (y, x) = (1, 0)
+    assert expr.lhs.lhs == Ref("t1", (1, 0))
+    assert expr.lhs.rhs == Ref("t1", (0, 1))
+    assert expr.rhs == Const(0.2, "float32")
+
+
+def test_lhs_offset_is_normalised_to_a_centred_stencil() -> None:
+    src = """kernel: k
+input int16: a(16, *)
+local int16: t(0, 9) = a(0, 0) + a(0, 18)
+output int16: o(0, 0) = t(0, 0)
+"""
+    t = parse_soda(src).stencils[0]
+    # t(x, y + 9) = a(x, y) + a(x, y + 18)  ⇔  t(x, y) = a(x, y − 9) + a(x, y + 9)
+    assert t.expr == Binary("+", Ref("a", (-9, 0)), Ref("a", (9, 0)))
+
+
+@pytest.mark.parametrize(
+    ("text", "dtype", "value"),
+    [("1", "int32", 1), ("3000000000", "int64", 3000000000), ("7u", "uint32", 7), ("0x10", "int32", 16),
+     ("0xFFFFFFFF", "uint32", 4294967295), ("5l", "int64", 5), ("0.5f", "float32", 0.5), ("0.5", "float64", 0.5),
+     (".125f", "float32", 0.125), ("1e3", "float64", 1000.0), ("010", "int32", 8)],
+)  # fmt: skip
+def test_c_literal_types(text: str, dtype: str, value: float) -> None:
+    p = parse_soda(f"kernel: k\ninput float: a(4, *)\noutput double: o(0, 0) = a(0, 0) + {text}\n")
+    expr = p.stencils[0].expr
+    assert isinstance(expr, Binary)
+    assert expr.rhs == Const(value, dtype)
+
+
+def test_casts_calls_select_and_unary() -> None:
+    p = parse_soda(
+        "kernel: k\ninput int16: a(4, *)\n"
+        "output int32: o(0, 0) = select(a(0, 0) > 0, int32(a(0, 0)), -a(0, 0)) + max(a(0, 0), a(1, 0), 3)\n"
+    )
+    verify(p)
+    text = print_soda(p)
+    assert "select(" in text and "int32(" in text and "max(" in text
+    assert parse_soda(text) == p
+
+
+def test_let_temporaries() -> None:
+    p = parse_soda(
+        "kernel: k\ninput float: a(4, *)\noutput float: float s = a(0, 0) * 2.0f o(0, 0) = s + s\n"
+    )
+    st = p.stencils[0]
+    assert [t.name for t in st.temps] == ["s"]
+    assert parse_soda(print_soda(p)) == p
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        (
+            "kernel: k\ninput float: a(4, *)\noutput float: o(0, 0) = a(0, 0) +\n",
+            ":3:",
+            "unexpected end of file",
+        ),
+        (
+            "kernel: k\ninput float: a(4, *)\noutput float: o(0, 0) = a(0, 0) $ 1\n",
+            ":3:33",
+            "unexpected character",
+        ),
+        (
+            "kernel: k\ninput flaot: a(4, *)\noutput float: o(0, 0) = a(0, 0)\n",
+            ":2:7",
+            "unknown type 'flaot'",
+        ),
+        (
+            "kernel: k\nkernel: k\ninput float: a(4, *)\noutput float: o(0,0) = a(0,0)\n",
+            ":2:1",
+            "given twice",
+        ),
+        ("kernel: k\ninput float: a(4, *)\noutput float: o(0, 0) = a(0.5, 0)\n", ":3:", "integer constants"),
+        ("input float: a(4, *)\noutput float: o(0, 0) = a(0, 0)\n", ":1:1", "missing 'kernel:'"),
+    ],
+)
+def test_syntax_and_semantic_errors_name_file_line_column(text: str, where: str, what: str) -> None:
+    with pytest.raises(StencilmapError) as info:
+        parse_soda(text, "bad.soda")
+    message = str(info.value)
+    assert message.startswith("bad.soda" + where), message
+    assert what in message
+    assert "\n" not in message
+
+
+def test_syntax_error_says_what_was_expected() -> None:
+    with pytest.raises(StencilmapError, match="expected"):
+        parse_soda("kernel: k\ninput float a(4, *)\n", "x.soda")
+
+
+def test_unary_minus_literals_round_trip() -> None:
+    p = parse_soda("kernel: k\ninput float: a(4, *)\noutput float: o(0, 0) = a(0, 0) * -106 - -(2)\n")
+    expr = p.stencils[0].expr
+    assert isinstance(expr, Binary) and expr.rhs == Unary("-", Const(2, "int32"))
+    assert parse_soda(print_soda(p)) == p
+
+
+def test_cast_node_is_built_for_type_names() -> None:
+    p = parse_soda("kernel: k\ninput int16: a(4, *)\noutput double: o(0, 0) = double(a(0, 0))\n")
+    assert p.stencils[0].expr == Cast("float64", Ref("a", (0, 0)))

@@ -1,0 +1,155 @@
+"""StencilFlow front end: every corpus program loads; errors name the JSON path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stencilmap.errors import StencilmapError
+from stencilmap.program import load_program
+from stencilmap.program.expr import Binary, Call, Const, Ref, Select, Var
+from stencilmap.program.ir import Boundary
+from stencilmap.program.stencilflow import parse_stencilflow
+from tests.conftest import CORPUS_STENCILFLOW, EXAMPLE_FILES, corpus_or_skip
+
+JSON_FILES = corpus_or_skip(CORPUS_STENCILFLOW) + [p for p in EXAMPLE_FILES if p.suffix == ".json"]
+
+
+@pytest.mark.parametrize("path", JSON_FILES, ids=lambda p: p.name if p else "none")
+def test_every_program_loads(path: Path) -> None:
+    program = load_program(path)
+    assert program.format == "stencilflow" and program.semantics == "numpy"
+    assert program.outputs
+
+
+def base(**over: Any) -> dict[str, Any]:
+    prog: dict[str, Any] = {
+        "inputs": {"a": {"data": "constant:1.0", "data_type": "float32"}},
+        "outputs": ["b"],
+        "dimensions": [4, 5],
+        "program": {
+            "b": {
+                "computation_string": "b = a[j-1, k] + a[j, k+2]",
+                "boundary_conditions": {"a": {"type": "constant", "value": 0.5}},
+                "data_type": "float32",
+            }
+        },
+    }
+    prog.update(over)
+    return prog
+
+
+def parse(prog: dict[str, Any]):  # type: ignore[no-untyped-def]
+    return parse_stencilflow(json.dumps(prog), "p.json")
+
+
+def test_offsets_and_boundary() -> None:
+    p = parse(base())
+    st = p.stencils[0]
+    assert st.expr == Binary("+", Ref("a", (-1, 0)), Ref("a", (0, 2)))
+    assert st.boundary == (("a", Boundary("constant", 0.5)),)
+    assert p.shape == (4, 5)
+
+
+def test_statements_ternary_logic_functions_and_tuple_indices() -> None:
+    prog = base()
+    prog["constants"] = {"w": 2.0}
+    prog["program"]["b"]["computation_string"] = (
+        "t = a[(j, k)] * w; b = sqrt(t) if 0.0 < t <= 4.0 and not t == 1.0 else min(t, a[(j + 1), k])"
+    )
+    st = parse(prog).stencils[0]
+    assert [t.name for t in st.temps] == ["t"]
+    assert st.temps[0].expr == Binary("*", Ref("a", (0, 0)), Var("w"))
+    assert isinstance(st.expr, Select)
+    assert st.expr.then == Call("sqrt", (Var("t"),))
+    assert st.expr.else_ == Call("min", (Var("t"), Ref("a", (1, 0))))
+    cond = st.expr.cond
+    assert isinstance(cond, Binary) and cond.op == "&&"
+
+
+def test_lower_dimensional_and_scalar_inputs() -> None:
+    prog = {
+        "inputs": {
+            "s": {"data": 2.0, "data_type": "float64", "input_dims": []},
+            "row": {"data": "constant:1", "data_type": "float64", "input_dims": ["k"]},
+            "plane": {"data": "constant:1", "data_type": "float64", "dimensions": ["i", "k"]},
+        },
+        "outputs": ["o"],
+        "dimensions": [2, 3, 4],
+        "program": {
+            "o": {"computation_string": "o = s + row[k+1] + plane[i-1, k]", "data_type": "float64",
+                  "boundary_conditions": {"row": {"type": "copy"}, "plane": {"type": "constant", "value": 0}}},
+        },
+    }  # fmt: skip
+    p = parse(prog)
+    assert p.input("s").axes == () and p.input("row").axes == (2,) and p.input("plane").axes == (0, 2)  # type: ignore[union-attr]
+    assert p.stencils[0].expr == Binary(
+        "+", Binary("+", Ref("s", ()), Ref("row", (1,))), Ref("plane", (-1, 0))
+    )
+
+
+def test_shrink_forms_are_accepted() -> None:
+    prog = base()
+    prog["program"]["b"]["boundary_conditions"] = "shrink"
+    assert parse(prog).stencils[0].boundary == (("a", Boundary("shrink")),)
+    prog["program"]["b"]["boundary_conditions"] = {"a": {"btype": "shrink", "halo": ["halo", 0, 0, "halo"]}}
+    assert parse(prog).stencils[0].boundary == (("a", Boundary("shrink")),)
+
+
+def test_literals_are_weak() -> None:
+    prog = base()
+    prog["program"]["b"]["computation_string"] = "b = 0.25 * a[j, k] + 1"
+    expr = parse(prog).stencils[0].expr
+    assert isinstance(expr, Binary) and expr.rhs == Const(1, "pyint")
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "what"),
+    [
+        (lambda p: p.update(extra=1), "extra", "unknown field"),
+        (lambda p: p["inputs"]["a"].update(colour="red"), "inputs.a.colour", "unknown field"),
+        (lambda p: p["program"]["b"].pop("data_type"), "program.b.data_type", "required field is missing"),
+        (lambda p: p["inputs"]["a"].update(data_type="float31"), "inputs.a.data_type", "bad dtype 'float31'"),
+        (lambda p: p.update(dimensions=[4, 0]), "dimensions[1]", "greater than or equal to 1"),
+        (lambda p: p.update(dimensions=[1, 2, 3, 4]), "dimensions", "at most 3"),
+        (lambda p: p["inputs"]["a"].update(input_dims=["x"]), "inputs.a.input_dims", "unknown dimension 'x'"),
+        (lambda p: p["program"]["b"].update(computation_string="b = a[j, k"),
+         "program.b.computation_string", "syntax error"),
+        (lambda p: p["program"]["b"].update(computation_string="b = c[j, k]"),
+         "program.b.computation_string", "undefined field 'c'"),
+        (lambda p: p["program"]["b"].update(computation_string="b = a[k, j]"),
+         "program.b.computation_string", "index of 'a' must be 'j'"),
+        (lambda p: p["program"]["b"].update(computation_string="b = foo(a[j, k])"),
+         "program.b.computation_string", "unknown function 'foo'"),
+        (lambda p: p["program"]["b"].update(computation_string="b = a"),
+         "program.b.computation_string", "used without an index"),
+        (lambda p: p["program"]["b"]["boundary_conditions"]["a"].pop("value"),
+         "program.b.boundary_conditions.a", "needs a 'value'"),
+        (lambda p: p["inputs"]["a"].update(data="random:5-1"), "inputs.a.data", "empty"),
+        (lambda p: p["inputs"]["a"].update(data="a.h5"), "inputs.a.data", "unsupported data"),
+    ],
+)  # fmt: skip
+def test_bad_input_names_the_json_path(change: Any, path: str, what: str) -> None:
+    prog = base()
+    change(prog)
+    with pytest.raises(StencilmapError) as info:
+        parse(prog)
+    message = str(info.value)
+    assert message.startswith(f"p.json: {path}"), message
+    assert what in message
+
+
+def test_invalid_json_gives_line_and_column() -> None:
+    with pytest.raises(StencilmapError, match=r"^p.json:2:\d+: invalid JSON"):
+        parse_stencilflow('{\n "inputs": ,\n}', "p.json")
+
+
+def test_unused_or_missing_boundary_conditions_warn() -> None:
+    prog = base()
+    prog["program"]["b"]["boundary_conditions"] = {"zz": {"type": "copy"}}
+    p = parse(prog)
+    assert len(p.warnings) == 2
+    assert p.stencils[0].boundary == (("a", Boundary("shrink")),)
