@@ -1,0 +1,83 @@
+"""Halos: how far a stencil's reads reach around the centre, on its own and accumulated over the DAG.
+
+A stencil reading a stencil output needs the producer's halo plus its own reach; along every path of
+the DAG, over every ``iterate`` copy, the accumulated halo is the component-wise maximum. For a chain of
+stages this is the sum over stages (SODA §2.2: "the halo size in each dimension is the sum of halo
+sizes among all the stages").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stencilmap.analysis.dag import pass_graph
+from stencilmap.analysis.windows import stencil_windows
+from stencilmap.program.ir import Program, Stencil
+
+
+@dataclass(frozen=True, slots=True)
+class Halo:
+    """Reach below (``low``) and above (``high``) the centre along each axis of the iteration space."""
+
+    low: tuple[int, ...]
+    high: tuple[int, ...]
+
+    @staticmethod
+    def zero(rank: int) -> Halo:
+        return Halo((0,) * rank, (0,) * rank)
+
+    @property
+    def size(self) -> tuple[int, ...]:
+        """Points lost per axis when every read must be in bounds: low + high (= S_d − 1, SODA §2.2)."""
+        return tuple(lo + hi for lo, hi in zip(self.low, self.high, strict=True))
+
+    def __add__(self, other: Halo) -> Halo:
+        return Halo(
+            tuple(a + b for a, b in zip(self.low, other.low, strict=True)),
+            tuple(a + b for a, b in zip(self.high, other.high, strict=True)),
+        )
+
+    def union(self, other: Halo) -> Halo:
+        """Component-wise maximum: the halo covering both."""
+        return Halo(
+            tuple(max(a, b) for a, b in zip(self.low, other.low, strict=True)),
+            tuple(max(a, b) for a, b in zip(self.high, other.high, strict=True)),
+        )
+
+
+def field_halos(program: Program, stencil: Stencil) -> dict[str, Halo]:
+    """The reach of a stencil's reads of each field it reads (temporaries included)."""
+    return {w.field: Halo(w.halo_low, w.halo_high) for w in stencil_windows(program, stencil)}
+
+
+def stencil_halo(program: Program, stencil: Stencil) -> Halo:
+    """The reach of a stencil over all the fields it reads."""
+    halo = Halo.zero(program.rank)
+    for h in field_halos(program, stencil).values():
+        halo = halo.union(h)
+    return halo
+
+
+def accumulated_halos(program: Program) -> dict[str, Halo]:
+    """Accumulated halo of every node of the unrolled DAG (inputs: zero), keyed by node name."""
+    g = pass_graph(program)
+    acc: dict[str, Halo] = {}
+    own: dict[str, dict[str, Halo]] = {}
+    for node in g.nodes:
+        halo = Halo.zero(program.rank)
+        if node.stencil is not None:
+            if node.field not in own:
+                own[node.field] = field_halos(program, node.stencil)
+            reach = own[node.field]
+            for e in g.into(node.name):
+                halo = halo.union(acc[e.producer] + reach[e.field])
+        acc[node.name] = halo
+    return acc
+
+
+def program_halo(program: Program) -> Halo:
+    """The halo of the whole program: the union of the accumulated halos of all nodes."""
+    halo = Halo.zero(program.rank)
+    for h in accumulated_halos(program).values():
+        halo = halo.union(h)
+    return halo
