@@ -11,11 +11,11 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.table import Table
 
-from stencilmap import __version__
+from stencilmap import __version__, present
+from stencilmap.analyze import AnalyzeConfig, analyze
 from stencilmap.errors import StencilmapError
-from stencilmap.run import FieldReport, RunConfig, RunReport, run
+from stencilmap.run import RunConfig, run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -113,61 +113,63 @@ def run_cmd(
       stencilmap run examples/heat3d.json --input a=a.npy --out results/
     """  # fmt: skip
     report = run(RunConfig(program, inputs, seed, shape, out_dir))
-    for w in report.program.warnings:
-        click.echo(f"warning: {w}", err=True)
+    _warn(report.program.warnings)
     if as_json:
-        click.echo(json.dumps(report_json(report), indent=2))
+        click.echo(json.dumps(present.run_json(report), indent=2))
     else:
-        print_report(report)
+        present.print_run(report, Console())
 
 
-def _region(f: FieldReport) -> str:
-    if f.defined is None:
-        return "none"
-    if all(lo == 0 and hi == n for (lo, hi), n in zip(f.defined, f.shape, strict=True)):
-        return "all"
-    box = ", ".join(f"{lo}:{hi}" for lo, hi in f.defined)
-    return f"[{box}]"
+def _warn(warnings: tuple[str, ...]) -> None:
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
 
 
-def report_json(report: RunReport) -> dict[str, Any]:
-    p = report.program
-    return {
-        "program": p.name,
-        "file": p.path,
-        "format": p.format,
-        "shape": list(p.shape),
-        "iterate": p.iterate,
-        "fields": [
-            {
-                "name": f.name,
-                "role": f.role,
-                "shape": list(f.shape),
-                "dtype": f.dtype,
-                "source": f.source,
-                "defined_region": [list(b) for b in f.defined] if f.defined is not None else None,
-                "defined_points": f.defined_points,
-            }
-            for f in report.fields
-        ],
-        "outputs": {k: str(v) for k, v in report.outputs.items()},
-        "seconds": round(report.seconds, 6),
-        "warnings": list(p.warnings),
-    }
+@main.command("analyze")
+@click.argument("program", type=click.Path(path_type=Path))
+@click.option(
+    "--arch",
+    type=click.Choice(["soda", "stencilflow", "pcm"]),
+    help="Microarchitecture  [default: soda for .soda, stencilflow for .json].",
+)
+@click.option(
+    "--unroll", type=int, metavar="K", help="PEs per stage k (SODA) / P_cell (PCM)  [default: the program's]."
+)
+@click.option("--iterate", type=int, metavar="Q", help="Stages q (SODA) / PCMs d  [default: the program's].")
+@click.option(
+    "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."
+)
+@click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
+@click.option(
+    "--dot", type=click.Path(path_type=Path), metavar="FILE", help="Write the design as Graphviz DOT."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@user_errors
+def analyze_cmd(
+    program: Path,
+    arch: str | None,
+    unroll: int | None,
+    iterate: int | None,
+    vector: int | None,
+    shape: tuple[int, ...] | None,
+    dot: Path | None,
+    as_json: bool,
+) -> None:
+    """Analyze PROGRAM and build its spatial design: windows, halos, reuse chains, delay buffers,
+    latency, runtime, operational intensity, module and FIFO totals.
 
-
-def print_report(report: RunReport) -> None:
-    p = report.program
-    console = Console()
-    shape = "×".join(str(n) for n in p.shape)
-    iterate = f", iterate {p.iterate}" if p.iterate > 1 else ""
-    table = Table(title=f"{p.name} ({p.format}, {shape}{iterate}): reference run", title_justify="left")
-    for col in ("field", "role", "shape", "dtype", "defined region", "source / written to"):
-        table.add_column(col)
-    for f in report.fields:
-        table.add_row(f.name, f.role, "×".join(map(str, f.shape)) or "scalar", f.dtype, _region(f), f.source)
-    console.print(table)
-    console.print(f"done in {report.seconds:.3f} s")
+    \b
+    Examples:
+      stencilmap analyze examples/jacobi2d.soda --unroll 4
+      stencilmap analyze examples/dag_listing1.json --arch stencilflow --json
+      stencilmap analyze examples/laplace2d.soda --arch pcm --iterate 8 --dot laplace.dot
+    """  # fmt: skip
+    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot))
+    _warn(report.program.warnings)
+    if as_json:
+        click.echo(json.dumps(present.analyze_json(report), indent=2))
+    else:
+        present.print_analysis(report, Console())
 
 
 if __name__ == "__main__":

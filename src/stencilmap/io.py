@@ -53,3 +53,17 @@ def write_arrays_atomically(directory: Path, arrays: Mapping[str, Array]) -> dic
         os.replace(tmp, final)
         written[name] = final
     return written
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Write a text file through a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise

@@ -1,0 +1,63 @@
+"""The ``analyze`` job: program facts for one design point, and the design a builder makes of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from stencilmap.analysis import ProgramAnalysis, analyze_program
+from stencilmap.design.dot import to_dot
+from stencilmap.design.ir import Design
+from stencilmap.design.registry import BuildConfig, build
+from stencilmap.errors import StencilmapError
+from stencilmap.io import write_text_atomically
+from stencilmap.program import Program, load_program
+from stencilmap.program.data import bind_shape
+from stencilmap.program.verify import verify
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeConfig:
+    """Everything ``stencilmap analyze`` was asked to do (None: the program's own hint)."""
+
+    program: Path
+    arch: str | None = None
+    unroll: int | None = None
+    iterate: int | None = None
+    vector: int | None = None
+    shape: tuple[int, ...] | None = None
+    dot: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeReport:
+    program: Program
+    arch: str
+    facts: ProgramAnalysis
+    design: Design
+    dot: Path | None
+
+
+def default_arch(program: Program) -> str:
+    """SODA programs map to SODA's reuse chains, StencilFlow programs to StencilFlow pipelines."""
+    return "soda" if program.format == "soda" else "stencilflow"
+
+
+def analyze(config: AnalyzeConfig) -> AnalyzeReport:
+    program = bind_shape(load_program(config.program), {}, config.shape)
+    if config.iterate is not None and config.iterate != program.iterate:
+        if config.iterate < 1:
+            raise StencilmapError(f"--iterate must be ≥ 1, got {config.iterate}")
+        program = replace(program, iterate=config.iterate)
+        verify(program)
+    for flag, value in (("--unroll", config.unroll), ("--vector", config.vector)):
+        if value is not None and value < 1:
+            raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
+    arch = config.arch or default_arch(program)
+    facts = analyze_program(program, unroll=config.unroll, vector=config.vector)
+    design = build(
+        arch, program, BuildConfig(unroll=config.unroll, iterate=config.iterate, vector=config.vector)
+    )
+    if config.dot is not None:
+        write_text_atomically(config.dot, to_dot(design))
+    return AnalyzeReport(program, arch, facts, design, config.dot)

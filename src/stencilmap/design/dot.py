@@ -1,0 +1,55 @@
+"""Graphviz DOT text of a design: modules labelled with kind, parameters and latency; channels with depth."""
+
+from __future__ import annotations
+
+from stencilmap.design.ir import Design, Module
+
+_SHAPES = {
+    "reader": "invhouse",
+    "writer": "house",
+    "pe": "box",
+    "forward": "circle",
+    "fifo": "cds",
+    "shift_register": "cds",
+    "delay": "cds",
+    "internal_buffer": "cylinder",
+    "broadcast": "point",
+}
+_SHOWN = ("field", "stencil", "lane", "stage", "depth", "size", "offset", "bank", "width", "taps")
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _label(m: Module) -> str:
+    lines = [m.name, m.kind]
+    for key in _SHOWN:
+        value = m.param(key)
+        if value is not None and not isinstance(value, tuple):
+            lines.append(f"{key}={value}")
+    if m.latency:
+        lines.append(f"latency={m.latency}")
+    return "\\n".join(lines)
+
+
+def to_dot(design: Design) -> str:
+    """Deterministic DOT text (modules and channels in design order)."""
+    out = [
+        f"digraph {_quote(design.name)} {{",
+        "  rankdir=LR;",
+        '  node [fontname="Helvetica", fontsize=10];',
+    ]
+    params = ", ".join(f"{k}={v}" for k, v in design.parameters)
+    out.append(f"  label={_quote(f'{design.name} ({design.arch}) {params}')};")
+    for m in design.modules:
+        shape = _SHAPES.get(m.kind, "box")
+        label = "" if m.kind == "broadcast" else f", label={_quote(_label(m))}"
+        out.append(f"  {_quote(m.name)} [shape={shape}{label}];")
+    for c in design.channels:
+        label = f"{c.depth}" + (f"×{c.width}" if c.width > 1 else "")
+        if c.dst_port:
+            label += f" {c.dst_port}"
+        out.append(f"  {_quote(c.src)} -> {_quote(c.dst)} [label={_quote(label)}];")
+    out.append("}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,55 @@
+"""Builders are looked up by name: ``build("soda", program, BuildConfig(unroll=4))``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from stencilmap.design.ir import Design, verify_design
+from stencilmap.errors import StencilmapError
+from stencilmap.program.ir import Program
+
+
+@dataclass(frozen=True, slots=True)
+class BuildConfig:
+    """Builder parameters. ``None`` means the program's own hint (SODA unroll/iterate/tile, StencilFlow W)."""
+
+    unroll: int | None = None  # k PEs per stage (SODA), P_cell (PCM)
+    iterate: int | None = None  # q stages (SODA), d PCMs
+    vector: int | None = None  # W (StencilFlow)
+    delay_buffers: Literal["computed", "min"] = "computed"
+    device: str | None = None
+    tile: tuple[int, ...] | None = None  # SODA tile sizes of all but the outermost axis (C order)
+
+
+Builder = Callable[[Program, BuildConfig], Design]
+_BUILDERS: dict[str, Builder] = {}
+
+
+def register(name: str) -> Callable[[Builder], Builder]:
+    def add(fn: Builder) -> Builder:
+        _BUILDERS[name] = fn
+        return fn
+
+    return add
+
+
+def builders() -> tuple[str, ...]:
+    _load()
+    return tuple(sorted(_BUILDERS))
+
+
+def build(name: str, program: Program, config: BuildConfig) -> Design:
+    """Build and verify a design of a shape-bound program with the named builder."""
+    _load()
+    if name not in _BUILDERS:
+        raise StencilmapError(f"unknown architecture '{name}' (known: {', '.join(sorted(_BUILDERS))})")
+    design = _BUILDERS[name](program, config)
+    verify_design(design)
+    return design
+
+
+def _load() -> None:
+    """Import the builder modules so that their ``@register`` runs."""
+    from stencilmap.design import pcm, pipeline, soda  # noqa: F401

@@ -1,0 +1,92 @@
+"""Shared builder machinery: port names, the live DAG, generator PEs, broadcasts."""
+
+from __future__ import annotations
+
+import pytest
+
+from stencilmap.design.common import LINK_DEPTH, Sink, Stream, Wiring, live_graph, port_name
+from stencilmap.design.ir import Module, verify_design
+from stencilmap.design.registry import BuildConfig, build
+from stencilmap.program.expr import Binary, Const, Ref
+from stencilmap.program.ir import Input, Program, Stencil
+from tests.analysis.helpers import jacobi
+
+from .helpers import modules
+
+
+def test_port_names() -> None:
+    assert port_name("v", (0, -1)) == "v@(0,-1)"
+    assert port_name("u", (3,)) == "u@(3)"
+    assert port_name("c", ()) == "c@()"
+
+
+def program(stencils: list[Stencil], inputs: tuple[str, ...] = ("a", "unused"), iterate: int = 1) -> Program:
+    return Program(
+        name="t",
+        format="stencilflow",
+        semantics="numpy",
+        shape=(6, 8),
+        inputs=tuple(Input(n, "float32", (0, 1)) for n in inputs),
+        stencils=tuple(stencils),
+        outputs=(stencils[-1].name,),
+        iterate=iterate,
+    )
+
+
+DEAD = [jacobi("dead", "a"), jacobi("b", "a")]
+CONSTANT = [
+    Stencil("c", "float32", Const(2.0, "float32")),
+    Stencil("b", "float32", Binary("+", Ref("c", (0, 1)), Ref("a", (0, 0)))),
+]
+
+
+def test_live_graph_prunes_what_reaches_no_output() -> None:
+    live = live_graph(program(DEAD))
+    assert [n.name for n in live.graph.nodes] == ["a", "b"]
+    assert live.outputs == (("b", "b"),)
+    assert live.notes == (
+        "input 'unused' reaches no output: not built",
+        "stencil 'dead' reaches no output: not built",
+    )
+
+
+@pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
+def test_builders_skip_dead_nodes_and_keep_notes(arch: str) -> None:
+    d = build(arch, program(DEAD), BuildConfig(unroll=2))
+    assert [m.name for m in modules(d, "reader")] == ["read.a"]
+    assert all("dead" not in m.name for m in d.modules)
+    assert len(d.notes) == 2
+
+
+@pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
+def test_a_stencil_reading_nothing_is_a_generator(arch: str) -> None:
+    d = build(arch, program(CONSTANT, ("a",)), BuildConfig(unroll=2))
+    gens = [m for m in modules(d, "pe", stencil="c")]
+    assert gens and all(m.param("inputs") == () and not d.inputs_of(m.name) for m in gens)
+
+
+def test_an_iteration_whose_input_is_unread_prunes_the_stage_before() -> None:
+    # b reads nothing: copy 2 does not need copy 1's output, so copy 1 and the input are dead
+    p = program([Stencil("b", "float32", Const(1.0, "float32"))], ("a",), iterate=2)
+    live = live_graph(p)
+    assert [n.name for n in live.graph.nodes] == ["b@2"]
+    d = build("soda", p, BuildConfig(unroll=1))
+    assert d.kinds() == {"pe": 1, "writer": 1}
+
+
+def test_wiring_broadcasts_only_shared_streams() -> None:
+    w = Wiring()
+    for name, kind in [("r", "reader"), ("x", "writer"), ("y", "writer"), ("z", "writer")]:
+        w.add(Module(name, kind))
+    w.feed(Stream("r", "lane0", 1, "float32"), Sink("x", depth=5))
+    w.feed(Stream("r", "lane0", 1, "float32"), Sink("y"))
+    w.feed(Stream("r", "lane1", 1, "float32"), Sink("z"))
+    d = w.design("w", "test", (), ())
+    verify_design(d)
+    assert [m.name for m in modules(d, "broadcast")] == ["r.lane0.bcast"]
+    assert [(c.name, c.depth) for c in d.channels] == [
+        ("r:lane0->r.lane0.bcast", LINK_DEPTH),
+        ("r.lane0.bcast:o0->x", 5),
+        ("r.lane0.bcast:o1->y", LINK_DEPTH),
+        ("r:lane1->z", LINK_DEPTH),
+    ]

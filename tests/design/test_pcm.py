@@ -1,0 +1,93 @@
+"""The PCM builder (OpenCL FPGA platform): d chained PCMs, shift registers of (q − 1)N + p + 1 cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stencilmap.analysis.windows import access_sets, linear_offsets, reuse_distance
+from stencilmap.design.common import port_name
+from stencilmap.design.pcm import shift_register_size
+from stencilmap.design.registry import BuildConfig, build
+from stencilmap.errors import StencilmapError
+from stencilmap.program.expr import Ref
+from stencilmap.program.ir import Input, Program, Stencil
+from tests.analysis.helpers import total
+
+from .helpers import JACOBI_M9, PROGRAM_FILES, bound, feeder, ident, modules, reads, soda, source
+
+
+def window(p: int, q: int, n: int, rows: int = 10) -> Program:
+    """A p×q box stencil (p cells along a row, q rows) over rows of n cells."""
+    offsets = [(dy, dx) for dy in range(-(q // 2), q - q // 2) for dx in range(-(p // 2), p - p // 2)]
+    st = Stencil("out", "float32", total([Ref("v", o) for o in offsets]))
+    return Program(
+        name="box",
+        format="stencilflow",
+        semantics="numpy",
+        shape=(rows, n),
+        inputs=(Input("v", "float32", (0, 1)),),
+        stencils=(st,),
+        outputs=("out",),
+    )
+
+
+def test_shift_register_of_a_3x3_window_on_64_wide_rows() -> None:
+    d = build("pcm", window(3, 3, 64), BuildConfig(unroll=1))
+    (sr,) = modules(d, "shift_register")
+    assert sr.param("size") == 2 * 64 + 3 + 1 == 132  # OpenCL paper Fig. 6: (q − 1)N + p + 1
+    assert sr.param("taps") == (-65, -64, -63, -1, 0, 1, 63, 64, 65)
+    # P_cell lanes: D_r + P_cell, the paper's formula at P_cell = 1
+    (sr4,) = modules(build("pcm", window(3, 3, 64), BuildConfig(unroll=4)), "shift_register")
+    assert sr4.param("size") == 131 + 4 == shift_register_size(131, 4)
+
+
+@pytest.mark.parametrize(("p", "q", "n"), [(3, 3, 64), (5, 5, 100), (3, 1, 7), (1, 3, 9)])
+def test_size_formula(p: int, q: int, n: int) -> None:
+    prog = window(p, q, n)
+    d_r = reuse_distance(linear_offsets(prog, prog.stencils[0], "v", (10, n)))
+    assert shift_register_size(d_r) == (q - 1) * n + p + 1
+
+
+def test_pe_lanes_read_their_taps() -> None:
+    p = soda(JACOBI_M9, (20, 9))
+    d = build("pcm", p, BuildConfig(iterate=2))  # P_cell = 3 from the unroll factor
+    assert dict(d.parameters)["d"] == 2 and dict(d.parameters)["P_cell"] == 3
+    c = feeder(d, "pcm2.b.pe2", port_name("a", (-1, 0)))
+    assert (c.src, c.src_port) == ("pcm2.b.a.sr", "tap-7")  # −M + lane 2
+    assert source(d, "pcm2.b.a.sr", "lane1") == ("pcm1.b.pe1", "out")  # PCM 1's outputs feed PCM 2
+    assert source(d, "pcm1.b.a.sr", "lane0") == ("read.a", "lane0")
+    assert source(d, "write.b", "lane2") == ("pcm2.b.pe2", "out")
+
+
+@pytest.mark.parametrize("path", PROGRAM_FILES, ids=ident)
+@pytest.mark.parametrize("p_cell", [1, 4])
+def test_structure_on_every_program(path: Path, p_cell: int) -> None:
+    p = bound(path)
+    d = build("pcm", p, BuildConfig(unroll=p_cell))
+    q = p.iterate
+    assert d.count("pe") == p_cell * len(p.stencils) * q
+    assert d.count("shift_register") == reads(p) * q
+    assert d.count("reader") == len(p.inputs) and d.count("writer") == len(p.outputs)
+    shape = tuple(int(n or 0) for n in p.shape)
+    for sr in modules(d, "shift_register"):
+        st = p.stencil(str(sr.param("stencil")))
+        assert st is not None
+        taps = linear_offsets(p, st, str(sr.param("field")), shape)
+        assert sr.param("taps") == taps and sr.param("size") == reuse_distance(taps) + p_cell
+    for pe in modules(d, "pe"):
+        st = p.stencil(str(pe.param("stencil")))
+        assert st is not None
+        for f, offsets in access_sets(st).items():
+            for a in offsets:
+                c = feeder(d, pe.name, port_name(f, a))
+                assert d.module(c.src).kind == "shift_register" and c.src_port.startswith("tap")
+
+
+def test_errors() -> None:
+    two = soda(JACOBI_M9.replace("output float: b", "output double: b"), (20, 9))
+    with pytest.raises(StencilmapError, match="cannot chain 3 iterations"):
+        build("pcm", two, BuildConfig(iterate=3))
+    with pytest.raises(StencilmapError, match="P_cell"):
+        build("pcm", two, BuildConfig(unroll=-2))
