@@ -32,6 +32,14 @@ def read_npy(name: str, path: str | Path) -> Array:
     return arr
 
 
+def _publish(tmp: str | Path, final: Path) -> None:
+    """Give the temporary file the permissions a plain ``open`` would, then rename it into place."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, final)
+
+
 def write_arrays_atomically(directory: Path, arrays: Mapping[str, Array]) -> dict[str, Path]:
     """Write ``directory/<name>.npy`` for every array; all files appear together or none does."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -50,7 +58,7 @@ def write_arrays_atomically(directory: Path, arrays: Mapping[str, Array]) -> dic
     written: dict[str, Path] = {}
     for name, tmp in staged:
         final = directory / f"{name}.npy"
-        os.replace(tmp, final)
+        _publish(tmp, final)
         written[name] = final
     return written
 
@@ -62,7 +70,7 @@ def write_text_atomically(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(tmp_name, path)
+        _publish(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)

@@ -19,7 +19,8 @@ _SHOWN = ("field", "stencil", "lane", "stage", "depth", "size", "offset", "bank"
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A DOT string; ``\\n`` sequences in labels stay DOT line breaks."""
+    return '"' + text.replace('"', '\\"') + '"'
 
 
 def _label(m: Module) -> str:
