@@ -63,7 +63,7 @@ def simulate(
         process = np.maximum.accumulate(ready - q) + q  # C[q] = max(C[q-1] + 1, ready[q]), C[-1] = -1
         for e, f in edges:
             depth[e.key] = lanes * _max_held(delivered[e.producer], process, f, lanes, n)
-        delivered[node.name] = process + stencil_latency(node.stencil, lat)
+        delivered[node.name] = process + stencil_latency(node.stencil, lat) + lat.unit
     first = {name: int(t[0]) for name, t in delivered.items()}
     return first, depth
 

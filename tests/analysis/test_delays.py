@@ -65,7 +65,7 @@ def test_horidiff_min_needs_buffers_the_published_rule_misses() -> None:
 
 def test_horidiff_min_ext() -> None:
     p, shape = _load("horidiff_min_ext.json")
-    lat = OperatorLatencies(add=7)
+    lat = OperatorLatencies(add=7, unit=0)
     got = delay_buffers(pipeline_timing(p, shape, 1, lat))
     # k4 = k1 + k1[+111] completes at 111 + 7; k3 reads k4 at +111 (arrival 229) and k0 at 0
     assert got["k1->k2"] == 100 and got["k0->k3"] == 111 + 7 + 111
@@ -78,7 +78,7 @@ def test_chain_with_different_reach_and_latency() -> None:
     b = stencil("b", Binary("*", Ref("a", (1, 0)), Ref("a", (1, 0))))
     c = stencil("c", Binary("+", Ref("a", (0, 0)), Ref("b", (0, 0))))
     p = program(shape, ["a"], [b, c])
-    lat = OperatorLatencies(mul=5, add=3)
+    lat = OperatorLatencies(mul=5, add=3, unit=0)
     timing = pipeline_timing(p, shape, 1, lat)
     assert timing.done == {"a": 0, "b": 8 + 5, "c": 8 + 5 + 3}
     assert delay_buffers(timing) == {"a->b": 0, "a->c": 13, "b->c": 0}

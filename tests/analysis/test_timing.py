@@ -7,7 +7,7 @@ from stencilmap.analysis.timing import grid_points, pipeline_timing, runtime_cyc
 
 from .helpers import jacobi, program
 
-LAT = OperatorLatencies(add=7, mul=4)
+LAT = OperatorLatencies(add=7, mul=4, unit=0)  # no handshake stages: the reach rules alone
 
 
 def test_chain_latency_is_reach_plus_compute_per_stage() -> None:

@@ -42,6 +42,10 @@ class OperatorLatencies:
     cast: int = 4
     func: int = 20
     functions: tuple[tuple[str, int], ...] = ()
+    #: Registered handshake stages of a stencil unit besides its operators: the window buffer takes a
+    #: beat in one cycle and presents it the next, and the PE's result enters the outgoing FIFO one
+    #: cycle before the consumer can see it — 3 cycles from one unit's input to the next one's.
+    unit: int = 3
 
     @staticmethod
     def default() -> OperatorLatencies:
@@ -51,7 +55,7 @@ class OperatorLatencies:
     def uniform(cycles: int) -> OperatorLatencies:
         """Every kind takes ``cycles`` (``uniform(0)``: a latency-free model)."""
         c = cycles
-        return OperatorLatencies(c, c, c, c, c, c, c, c, c, c, c, c)
+        return OperatorLatencies(c, c, c, c, c, c, c, c, c, c, c, c, unit=c)
 
     def of(self, kind: str) -> int:
         """Latency of an operation kind; unknown kinds are math functions."""

@@ -99,7 +99,7 @@ def pipeline_timing(
             mine.append(EdgeTiming(e.producer, e.consumer, e.field, f, cycles, done[e.producer] + cycles))
         edges.extend(mine)
         if st.name not in by_stencil:
-            by_stencil[st.name] = stencil_latency(st, lat)
+            by_stencil[st.name] = stencil_latency(st, lat) + lat.unit
         compute[node.name] = by_stencil[st.name]
         start[node.name] = max((m.arrival for m in mine), default=0)
         done[node.name] = start[node.name] + compute[node.name]

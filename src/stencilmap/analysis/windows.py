@@ -44,10 +44,18 @@ def stencil_refs(stencil: Stencil) -> tuple[Ref, ...]:
 
 
 def access_sets(stencil: Stencil) -> dict[str, tuple[Offset, ...]]:
-    """The access set of every field a stencil reads (temporaries included): distinct offsets, sorted."""
+    """The access set of every field a stencil reads (temporaries included): distinct offsets, sorted.
+
+    A field with a ``copy`` boundary also needs its centre value (it replaces reads outside the grid),
+    so the hardware must deliver offset 0 even when the expression does not read it.
+    """
     sets: dict[str, set[Offset]] = {}
     for r in stencil_refs(stencil):
         sets.setdefault(r.field, set()).add(r.offset)
+    for name, offs in sets.items():
+        rank = len(next(iter(offs)))
+        if rank and stencil.boundary_of(name).kind == "copy":
+            offs.add((0,) * rank)
     return {name: tuple(sorted(offs)) for name, offs in sorted(sets.items())}
 
 
