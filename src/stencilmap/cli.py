@@ -172,5 +172,11 @@ def analyze_cmd(
         present.print_analysis(report, Console())
 
 
+from stencilmap.model_cli import devices_cmd, estimate_cmd, roofline_cmd  # noqa: E402
+
+main.add_command(devices_cmd)
+main.add_command(estimate_cmd)
+main.add_command(roofline_cmd)
+
 if __name__ == "__main__":
     main()

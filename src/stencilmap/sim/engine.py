@@ -36,7 +36,7 @@ RUNNING, DONE, DEADLOCK = 0, 1, 2
 IDLE, BUSY, STARVED, BLOCKED, FINISHED = 0, 1, 2, 3, 4
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _avail(c: int, now: int, count: Any, push_at: Any) -> bool:
     n = count[c]
     if push_at[c] == now:
@@ -44,7 +44,7 @@ def _avail(c: int, now: int, count: Any, push_at: Any) -> bool:
     return n > 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _room(c: int, now: int, count: Any, pop_at: Any, cap: Any) -> bool:
     n = count[c]
     if pop_at[c] == now:
@@ -52,7 +52,7 @@ def _room(c: int, now: int, count: Any, pop_at: Any, cap: Any) -> bool:
     return n < cap[c]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _push(c: int, now: int, values: Any, vbase: int, count: Any, head: Any, cap: Any, width: Any,
           base: Any, store: Any, push_at: Any, peak: Any) -> None:  # fmt: skip
     slot = (head[c] + count[c]) % cap[c]
@@ -65,7 +65,7 @@ def _push(c: int, now: int, values: Any, vbase: int, count: Any, head: Any, cap:
         peak[c] = count[c]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pop(c: int, now: int, out: Any, obase: int, count: Any, head: Any, cap: Any, width: Any,
          base: Any, store: Any, pop_at: Any) -> None:  # fmt: skip
     at = base[c] + head[c] * width[c]
@@ -431,7 +431,7 @@ def run_cycles(
     return RUNNING, now, firings
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _outs_room(m: int, now: int, out_ptr: Any, out_ch: Any, count: Any, pop_at: Any, cap: Any) -> bool:
     for i in range(out_ptr[m], out_ptr[m + 1]):
         if not _room(out_ch[i], now, count, pop_at, cap):
@@ -439,7 +439,7 @@ def _outs_room(m: int, now: int, out_ptr: Any, out_ch: Any, count: Any, pop_at: 
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ins_avail(m: int, now: int, in_ptr: Any, in_ch: Any, count: Any, push_at: Any) -> bool:
     for i in range(in_ptr[m], in_ptr[m + 1]):
         if not _avail(in_ch[i], now, count, push_at):

@@ -1,0 +1,268 @@
+"""The ``estimate`` job: predicted time, bandwidth, resources and GOp/s of one configuration on a device.
+
+Per microarchitecture (the device file lists which it supports):
+
+* ``soda`` / ``stencilflow`` / ``pcm`` on an FPGA: the builder's design; one pass streams P = k·W points
+  a cycle through q chained stages, C = L + ⌈N / P⌉ cycles (``analysis.timing``; tiles stream their
+  halos too, SODA §4.4); scenario 1 or 2 against B_prac, launches ⌈T / q⌉, host transfers and control
+  (OpenCL eqs. 1–7); resources from the design's modules (``resources``);
+* ``cgra`` (CGRA paper): w workers, one point each per cycle, w chosen by the §VI roofline unless given;
+* ``emax`` (EMAX paper): p parallel Z mappings, the five-state timeline of §5.1;
+* ``roofline`` on a GPU or CPU: each time step streams the grid once, at min(peak, bandwidth).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from stencilmap.analysis.halos import program_halo
+from stencilmap.analysis.timing import pipeline_timing, runtime_cycles
+from stencilmap.design.common import with_iterate
+from stencilmap.design.ir import Design, ParamValue
+from stencilmap.design.registry import BuildConfig, build
+from stencilmap.errors import StencilmapError
+from stencilmap.model.cgra import choose_workers, pes_per_worker
+from stencilmap.model.devices import Cost, Device, load_device
+from stencilmap.model.emax import estimate_emax
+from stencilmap.model.performance import (
+    compute_seconds,
+    launches,
+    required_bandwidth,
+    scenario,
+    soda_ideal_throughput,
+    total_seconds,
+)
+from stencilmap.model.report import (
+    EstimateConfig,
+    EstimateReport,
+    JsonScalar,
+    ModelContext,
+    host_seconds,
+    reject_options,
+)
+from stencilmap.model.resources import ResourceUsage, design_resources
+from stencilmap.model.roofline import roofline_of
+from stencilmap.model.timing import design_timing, int_param
+from stencilmap.model.workload import workload
+from stencilmap.program import Program, load_program
+from stencilmap.program.data import bind_shape
+
+__all__ = ["EstimateConfig", "EstimateReport", "estimate"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Stream:
+    """A streamed design's timing: q steps on chip, P lanes, C = L + ⌈N_stream / P⌉ cycles per launch."""
+
+    q: int
+    lanes: int
+    latency: int
+    stream_points: int
+    parameters: tuple[tuple[str, ParamValue], ...]
+    resources: ResourceUsage | None
+    notes: tuple[str, ...] = ()
+    extra: tuple[tuple[str, JsonScalar], ...] = ()
+
+    @property
+    def cycles(self) -> int:
+        return runtime_cycles(self.latency, self.stream_points, self.lanes)
+
+
+def estimate(config: EstimateConfig) -> EstimateReport:
+    """Predict one configuration of ``config.program`` on ``config.device``."""
+    device = load_device(config.device)
+    program = bind_shape(load_program(config.program), {}, config.shape)
+    arch = config.arch or _default_arch(program, device)
+    if arch not in device.archs:
+        raise StencilmapError(
+            f"device '{device.name}' ({device.kind}) models {', '.join(device.archs)}, not '{arch}'"
+        )
+    _check_values(config)
+    clock = config.clock_mhz if config.clock_mhz is not None else device.clock_mhz
+    shape = tuple(int(n or 0) for n in program.shape)
+    ctx = ModelContext(config, device, program, shape, workload(program, shape), arch, clock * 1e6)
+    return _MODELS[arch](ctx)
+
+
+def _default_arch(program: Program, device: Device) -> str:
+    """SODA programs map to SODA, StencilFlow programs to StencilFlow (as ``analyze``), if the device
+    supports it; else the device's first architecture."""
+    native = "soda" if program.format == "soda" else "stencilflow"
+    return native if native in device.archs else device.archs[0]
+
+
+def _check_values(config: EstimateConfig) -> None:
+    for flag, value in (
+        ("--unroll", config.unroll),
+        ("--iterate", config.iterate),
+        ("--vector", config.vector),
+        ("--iterations", config.iterations),
+    ):
+        if value is not None and value < 1:
+            raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
+    if config.clock_mhz is not None and config.clock_mhz <= 0:
+        raise StencilmapError(f"--clock-mhz must be positive, got {config.clock_mhz:g}")
+
+
+# ------------------------------------------------------------------------------------ streamed designs
+
+
+def _spatial(ctx: ModelContext) -> EstimateReport:
+    """A SODA, StencilFlow or PCM design built by the registry."""
+    cfg = ctx.config
+    if ctx.arch == "stencilflow":
+        reject_options(ctx, ("unroll", cfg.unroll))
+    else:
+        reject_options(ctx, ("vector", cfg.vector))
+    build_config = BuildConfig(
+        unroll=cfg.unroll, iterate=cfg.iterate, vector=cfg.vector, device=ctx.device.name
+    )
+    design = build(ctx.arch, ctx.program, build_config)
+    t = design_timing(design, ctx.program, ctx.device)
+    extra: tuple[tuple[str, JsonScalar], ...] = ()
+    if ctx.arch == "soda":
+        extra = (("soda_ideal_gpoints_per_s", _soda_ideal(ctx, t.lanes, t.q, t.stream_shape) / 1e9),)
+    stream = _Stream(
+        q=t.q,
+        lanes=t.lanes,
+        latency=t.latency,
+        stream_points=t.stream_points,
+        parameters=design.parameters,
+        resources=design_resources(design, with_iterate(ctx.program, t.q), ctx.device),
+        notes=design.notes + _bank_notes(design, ctx.device),
+        extra=extra,
+    )
+    return _streamed(ctx, stream)
+
+
+def _soda_ideal(ctx: ModelContext, k: int, q: int, tile_shape: tuple[int, ...]) -> float:
+    """H_ideal (SODA §4.4) with S_d − 1 the halo of one iteration on each tiled (inner) axis."""
+    halo = program_halo(ctx.work.program).size
+    return soda_ideal_throughput(k, q, ctx.f_hz, tile_shape[1:], tuple(h + 1 for h in halo[1:]))
+
+
+def _bank_notes(design: Design, device: Device) -> tuple[str, ...]:
+    banks = sorted(
+        {int_param(dict(m.params), "bank") for m in design.modules if m.kind in ("reader", "writer")}
+    )
+    if len(banks) < device.dram_banks:
+        return (
+            f"the design's memory ports use bank(s) {banks} of {device.dram_banks}; the model spreads the "
+            "traffic over all banks (OpenCL eq. 3)",
+        )
+    return ()
+
+
+def _cgra(ctx: ModelContext) -> EstimateReport:
+    """CGRA §III/§VI: w compute workers per time step, one point each per cycle."""
+    cfg = ctx.config
+    reject_options(ctx, ("vector", cfg.vector))
+    q = cfg.iterate if cfg.iterate is not None else max(1, ctx.program.iterate)
+    chained = with_iterate(ctx.program, q)
+    macs = ctx.device.resource("mac") or 0
+    pes = pes_per_worker(ctx.work.program)
+    attainable = roofline_of(ctx.program, ctx.shape, ctx.device, q).attainable_gops
+    choice = choose_workers(attainable, ctx.work.ops_per_point, pes, macs, ctx.f_hz / 1e9, q)
+    w = cfg.unroll if cfg.unroll is not None else choice.workers
+    if w < 1:
+        raise StencilmapError(f"a worker of {pes} PEs per stage × {q} stages does not fit {macs} MACs")
+    latency = pipeline_timing(chained, ctx.shape, w, ctx.device.operator_latencies()).latency
+    used = ResourceUsage(Cost.of({"mac": q * w * pes}), (("mac", macs),))
+    stream = _Stream(
+        q=q,
+        lanes=w,
+        latency=latency,
+        stream_points=ctx.work.points,
+        parameters=(("pes_per_worker", pes), ("q", q), ("workers", w)),
+        resources=used,
+        extra=(("roofline_workers", choice.workers),),
+    )
+    return _streamed(ctx, stream)
+
+
+def _streamed(ctx: ModelContext, s: _Stream) -> EstimateReport:
+    """Time of a streamed design (OpenCL eqs. 1–7) from its cycles per launch."""
+    cfg, device, work = ctx.config, ctx.device, ctx.work
+    b_req = required_bandwidth(work.bytes_per_point, s.lanes, ctx.f_hz)
+    b_prac = device.practical_bandwidth_gbs * 1e9
+    t_comp = compute_seconds(s.cycles, ctx.f_hz, b_req, b_prac)
+    steps = cfg.iterations if cfg.iterations is not None else s.q
+    n = launches(steps, s.q)
+    t_hf, t_fh = host_seconds(work, device)
+    t_ctrl = device.launch_overhead_us * 1e-6
+    return EstimateReport(
+        program=ctx.program,
+        device=device,
+        arch=ctx.arch,
+        clock_mhz=ctx.clock_mhz,
+        parameters=s.parameters,
+        iterations=steps,
+        steps_on_chip=s.q,
+        launches=n,
+        lanes=s.lanes,
+        latency_cycles=s.latency,
+        cycles_per_launch=s.cycles,
+        stream_points=s.stream_points,
+        required_bandwidth_gbs=b_req / 1e9,
+        scenario=scenario(b_req, b_prac),
+        compute_seconds=t_comp,
+        host_seconds=t_hf + t_fh,
+        control_seconds=n * t_ctrl,
+        predicted_seconds=total_seconds(t_hf, n, t_ctrl, t_comp, t_fh),
+        ops=work.ops(steps),
+        roofline_gops=roofline_of(ctx.program, ctx.shape, device, s.q).attainable_gops,
+        resources=s.resources,
+        notes=s.notes,
+        extra=s.extra,
+    )
+
+
+# ------------------------------------------------------------------------------------------- GPU / CPU
+
+
+def _roofline_machine(ctx: ModelContext) -> EstimateReport:
+    """A GPU or CPU at its roofline: each time step reads the inputs and writes the outputs once."""
+    cfg, device, work = ctx.config, ctx.device, ctx.work
+    reject_options(ctx, ("unroll", cfg.unroll), ("vector", cfg.vector), ("iterate", cfg.iterate))
+    steps = cfg.iterations if cfg.iterations is not None else max(1, ctx.program.iterate)
+    peak = device.peak(work.dtype) * 1e9
+    t_ops = work.ops() / peak
+    t_mem = work.bytes_per_point * work.points / (device.practical_bandwidth_gbs * 1e9)
+    t_step = max(t_ops, t_mem)
+    t_hf, t_fh = host_seconds(work, device)
+    t_ctrl = device.launch_overhead_us * 1e-6
+    b_req = work.bytes_per_point * work.points / t_ops if t_ops else 0.0
+    return EstimateReport(
+        program=ctx.program,
+        device=device,
+        arch=ctx.arch,
+        clock_mhz=ctx.clock_mhz,
+        parameters=(),
+        iterations=steps,
+        steps_on_chip=1,
+        launches=steps,
+        lanes=0,
+        latency_cycles=0,
+        cycles_per_launch=round(t_step * ctx.f_hz),
+        stream_points=work.points,
+        required_bandwidth_gbs=b_req / 1e9,
+        scenario="compute" if t_ops >= t_mem else "bandwidth",
+        compute_seconds=t_step,
+        host_seconds=t_hf + t_fh,
+        control_seconds=steps * t_ctrl,
+        predicted_seconds=total_seconds(t_hf, steps, t_ctrl, t_step, t_fh),
+        ops=work.ops(steps),
+        roofline_gops=roofline_of(ctx.program, ctx.shape, device).attainable_gops,
+        resources=None,
+    )
+
+
+_MODELS: dict[str, Callable[[ModelContext], EstimateReport]] = {
+    "soda": _spatial,
+    "stencilflow": _spatial,
+    "pcm": _spatial,
+    "cgra": _cgra,
+    "emax": estimate_emax,
+    "roofline": _roofline_machine,
+}

@@ -1,0 +1,145 @@
+"""What ``estimate`` asks and answers: its configuration, the context every model starts from, the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stencilmap.design.ir import ParamValue
+from stencilmap.errors import StencilmapError
+from stencilmap.model.devices import Device
+from stencilmap.model.performance import Scenario, gops
+from stencilmap.model.resources import ResourceUsage
+from stencilmap.model.workload import Workload
+from stencilmap.program import Program
+
+JsonScalar = int | float | str | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateConfig:
+    """Everything ``stencilmap estimate`` was asked to do (None: the program's or device's default)."""
+
+    program: Path
+    device: str
+    arch: str | None = None
+    unroll: int | None = None  # k (SODA), P_cell (PCM), workers (CGRA), p (EMAX)
+    iterate: int | None = None  # q stages / d PCMs chained on chip
+    vector: int | None = None  # W (StencilFlow)
+    iterations: int | None = None  # T: the application's time steps
+    shape: tuple[int, ...] | None = None
+    clock_mhz: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateReport:
+    """The prediction for one configuration. Times in seconds, bandwidths in GB/s."""
+
+    program: Program
+    device: Device
+    arch: str
+    clock_mhz: float
+    parameters: tuple[tuple[str, ParamValue], ...]
+    iterations: int
+    steps_on_chip: int  # q
+    launches: int
+    lanes: int
+    latency_cycles: int
+    cycles_per_launch: int  # compute-bound cycles of one launch
+    stream_points: int
+    required_bandwidth_gbs: float
+    scenario: Scenario
+    compute_seconds: float  # t_comp of one launch
+    host_seconds: float  # t_HF + t_FH
+    control_seconds: float  # launches × t_ctrl
+    predicted_seconds: float
+    ops: float  # useful operations of all T time steps
+    roofline_gops: float  # attainable for the design's intensity (q steps on chip)
+    resources: ResourceUsage | None
+    notes: tuple[str, ...] = ()
+    extra: tuple[tuple[str, JsonScalar], ...] = field(default=())
+
+    @property
+    def predicted_cycles(self) -> int:
+        """Design-clock cycles of all launches' computation (stretched when bandwidth-bound)."""
+        return round(self.launches * self.compute_seconds * self.clock_mhz * 1e6)
+
+    @property
+    def gops(self) -> float:
+        return gops(self.ops, self.predicted_seconds)
+
+    @property
+    def percent_of_roofline(self) -> float:
+        return 100 * self.gops / self.roofline_gops if self.roofline_gops else 0.0
+
+    @property
+    def binding_resource(self) -> str | None:
+        return None if self.resources is None else self.resources.binding
+
+    def to_json(self) -> dict[str, object]:
+        r = self.resources
+        return {
+            "program": self.program.name,
+            "device": self.device.name,
+            "arch": self.arch,
+            "shape": [int(n or 0) for n in self.program.shape],
+            "clock_mhz": self.clock_mhz,
+            "parameters": {k: list(v) if isinstance(v, tuple) else v for k, v in self.parameters},
+            "iterations": self.iterations,
+            "iterate": self.steps_on_chip,
+            "launches": self.launches,
+            "lanes": self.lanes,
+            "latency_cycles": self.latency_cycles,
+            "cycles_per_launch": self.cycles_per_launch,
+            "stream_points": self.stream_points,
+            "predicted_seconds": self.predicted_seconds,
+            "predicted_cycles": self.predicted_cycles,
+            "scenario": self.scenario,
+            "required_bandwidth_gbs": self.required_bandwidth_gbs,
+            "practical_bandwidth_gbs": self.device.practical_bandwidth_gbs,
+            "compute_seconds_per_launch": self.compute_seconds,
+            "host_transfer_seconds": self.host_seconds,
+            "control_seconds": self.control_seconds,
+            "ops": self.ops,
+            "gops": self.gops,
+            "roofline_gops": self.roofline_gops,
+            "percent_of_roofline": self.percent_of_roofline,
+            "resources": {} if r is None else r.to_json(),
+            "binding_resource": self.binding_resource,
+            "fits": None if r is None else r.fits,
+            **dict(self.extra),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ModelContext:
+    """What every model starts from: the request, the device, the shape-bound program and its workload."""
+
+    config: EstimateConfig
+    device: Device
+    program: Program  # shape-bound, as loaded
+    shape: tuple[int, ...]
+    work: Workload
+    arch: str
+    f_hz: float
+
+    @property
+    def clock_mhz(self) -> float:
+        return self.f_hz / 1e6
+
+
+def reject_options(ctx: ModelContext, *flags: tuple[str, int | None]) -> None:
+    """Options a model has no use for are errors, not silently ignored."""
+    for flag, value in flags:
+        if value is not None:
+            raise StencilmapError(f"--{flag} does not apply to the {ctx.arch} model")
+
+
+def host_seconds(work: Workload, device: Device) -> tuple[float, float]:
+    """t_HF and t_FH (OpenCL eq. 1): the inputs to the device once, the outputs back once (none when the
+    device shares the host's memory)."""
+    if device.host_bandwidth_gbs is None:
+        return 0.0, 0.0
+    bps = device.host_bandwidth_gbs * 1e9
+    return work.input_bytes / bps, work.output_bytes / bps
