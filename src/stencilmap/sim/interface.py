@@ -19,7 +19,8 @@ import numpy.typing as npt
 
 from stencilmap.design.ir import Design
 from stencilmap.program.ir import Program
-from stencilmap.sim import engine as E
+from stencilmap.sim import kernel as K
+from stencilmap.sim.layout import Packed, pack
 from stencilmap.sim.model import SimModel, lower
 
 Array = npt.NDArray[Any]
@@ -84,22 +85,8 @@ class SimResult:
         return self.cycles / per
 
 
-def _run(model: SimModel, start: int, limit: int, trace: Array, trace_from: int) -> tuple[int, int, int]:
-    a = model.arrays
-    status, now, firings = E.run_cycles(
-        start, limit,
-        a["kind"], a["ip"], a["pe_ex"], a["pe_pres"], a["pe_hi0"], a["st"], a["fp"],
-        a["in_ptr"], a["in_ch"], a["out_ptr"], a["out_ch"], a["out_x"],
-        a["cap"], a["width"], a["count"], a["head"], a["base"], a["push_at"], a["pop_at"], a["peak"], a["store"],
-        a["mem"], a["mem_base"], a["pipe_t"],
-        a["streams"], a["dest"], a["output"],
-        a["credit"], a["rate"], a["credit_cap"], a["moved"],
-        a["code"], a["consts"], a["pinfo"], a["pval"],
-        a["busy"], a["starved"], a["blocked"],
-        a["group"], a["grp_ptr"], a["grp"], a["fire_state"],
-        trace, trace_from,
-        a["scratch"], a["stack"], a["temps"],
-    )  # fmt: skip
+def _run(packed: Packed, start: int, limit: int, trace: Array, trace_from: int) -> tuple[int, int, int]:
+    status, now, firings = K.run(packed.I, packed.F, trace, trace_from, start, limit)
     return int(status), int(now), int(firings)
 
 
@@ -116,20 +103,20 @@ def simulate(
     """
     start_time = time.perf_counter()
     model = lower(design, program, inputs, config.bytes_per_cycle_per_bank)
+    packed = pack(model)
     n_mod = len(model.module_names)
     trace = np.zeros((max(0, config.trace_cycles), n_mod), np.int8)
     expected = _expected_cycles(model)
     limit = config.max_cycles if config.max_cycles is not None else max(10 * expected + 100_000, 1)
-    now, firings, status = 0, 0, E.RUNNING
-    while status == E.RUNNING and now < limit:
+    now, firings, status = 0, 0, K.RUNNING
+    while status == K.RUNNING and now < limit:
         chunk = min(config.chunk_cycles, limit - now)
-        status, now, fired = _run(model, now, chunk, trace, 0)
+        status, now, fired = _run(packed, now, chunk, trace, 0)
         firings += fired
         if progress is not None:
             progress(now, expected)
-    return _result(
-        model, status, now, firings, time.perf_counter() - start_time, trace if trace.size else None
-    )
+    seconds = time.perf_counter() - start_time
+    return _result(packed, status, now, firings, seconds, trace if trace.size else None)
 
 
 def _expected_cycles(model: SimModel) -> int:
@@ -140,44 +127,42 @@ def _expected_cycles(model: SimModel) -> int:
 
 
 def _result(
-    model: SimModel, status: int, now: int, firings: int, seconds: float, trace: Array | None
+    packed: Packed, status: int, now: int, firings: int, seconds: float, trace: Array | None
 ) -> SimResult:
-    a = model.arrays
+    model = packed.model
     outputs: dict[str, Array] = {}
     for name, (base, shape, dtype) in model.outputs.items():
-        flat = a["output"][base : base + int(np.prod(shape))]
+        flat = packed.output(base, int(np.prod(shape)))
         with np.errstate(all="ignore"):
             outputs[name] = flat.reshape(shape).astype(dtype)
-    mods = tuple(
-        ModuleStats(m.name, m.kind, int(a["busy"][i]), int(a["starved"][i]), int(a["blocked"][i]))
-        for i, m in enumerate(model.design.modules)
-    )
-    peaks = {c.name: (int(a["peak"][i]), c.depth) for i, c in enumerate(model.design.channels)}
-    read = {f: float(a["moved"][i]) for f, i in model.readers.items()}
-    written = {f: float(a["moved"][i]) for f, i in model.writers.items()}
-    text = {E.DONE: "done", E.DEADLOCK: "deadlock"}.get(status, "limit")
-    deadlock = _deadlock(model, now) if status == E.DEADLOCK else None
-    return SimResult(
-        model.design, text, now, outputs, mods, peaks, read, written, firings, seconds, deadlock, trace,
-        model.points,
-    )  # fmt: skip
-
-
-def _deadlock(model: SimModel, now: int) -> Deadlock:
-    """Which unfinished modules wait on which channel, and a cycle in that wait-for graph."""
-    a = model.arrays
     d = model.design
+    mods = tuple(
+        ModuleStats(m.name, m.kind, packed.module(i, K.M_BUSY), packed.module(i, K.M_STARVED),
+                    packed.module(i, K.M_BLOCKED))
+        for i, m in enumerate(d.modules)
+    )  # fmt: skip
+    peaks = {c.name: (packed.channel(i, K.C_PEAK), c.depth) for i, c in enumerate(d.channels)}
+    read = {f: packed.moved(i) for f, i in model.readers.items()}
+    written = {f: packed.moved(i) for f, i in model.writers.items()}
+    text = {K.DONE: "done", K.DEADLOCK: "deadlock"}.get(status, "limit")
+    deadlock = _deadlock(packed, now) if status == K.DEADLOCK else None
+    return SimResult(d, text, now, outputs, mods, peaks, read, written, firings, seconds, deadlock, trace,
+                     model.points)  # fmt: skip
+
+
+def _deadlock(packed: Packed, now: int) -> Deadlock:
+    """Which unfinished modules wait on which channel, and a cycle in that wait-for graph."""
+    d = packed.model.design
     waits: list[Waiting] = []
     g = nx.DiGraph()
     for i, m in enumerate(d.modules):
-        if _finished(model, i):
-            continue
-        w = _wait_of(model, i)
+        if m.kind in ("reader", "writer") and packed.module(i, K.M_S) >= packed.module(i, K.M_P + 1):
+            continue  # finished
+        w = _wait_of(packed, i)
         if w is None:
             continue
         waits.append(w)
         g.add_edge(m.name, w.on)
-    del a
     try:
         edges = nx.find_cycle(g)
         cycle = tuple([str(u) for u, _ in edges] + [str(edges[0][0])])
@@ -186,29 +171,17 @@ def _deadlock(model: SimModel, now: int) -> Deadlock:
     return Deadlock(now, tuple(waits), cycle)
 
 
-def _finished(model: SimModel, i: int) -> bool:
-    a = model.arrays
-    k = int(a["kind"][i])
-    if k in (E.K_READER, E.K_WRITER):
-        return bool(a["st"][i, 0] >= a["ip"][i, 1])
-    return False
-
-
-def _wait_of(model: SimModel, i: int) -> Waiting | None:
-    a = model.arrays
-    d = model.design
+def _wait_of(packed: Packed, i: int) -> Waiting | None:
+    d = packed.model.design
     name = d.modules[i].name
     chans = d.channels
-    for j in range(int(a["in_ptr"][i]), int(a["in_ptr"][i + 1])):
-        c = int(a["in_ch"][j])
-        if a["count"][c] == 0:
+    for c in packed.inputs(i):
+        if packed.channel(c, K.C_COUNT) == 0:
             return Waiting(name, "empty input", chans[c].name, chans[c].src)
-    for j in range(int(a["out_ptr"][i]), int(a["out_ptr"][i + 1])):
-        c = int(a["out_ch"][j])
-        if a["count"][c] >= a["cap"][c]:
+    outs = packed.outputs(i)
+    if d.modules[i].kind == "forward" and packed.module(i, K.M_P + 3) >= 0:
+        outs.append(packed.module(i, K.M_P + 3))
+    for c in outs:
+        if packed.channel(c, K.C_COUNT) >= packed.channel(c, K.C_CAP):
             return Waiting(name, "full output", chans[c].name, chans[c].dst)
-    if int(a["kind"][i]) == E.K_TAP:
-        for c in (int(a["ip"][i, 2]), int(a["ip"][i, 3])):
-            if c >= 0 and a["count"][c] >= a["cap"][c]:
-                return Waiting(name, "full output", chans[c].name, chans[c].dst)
     return None

@@ -20,7 +20,7 @@ from stencilmap.design.common import port_name
 from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
-from stencilmap.sim import engine as E
+from stencilmap.sim import kernel as K
 from stencilmap.sim.bytecode import compile_stencil, round_value
 
 I64 = npt.NDArray[np.int64]
@@ -181,7 +181,7 @@ class _Builder:
             tile = grid[tuple(slice(lo, hi) for lo, hi in box)]
             parts.append(_padded(np.ascontiguousarray(tile).ravel(), beat, 0.0))
         stream = np.concatenate(parts)
-        self.kind[i] = E.K_READER
+        self.kind[i] = K.K_READER
         self.ip[i, :4] = (self.stream_len, len(stream), beat, self._bank(m))
         points = int(m.param("points", arr.size) or arr.size)  # type: ignore[arg-type]
         self.fp[i, 0] = np.dtype(inp.dtype).itemsize * points / max(1, len(stream))
@@ -207,7 +207,7 @@ class _Builder:
             idx[~keep] = -1
             parts.append(_padded(idx.ravel(), beat, -1))
         dest = np.concatenate(parts)
-        self.kind[i] = E.K_WRITER
+        self.kind[i] = K.K_WRITER
         self.ip[i, :4] = (self.dest_len, len(dest), beat, self._bank(m))
         self.fp[i, 0] = np.dtype(dtype).itemsize
         self.dests.append(dest)
@@ -217,13 +217,13 @@ class _Builder:
     # ------------------------------------------------------------------------------------------ plumbing
 
     def bcast(self, i: int, m: Module) -> None:
-        self.kind[i] = E.K_BCAST
+        self.kind[i] = K.K_BCAST
 
     def fifo(self, i: int, m: Module) -> None:
         width = self.ins(m)[0].width
         depth = int(m.param("depth", 1) or 1)  # type: ignore[arg-type]
         beats = max(1, ceil(depth / width)) if m.kind == "delay" else max(1, depth)
-        self.kind[i] = E.K_FIFO
+        self.kind[i] = K.K_FIFO
         self.ip[i, :2] = (beats, width)
         self.alloc(i, beats * width)
 
@@ -241,7 +241,7 @@ class _Builder:
         k = int(m.param("lanes", 1) or 1)  # type: ignore[arg-type]
         r = x % k
         outs = {c.src_port: self.cindex[c.name] for c in self.design.outputs_of(m.name)}
-        self.kind[i] = E.K_TAP
+        self.kind[i] = K.K_TAP
         self.ip[i, :5] = (
             (x - r) // k,
             self._tokens_per_tile(k),
@@ -253,22 +253,19 @@ class _Builder:
     def window(self, i: int, m: Module) -> None:
         ins, outs = self.ins(m), self.design.outputs_of(m.name)
         p = sum(c.width for c in ins)
-        if m.kind == "shift_register":
-            xs = {f"tap{x}": x for x in (int(v) for v in m.param("taps", ()) or ())}  # type: ignore[union-attr]
+        if m.kind == "shift_register":  # output port ``tap{x}`` carries relative address x
             rel = [int(c.src_port[3:]) for c in outs]
-        else:
-            ports = m.param("ports", ())
-            taps = m.param("taps", ())
+        else:  # internal buffer: output port ``f@(a)`` carries the linear offset listed in ``taps``
+            ports, taps = m.param("ports", ()), m.param("taps", ())
             assert isinstance(ports, tuple) and isinstance(taps, tuple)
-            xs = {str(pn): int(str(t)) for pn, t in zip(ports, taps, strict=True)}
-            rel = [xs[c.src_port] for c in outs]
-        del xs
+            offsets = {str(pn): int(str(t)) for pn, t in zip(ports, taps, strict=True)}
+            rel = [offsets[c.src_port] for c in outs]
         widths = [c.width for c in outs]
         x_min = min(rel) if rel else 0
         x_hi = max(x + w for x, w in zip(rel, widths, strict=True)) if rel else p
         size = max(int(m.param("size", 0) or 0), x_hi - x_min - 1 + p)  # type: ignore[arg-type]
         v = self._tokens_per_tile(p)
-        self.kind[i] = E.K_WINDOW
+        self.kind[i] = K.K_WINDOW
         self.ip[i, :8] = (p, v, size, x_min, x_hi, v * p, size, self._tiles_total())
         self.alloc(i, size)
         self._out_x[i] = rel
@@ -287,7 +284,7 @@ class _Builder:
         lane = int(m.param("lane", 0) or 0)  # type: ignore[arg-type]
         bc = compile_stencil(self.program, st, ports, dict(self.values))
         lat = max(1, m.latency)
-        self.kind[i] = E.K_PE
+        self.kind[i] = K.K_PE
         self.ip[i] = (self.code_len, self.code_len + len(bc.code), self.const_len, len(self.pinfo), len(ports),
                       lat, lane, w)  # fmt: skip
         s = (1,) * (3 - len(self.stream_shape)) + self.stream_shape
@@ -408,11 +405,11 @@ class _Builder:
         banks = max(self.banks) + 1 if self.banks else 1
         rate = np.full(banks, float(self.bw) if self.bw is not None else np.inf, np.float64)
         max_beat = max([1.0, *(self.fp[i, 0] * self.ip[i, 2] for i in range(n_mod)
-                               if self.kind[i] in (E.K_READER, E.K_WRITER))])  # fmt: skip
+                               if self.kind[i] in (K.K_READER, K.K_WRITER))])  # fmt: skip
         credit_cap = np.maximum(rate, max_beat) * 2 if self.bw is not None else np.full(banks, np.inf)
         scratch_len = max(64, (self.max_ports + 1) * self.max_width * 2, *(c.width for c in self.chans), 1)
         scratch_len = max(scratch_len, max((int(self.ip[i, 2]) for i in range(n_mod)
-                                            if self.kind[i] in (E.K_READER, E.K_WRITER)), default=1) + 1)  # fmt: skip
+                                            if self.kind[i] in (K.K_READER, K.K_WRITER)), default=1) + 1)  # fmt: skip
         arrays: dict[str, Any] = dict(
             kind=self.kind, ip=self.ip, pe_ex=self.pe_ex, pe_pres=self.pe_pres, pe_hi0=self.pe_hi0, st=np.zeros((n_mod, 4), np.int64), fp=self.fp,
             in_ptr=in_ptr, in_ch=np.array(in_ch, np.int64), out_ptr=out_ptr, out_ch=np.array(out_ch, np.int64),

@@ -1,0 +1,779 @@
+"""The compiled cycle loop (Numba) over two flat memories: ``I`` (int64) and ``F`` (float64).
+
+All tables live in these two arrays (layout in ``layout.py``): a call between compiled functions costs
+about 10 ns per array argument, so every function here takes just ``I`` and ``F``.
+
+Each cycle runs in named phases:
+
+1. **refill** — every DRAM bank gains its bandwidth credit for the cycle;
+2. **evaluate** — every module, in a fixed order, decides from the channel state at the *start* of the
+   cycle whether it fires (inputs hold a beat, outputs have room, bandwidth is available) and does so;
+3. **commit** — implicit: a channel stamps the cycle of its last push and pop, and the evaluate phase
+   discounts both (a token pushed this cycle is not yet visible to its consumer, a slot freed this cycle
+   not yet to its producer). That is registered-FIFO timing, independent of the module order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# ---------------------------------------------------------------------------------------------- layout
+# header slots of I
+H_NMOD, H_NCH, H_MOD, H_CH, H_LIST, H_PIPE, H_DEST, H_CODE, H_PINFO, H_NBANK = range(10)
+H_STORE, H_MEM, H_SCR, H_STACK, H_TEMPS, H_STREAM, H_OUT, H_CONST, H_PVAL, H_MODF, H_BW, H_OUTX = range(
+    10, 22
+)
+HEADER = 32
+
+# module table columns
+M_KIND, M_IN0, M_IN1, M_OUT0, M_OUT1, M_MEMB, M_GROUP, M_GRP0, M_GRP1, M_FIRE = range(10)
+M_BUSY, M_STARVED, M_BLOCKED = 10, 11, 12
+M_P = 13  # 8 kind parameters
+M_E = 21  # 8 more (PE stream geometry)
+M_R = 29  # 8 more (PE border preserve)
+M_S = 37  # 4 state words
+MCOLS = 41
+
+# channel table columns
+C_CAP, C_WIDTH, C_COUNT, C_HEAD, C_BASE, C_PUSH, C_POP, C_PEAK = range(8)
+CCOLS = 8
+
+# module kinds
+K_READER, K_WRITER, K_BCAST, K_FIFO, K_TAP, K_WINDOW, K_PE = range(7)
+# status
+RUNNING, DONE, DEADLOCK = 0, 1, 2
+# activity (trace codes)
+IDLE, BUSY, STARVED, BLOCKED, FINISHED = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, inline="always")
+def _row(I, m):
+    return I[H_MOD] + m * MCOLS
+
+
+@njit(cache=True, inline="always")
+def _ch(I, c):
+    return I[H_CH] + c * CCOLS
+
+
+@njit(cache=True, inline="always")
+def _avail(I, c, now):
+    r = I[H_CH] + c * CCOLS
+    n = I[r + C_COUNT]
+    if I[r + C_PUSH] == now:
+        n -= 1
+    return n > 0
+
+
+@njit(cache=True, inline="always")
+def _room(I, c, now):
+    r = I[H_CH] + c * CCOLS
+    n = I[r + C_COUNT]
+    if I[r + C_POP] == now:
+        n += 1
+    return n < I[r + C_CAP]
+
+
+@njit(cache=True, inline="always")
+def _push(I, F, c, now, src):
+    """Push one beat (``width`` values from F[src:]) into channel c."""
+    r = I[H_CH] + c * CCOLS
+    cap, w, n = I[r + C_CAP], I[r + C_WIDTH], I[r + C_COUNT]
+    slot = I[r + C_HEAD] + n
+    if slot >= cap:
+        slot -= cap
+    at = I[r + C_BASE] + slot * w
+    for i in range(w):
+        F[at + i] = F[src + i]
+    n += 1
+    I[r + C_COUNT] = n
+    I[r + C_PUSH] = now
+    if n > I[r + C_PEAK]:
+        I[r + C_PEAK] = n
+
+
+@njit(cache=True, inline="always")
+def _pop(I, F, c, now, dst):
+    """Pop one beat of channel c into F[dst:]; returns its width."""
+    r = I[H_CH] + c * CCOLS
+    cap, w, h = I[r + C_CAP], I[r + C_WIDTH], I[r + C_HEAD]
+    at = I[r + C_BASE] + h * w
+    for i in range(w):
+        F[dst + i] = F[at + i]
+    h += 1
+    I[r + C_HEAD] = 0 if h == cap else h
+    I[r + C_COUNT] -= 1
+    I[r + C_POP] = now
+    return w
+
+
+@njit(cache=True, inline="always")
+def _outs_room(I, m, now):
+    row = _row(I, m)
+    base = I[H_LIST]
+    for i in range(I[row + M_OUT0], I[row + M_OUT1]):
+        if not _room(I, I[base + i], now):
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _ins_avail(I, m, now):
+    row = _row(I, m)
+    base = I[H_LIST]
+    for i in range(I[row + M_IN0], I[row + M_IN1]):
+        if not _avail(I, I[base + i], now):
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _push_all(I, F, m, now, src):
+    row = _row(I, m)
+    base = I[H_LIST]
+    for i in range(I[row + M_OUT0], I[row + M_OUT1]):
+        _push(I, F, I[base + i], now, src)
+
+
+# ------------------------------------------------------------------------------------------ arithmetic
+
+
+@njit(cache=True)
+def round_to(x, t):
+    """Round a value to type code t (see ``bytecode.TYPE_CODES``): float32 rounding, integer wrap."""
+    if t == 0:
+        return x
+    if t == 1 or t == 2:
+        return float(np.float32(x))
+    if t == 3:
+        return 1.0 if x != 0.0 else 0.0
+    if math.isnan(x) or math.isinf(x):
+        return 0.0
+    v = float(math.trunc(x))
+    if t == 7 or t == 11:
+        return v  # 64-bit: exact up to 2**53 (documented)
+    bits = 8 if (t == 4 or t == 8) else (16 if (t == 5 or t == 9) else 32)
+    span = 2.0**bits
+    v = v - span * math.floor(v / span)
+    if t <= 7 and v >= span / 2:
+        v -= span
+    return v
+
+
+@njit(cache=True)
+def binary(op, a, b, integer):
+    if op == 0:
+        return a + b
+    if op == 1:
+        return a - b
+    if op == 2:
+        return a * b
+    if op == 3:
+        if b == 0.0:
+            if a == 0.0 or math.isnan(a):
+                return math.nan
+            return math.copysign(math.inf, a) * math.copysign(1.0, b)
+        return a / b
+    if op == 4:  # C integer division: truncation toward zero, x / 0 = 0
+        if b == 0.0:
+            return 0.0
+        return float(math.trunc(a / b))
+    if op == 5:  # C %: sign of the dividend, x % 0 = 0
+        if b == 0.0:
+            return 0.0
+        return np.fmod(a, b)
+    if op == 6:  # floor division
+        if b == 0.0:
+            if integer:
+                return 0.0
+            return math.nan if a == 0.0 else math.copysign(math.inf, a) * math.copysign(1.0, b)
+        return math.floor(a / b)
+    if op == 7:  # Python %: sign of the divisor
+        if b == 0.0:
+            return 0.0 if integer else math.nan
+        r = np.fmod(a, b)
+        if r != 0.0 and (r < 0.0) != (b < 0.0):
+            r += b
+        return r
+    if op == 8:
+        return a**b
+    if op == 9:
+        return 1.0 if a == b else 0.0
+    if op == 10:
+        return 1.0 if a != b else 0.0
+    if op == 11:
+        return 1.0 if a < b else 0.0
+    if op == 12:
+        return 1.0 if a <= b else 0.0
+    if op == 13:
+        return 1.0 if a > b else 0.0
+    if op == 14:
+        return 1.0 if a >= b else 0.0
+    if op == 15:
+        return 1.0 if (a != 0.0 and b != 0.0) else 0.0
+    if op == 16:
+        return 1.0 if (a != 0.0 or b != 0.0) else 0.0
+    ia, ib = np.int64(a), np.int64(b)
+    if op == 17:
+        return float(ia & ib)
+    if op == 18:
+        return float(ia | ib)
+    return float(ia ^ ib)
+
+
+@njit(cache=True)
+def call1(f, x):
+    if f == 0:
+        return math.sqrt(x) if x >= 0 else math.nan
+    if f == 1:
+        return math.copysign(abs(x) ** (1.0 / 3.0), x)
+    if f == 2:
+        return math.exp(x)
+    if f == 3:
+        return 2.0**x
+    if f == 4:
+        return math.expm1(x)
+    if f in (5, 6, 7):
+        if x < 0:
+            return math.nan
+        if x == 0:
+            return -math.inf
+        return math.log(x) if f == 5 else (math.log2(x) if f == 6 else math.log10(x))
+    if f == 8:
+        return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
+    if f == 9:
+        return math.sin(x)
+    if f == 10:
+        return math.cos(x)
+    if f == 11:
+        return math.tan(x)
+    if f == 12:
+        return math.asin(x) if abs(x) <= 1 else math.nan
+    if f == 13:
+        return math.acos(x) if abs(x) <= 1 else math.nan
+    if f == 14:
+        return math.atan(x)
+    if f == 15:
+        return math.sinh(x)
+    if f == 16:
+        return math.cosh(x)
+    if f == 17:
+        return math.tanh(x)
+    if f == 18:
+        return math.asinh(x)
+    if f == 19:
+        return math.acosh(x) if x >= 1 else math.nan
+    if f == 20:
+        return math.atanh(x) if abs(x) < 1 else (math.copysign(math.inf, x) if abs(x) == 1 else math.nan)
+    if f == 21:
+        return abs(x)
+    if f == 22:
+        return math.floor(x)
+    if f == 23:
+        return math.ceil(x)
+    if f == 24:
+        return float(math.trunc(x))
+    if f == 25 or f == 29:  # rint / round half to even
+        r = math.floor(x + 0.5)
+        if r - x == 0.5 and r % 2.0 != 0.0:
+            r -= 1.0
+        return r
+    if f == 26:
+        return math.erf(x)
+    if f == 27:
+        return math.erfc(x)
+    return math.copysign(math.floor(abs(x) + 0.5), x)  # 28: C round, half away from zero
+
+
+@njit(cache=True)
+def call2(f, a, b):
+    if f == 100:
+        return a**b
+    if f == 101:
+        return math.atan2(a, b)
+    if f == 102:
+        return math.hypot(a, b)
+    if f == 103:
+        return np.fmod(a, b) if b != 0.0 else math.nan
+    if f == 104:
+        return b if math.isnan(a) else (a if math.isnan(b) else min(a, b))
+    if f == 105:
+        return b if math.isnan(a) else (a if math.isnan(b) else max(a, b))
+    if f == 106:
+        return math.copysign(a, b)
+    return max(a - b, 0.0)
+
+
+@njit(cache=True)
+def evaluate(I, F, c0, c1, k0, vals):
+    """Run bytecode instructions [c0, c1) with port values at F[vals:]; returns the stencil's value."""
+    code = I[H_CODE]
+    stack = I[H_STACK]
+    temps = I[H_TEMPS]
+    consts = I[H_CONST] + k0
+    sp = stack
+    for i in range(c0, c1):
+        at = code + 3 * i
+        op, arg, t = I[at], I[at + 1], I[at + 2]
+        if op == 0:
+            F[sp] = F[vals + arg]
+            sp += 1
+        elif op == 1:
+            F[sp] = F[consts + arg]
+            sp += 1
+        elif op == 2:
+            F[sp] = F[temps + arg]
+            sp += 1
+        elif op == 3:
+            sp -= 1
+            F[temps + arg] = F[sp]
+        elif op == 4:
+            sp -= 1
+            F[sp - 1] = round_to(binary(arg, F[sp - 1], F[sp], t >= 3), t)
+        elif op == 5:
+            x = F[sp - 1]
+            if arg == 0:
+                x = -x
+            elif arg == 1:
+                x = 1.0 if x == 0.0 else 0.0
+            else:
+                x = float(~np.int64(x))
+            F[sp - 1] = round_to(x, t)
+        elif op == 6:
+            if arg >= 108000:  # n-ary min / max
+                n = arg % 1000
+                is_max = arg // 1000 == 109
+                acc = F[sp - n]
+                for j in range(sp - n + 1, sp):
+                    v = F[j]
+                    if math.isnan(acc) or math.isnan(v):
+                        acc = math.nan
+                    elif (v > acc) if is_max else (v < acc):
+                        acc = v
+                sp -= n - 1
+                F[sp - 1] = round_to(acc, t)
+            elif arg == 200:
+                sp -= 2
+                F[sp - 1] = round_to(F[sp - 1] * F[sp] + F[sp + 1], t)
+            elif arg >= 100:
+                sp -= 1
+                F[sp - 1] = round_to(call2(arg, F[sp - 1], F[sp]), t)
+            else:
+                F[sp - 1] = round_to(call1(arg, F[sp - 1]), t)
+        elif op == 7:
+            sp -= 2
+            F[sp - 1] = F[sp] if F[sp - 1] != 0.0 else F[sp + 1]
+        else:
+            F[sp - 1] = round_to(F[sp - 1], t)
+    return F[stack]
+
+
+# --------------------------------------------------------------------------------------------- modules
+
+
+@njit(cache=True)
+def _reader(I, F, m, now):
+    row = _row(I, m)
+    pos, total, beat, bank = I[row + M_S], I[row + M_P + 1], I[row + M_P + 2], I[row + M_P + 3]
+    if pos >= total:
+        return FINISHED
+    if not _outs_room(I, m, now):
+        return BLOCKED
+    modf = I[H_MODF] + 2 * m
+    cost = F[modf] * beat
+    if bank >= 0:
+        bw = I[H_BW] + 3 * bank
+        if F[bw] < cost:
+            return BLOCKED
+        F[bw] -= cost
+    F[modf + 1] += cost
+    src = I[H_STREAM] + I[row + M_P] + pos
+    base = I[H_LIST]
+    for i in range(I[row + M_OUT0], I[row + M_OUT1]):
+        c = I[base + i]
+        _push(I, F, c, now, src)
+        src += I[_ch(I, c) + C_WIDTH]
+    I[row + M_S] = pos + beat
+    return BUSY
+
+
+@njit(cache=True)
+def _writer(I, F, m, now):
+    row = _row(I, m)
+    pos, total, beat, bank = I[row + M_S], I[row + M_P + 1], I[row + M_P + 2], I[row + M_P + 3]
+    if pos >= total:
+        return FINISHED
+    if not _ins_avail(I, m, now):
+        return STARVED
+    dest = I[H_DEST] + I[row + M_P] + pos
+    stored = 0
+    for i in range(beat):
+        if I[dest + i] >= 0:
+            stored += 1
+    modf = I[H_MODF] + 2 * m
+    cost = F[modf] * stored
+    if bank >= 0:
+        bw = I[H_BW] + 3 * bank
+        if F[bw] < cost:
+            return BLOCKED
+        F[bw] -= cost
+    F[modf + 1] += cost
+    scr = I[H_SCR]
+    o = scr
+    base = I[H_LIST]
+    for i in range(I[row + M_IN0], I[row + M_IN1]):
+        o += _pop(I, F, I[base + i], now, o)
+    out = I[H_OUT]
+    for i in range(beat):
+        d = I[dest + i]
+        if d >= 0:
+            F[out + d] = F[scr + i]
+    I[row + M_S] = pos + beat
+    return BUSY
+
+
+@njit(cache=True)
+def _bcast(I, F, m, now):
+    row = _row(I, m)
+    c_in = I[I[H_LIST] + I[row + M_IN0]]
+    if not _avail(I, c_in, now):
+        return STARVED
+    if not _outs_room(I, m, now):
+        return BLOCKED
+    scr = I[H_SCR]
+    _pop(I, F, c_in, now, scr)
+    _push_all(I, F, m, now, scr)
+    return BUSY
+
+
+@njit(cache=True)
+def _fifo(I, F, m, now):
+    row = _row(I, m)
+    depth, w = I[row + M_P], I[row + M_P + 1]
+    n, h = I[row + M_S], I[row + M_S + 1]
+    base = I[H_LIST]
+    c_in, c_out = I[base + I[row + M_IN0]], I[base + I[row + M_OUT0]]
+    mem = I[H_MEM] + I[row + M_MEMB]
+    fired = False
+    if n > 0 and _room(I, c_out, now):
+        _push(I, F, c_out, now, mem + h * w)
+        h += 1
+        if h == depth:
+            h = 0
+        n -= 1
+        fired = True
+    if n < depth and _avail(I, c_in, now):  # a slot freed this cycle is reusable (SRL FIFO)
+        slot = h + n
+        if slot >= depth:
+            slot -= depth
+        _pop(I, F, c_in, now, mem + slot * w)
+        n += 1
+        fired = True
+    was_empty = I[row + M_S] == 0
+    I[row + M_S] = n
+    I[row + M_S + 1] = h
+    if fired:
+        return BUSY
+    return STARVED if was_empty else BLOCKED
+
+
+@njit(cache=True)
+def _tap(I, F, m, now):
+    """A SODA forwarding tap at chain offset x: passes every element of its lane down the chain
+    (``next``) and sends to the PEs, at PE firing n, element n + s of the lane (s = (x − r)/k;
+    placeholders outside the tile)."""
+    row = _row(I, m)
+    s, v, c_next, tiles = I[row + M_P], I[row + M_P + 1], I[row + M_P + 3], I[row + M_P + 4]
+    recv, sent = I[row + M_S], I[row + M_S + 1]
+    if recv >= v and sent >= v:
+        if I[row + M_S + 2] + 1 >= tiles:
+            return FINISHED
+        I[row + M_S + 2] += 1
+        recv, sent = 0, 0
+        I[row + M_S] = 0
+        I[row + M_S + 1] = 0
+    want = sent + s
+    outs_room = _outs_room(I, m, now)
+    scr = I[H_SCR]
+    blocked = False
+    if sent < v and (want < 0 or (want >= v and recv >= v)):
+        if not outs_room:
+            blocked = True
+        else:
+            F[scr] = 0.0
+            _push_all(I, F, m, now, scr)
+            I[row + M_S + 1] = sent + 1
+            return BUSY
+    if recv >= v:
+        return BLOCKED if blocked else STARVED
+    emit = sent < v and want == recv
+    if emit and blocked:
+        return BLOCKED
+    c_in = I[I[H_LIST] + I[row + M_IN0]]
+    if not _avail(I, c_in, now):
+        return BLOCKED if blocked else STARVED
+    if (c_next >= 0 and not _room(I, c_next, now)) or (emit and not outs_room):
+        return BLOCKED
+    if not emit and want < 0 and c_next < 0:
+        return BLOCKED if blocked else IDLE  # the last tap keeps its element until its placeholders are out
+    _pop(I, F, c_in, now, scr)
+    if c_next >= 0:
+        _push(I, F, c_next, now, scr)
+    if emit:
+        _push_all(I, F, m, now, scr)
+        I[row + M_S + 1] = sent + 1
+    I[row + M_S] = recv + 1
+    return BUSY
+
+
+@njit(cache=True)
+def _window(I, F, m, now):
+    """A window buffer (StencilFlow internal buffer, PCM shift register): output o carries, at firing n,
+    elements n·P + x_o + [0, w_o) of the stream; it stores at most ``size`` elements."""
+    row = _row(I, m)
+    p, v, size, x_min, x_hi = (
+        I[row + M_P],
+        I[row + M_P + 1],
+        I[row + M_P + 2],
+        I[row + M_P + 3],
+        I[row + M_P + 4],
+    )
+    per_tile, ring, tiles = I[row + M_P + 5], I[row + M_P + 6], I[row + M_P + 7]
+    recv, fired = I[row + M_S], I[row + M_S + 1]
+    if fired >= v and recv >= per_tile:
+        if I[row + M_S + 2] + 1 >= tiles:
+            return FINISHED
+        I[row + M_S + 2] += 1
+        recv, fired = 0, 0
+        I[row + M_S] = 0
+        I[row + M_S + 1] = 0
+    mem = I[H_MEM] + I[row + M_MEMB]
+    scr = I[H_SCR]
+    lists = I[H_LIST]
+    outx = I[H_OUTX]
+    act = IDLE
+    if fired < v:
+        if recv >= min(per_tile, fired * p + x_hi):
+            if _outs_room(I, m, now):
+                for i in range(I[row + M_OUT0], I[row + M_OUT1]):
+                    c = I[lists + i]
+                    first = fired * p + I[outx + i]
+                    for e in range(I[_ch(I, c) + C_WIDTH]):
+                        a = first + e
+                        F[scr + e] = F[mem + a % ring] if 0 <= a < per_tile else 0.0
+                    _push(I, F, c, now, scr)
+                fired += 1
+                I[row + M_S + 1] = fired
+                act = BUSY
+            else:
+                act = BLOCKED
+        else:
+            act = STARVED
+    if recv < per_tile:
+        oldest = max(0, fired * p + x_min)  # what a firing this cycle consumed is free again
+        if recv + p - oldest <= size and _ins_avail(I, m, now):
+            o = scr
+            for i in range(I[row + M_IN0], I[row + M_IN1]):
+                o += _pop(I, F, I[lists + i], now, o)
+            for e in range(p):
+                F[mem + (recv + e) % ring] = F[scr + e]
+            I[row + M_S] = recv + p
+            act = BUSY
+    return act
+
+
+@njit(cache=True)
+def _pe_retire(I, F, m, now):
+    """Send the oldest result on when it has matured and the output has room (II = 1 pipeline)."""
+    row = _row(I, m)
+    lat, w = I[row + M_P + 5], I[row + M_P + 7]
+    n_pipe, h = I[row + M_S + 1], I[row + M_S + 2]
+    if n_pipe == 0 or I[I[H_PIPE] + I[row + M_E + 7] + h] > now:
+        return IDLE
+    c_out = I[I[H_LIST] + I[row + M_OUT0]]
+    if not _room(I, c_out, now):
+        return BLOCKED
+    _push(I, F, c_out, now, I[H_MEM] + I[row + M_MEMB] + h * w)
+    I[row + M_S + 2] = (h + 1) % lat
+    I[row + M_S + 1] = n_pipe - 1
+    return BUSY
+
+
+@njit(cache=True)
+def _pe_ready(I, m, now):
+    """IDLE when the PE can fire now, else why not (FINISHED, BLOCKED on a full pipeline, STARVED)."""
+    row = _row(I, m)
+    if I[row + M_S] >= I[row + M_E + 1] * I[row + M_E + 6]:
+        return FINISHED
+    if I[row + M_S + 1] >= I[row + M_P + 5]:
+        return BLOCKED
+    if not _ins_avail(I, m, now):
+        return STARVED
+    return IDLE
+
+
+@njit(cache=True)
+def _pe_fire(I, F, m, now):
+    """Consume one beat per port, evaluate the stencil for the lane's point(s), enter the pipeline."""
+    row = _row(I, m)
+    c0, c1, k0, p0, n_ports = (
+        I[row + M_P],
+        I[row + M_P + 1],
+        I[row + M_P + 2],
+        I[row + M_P + 3],
+        I[row + M_P + 4],
+    )
+    lat, lane, w = I[row + M_P + 5], I[row + M_P + 6], I[row + M_P + 7]
+    lanes, v, per_tile = I[row + M_E], I[row + M_E + 1], I[row + M_E + 2]
+    s0, s1, s2 = I[row + M_E + 3], I[row + M_E + 4], I[row + M_E + 5]
+    fired, n_pipe, h = I[row + M_S], I[row + M_S + 1], I[row + M_S + 2]
+    scr = I[H_SCR]
+    lists = I[H_LIST]
+    for i in range(I[row + M_IN0], I[row + M_IN1]):
+        j = i - I[row + M_IN0]
+        got = _pop(I, F, I[lists + i], now, scr + j * w)
+        if got == 1:
+            for e in range(1, w):
+                F[scr + j * w + e] = F[scr + j * w]
+    vals = scr + n_ports * w
+    n_tile = fired % v
+    slot = (h + n_pipe) % lat
+    out = I[H_MEM] + I[row + M_MEMB] + slot * w
+    pinfo = I[H_PINFO]
+    pval = I[H_PVAL]
+    preserve = I[row + M_R] == 1
+    for e in range(w):
+        addr = n_tile * lanes + lane + e
+        result = 0.0
+        if addr < per_tile:
+            x2 = addr % s2
+            x1 = (addr // s2) % s1
+            x0 = addr // (s2 * s1)
+            for j in range(n_ports):
+                q = pinfo + 6 * (p0 + j)
+                y0, y1, y2 = x0 + I[q], x1 + I[q + 1], x2 + I[q + 2]
+                if 0 <= y0 < s0 and 0 <= y1 < s1 and 0 <= y2 < s2:
+                    F[vals + j] = F[scr + j * w + e]
+                elif I[q + 3] == 0:
+                    F[vals + j] = F[pval + p0 + j]
+                elif I[q + 3] == 1:
+                    F[vals + j] = F[scr + I[q + 4] * w + e]
+                else:
+                    F[vals + j] = 0.0
+            result = evaluate(I, F, c0, c1, k0, vals)
+            if preserve and not (
+                I[row + M_R + 2] <= x0 < s0 - I[row + M_R + 5]
+                and I[row + M_R + 3] <= x1 < s1 - I[row + M_R + 6]
+                and I[row + M_R + 4] <= x2 < s2 - I[row + M_R + 7]
+            ):
+                result = F[scr + I[row + M_R + 1] * w + e]  # border: preserve keeps the input value
+        F[out + e] = result
+    I[I[H_PIPE] + I[row + M_E + 7] + slot] = now + lat
+    I[row + M_S + 1] = n_pipe + 1
+    I[row + M_S] = fired + 1
+
+
+@njit(cache=True)
+def _pe(I, F, m, now):
+    """Retire, and if this PE leads its group (SODA's k PEs of a stage fire together), fire the group."""
+    row = _row(I, m)
+    act = _pe_retire(I, F, m, now)
+    if I[row + M_GROUP] == m:
+        why = IDLE
+        lists = I[H_LIST]
+        for g in range(I[row + M_GRP0], I[row + M_GRP1]):
+            r = _pe_ready(I, I[lists + g], now)
+            if r != IDLE:
+                why = r
+                break
+        for g in range(I[row + M_GRP0], I[row + M_GRP1]):
+            q = I[lists + g]
+            if why == IDLE:
+                _pe_fire(I, F, q, now)
+                I[_row(I, q) + M_FIRE] = BUSY
+            else:
+                I[_row(I, q) + M_FIRE] = why
+    f = I[row + M_FIRE]
+    if f == BUSY or act == BUSY:
+        return BUSY
+    if act == IDLE:
+        return f
+    return act
+
+
+# ------------------------------------------------------------------------------------------ cycle loop
+
+
+@njit(cache=True)
+def run(I, F, trace, trace_from, now0, limit):
+    """Advance the design from cycle ``now0`` for at most ``limit`` cycles.
+
+    Returns (status, cycle reached, module firings); status is RUNNING, DONE or DEADLOCK.
+    """
+    n_mod = I[H_NMOD]
+    n_bank = I[H_NBANK]
+    firings = 0
+    idle_cycles = 0
+    now = now0
+    end = now0 + limit
+    trace_len = trace.shape[0]
+    while now < end:
+        # phase 1: refill — bandwidth credit of every bank
+        for b in range(n_bank):
+            bw = I[H_BW] + 3 * b
+            F[bw] = min(F[bw] + F[bw + 1], F[bw + 2])
+        progress = False
+        waiting = False
+        done = True
+        # phase 2: evaluate every module against the start-of-cycle channel state (and fire it)
+        for m in range(n_mod):
+            row = _row(I, m)
+            k = I[row + M_KIND]
+            if k == K_READER:
+                act = _reader(I, F, m, now)
+                if act == BLOCKED and I[row + M_P + 3] >= 0:
+                    waiting = True  # bandwidth credit accrues with time
+            elif k == K_WRITER:
+                act = _writer(I, F, m, now)
+                if act != FINISHED:
+                    done = False
+                if act == BLOCKED:
+                    waiting = True
+            elif k == K_BCAST:
+                act = _bcast(I, F, m, now)
+            elif k == K_FIFO:
+                act = _fifo(I, F, m, now)
+            elif k == K_TAP:
+                act = _tap(I, F, m, now)
+            elif k == K_WINDOW:
+                act = _window(I, F, m, now)
+            else:
+                act = _pe(I, F, m, now)
+                n_pipe = I[row + M_S + 1]
+                if n_pipe > 0 and I[I[H_PIPE] + I[row + M_E + 7] + I[row + M_S + 2]] > now:
+                    waiting = True  # a result in flight matures with time
+            if act == BUSY:
+                I[row + M_BUSY] += 1
+                firings += 1
+                progress = True
+            elif act == STARVED:
+                I[row + M_STARVED] += 1
+            elif act == BLOCKED:
+                I[row + M_BLOCKED] += 1
+            t = now - trace_from
+            if t >= 0 and t < trace_len:
+                trace[t, m] = act
+        # phase 3: commit is implicit (push/pop stamps); the cycle ends
+        now += 1
+        if done:
+            return DONE, now, firings
+        if progress or waiting:
+            idle_cycles = 0
+        else:
+            idle_cycles += 1
+            if idle_cycles >= 2:
+                return DEADLOCK, now, firings
+    return RUNNING, now, firings
