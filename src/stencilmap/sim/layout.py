@@ -64,7 +64,7 @@ def pack(model: SimModel) -> Packed:
              len(a["dest"]), len(code), len(pinfo)]  # fmt: skip
     bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     mod_b, ch_b, list_b, outx_b, pipe_b, dest_b, code_b, pinfo_b = (int(x) for x in bases[1:9])
-    I = np.zeros(int(bases[-1]), np.int64)  # noqa: E741 (the kernel's name for integer memory)
+    I = np.zeros(int(bases[-1]), np.int64)
 
     fparts = [a["store"], a["mem"], a["scratch"], a["stack"], a["temps"], a["streams"], a["output"], a["consts"],
               a["pval"], np.zeros(2 * n_mod), np.zeros(3 * len(a["rate"]))]  # fmt: skip
