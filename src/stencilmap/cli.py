@@ -172,8 +172,10 @@ def analyze_cmd(
         present.print_analysis(report, Console())
 
 
+from stencilmap.explore_cli import explore_cmd  # noqa: E402
 from stencilmap.model_cli import devices_cmd, estimate_cmd, roofline_cmd  # noqa: E402
 
+main.add_command(explore_cmd)
 main.add_command(devices_cmd)
 main.add_command(estimate_cmd)
 main.add_command(roofline_cmd)

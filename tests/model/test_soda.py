@@ -53,11 +53,12 @@ def test_table1_ideal_throughput(
 
 def test_tiled_design_reaches_h_ideal(tmp_path: Path) -> None:
     """JACOBI 2D's configuration (k = 8, q = 10, tile 16,392) streaming 4 overlapping tiles: the modelled
-    throughput of useful points is H_ideal (within the last tile's extra halo and the latency)."""
+    throughput of useful points is H_ideal (within the last tile's extra halo and the latency). Input and
+    output on the KU3's two DDR banks, as SODA places them: 32 B a cycle each, under a bank's 43 B."""
     prog = tmp_path / "j.soda"
     prog.write_text(
-        "kernel: j\nunroll factor: 8\ninput float: t1(16392, *)\niterate: 10\n"
-        "output float: t0(0, 0) = (t1(0, 1) + t1(1, 0) + t1(0, 0) + t1(0, -1) + t1(-1, 0)) * 0.2f\n"
+        "kernel: j\nunroll factor: 8\ninput dram 0 float: t1(16392, *)\niterate: 10\n"
+        "output dram 1 float: t0(0, 0) = (t1(0, 1) + t1(1, 0) + t1(0, 0) + t1(0, -1) + t1(-1, 0)) * 0.2f\n"
     )
     shape = (4096, 16392 + 3 * (16392 - 20))
     r = estimate(EstimateConfig(prog, "ku060", shape=shape))

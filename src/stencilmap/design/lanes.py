@@ -14,7 +14,8 @@ from the address and the stream shape), and writers drop the outputs of the padd
 
 Channels into a window buffer absorb the skew between the inputs of a unit: the analysis delay buffer
 of the edge (``delay_buffers`` of ``pipeline_timing`` with P lanes), ``depth / P`` tokens per lane,
-on top of ``LINK_DEPTH``.
+on top of ``LINK_DEPTH``, plus one token when P > 1: the P lanes of a stream enter buffers (chains)
+whose first taps are up to one beat apart.
 """
 
 from __future__ import annotations
@@ -101,7 +102,9 @@ class LaneBuilder(ABC):
         ports = tuple(sorted(port_name(f, a) for f, offs in offsets.items() for a in offs))
         pes = [self._pe(prefix, node, st, j, ports) for j in range(self.lanes)]
         for e in self.live.into(node.name):
-            depth = LINK_DEPTH + self.delays.get(e.key, 0) // self.lanes
+            # the lanes of one stream enter chains whose tops are up to one beat apart: one more slot
+            skew = 1 if self.lanes > 1 else 0
+            depth = LINK_DEPTH + skew + self.delays.get(e.key, 0) // self.lanes
             sources = self.buffer(f"{prefix}.{e.field}", node, e, depth)
             axes = self.program.field_axes(e.field)
             for a in offsets[e.field]:

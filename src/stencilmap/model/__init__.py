@@ -1,17 +1,18 @@
 """Models: the device catalog, predicted cycles, time, bandwidth and resources of a design, the roofline.
 
-Imports ``design``, ``analysis`` and ``program``; nothing imports ``model`` but the CLI (and, later,
-exploration and the simulator's checks).
+Imports ``design``, ``analysis`` and ``program``; nothing imports ``model`` but the CLI, exploration
+(``explore``) and the simulator's checks.
 """
 
 from stencilmap.model.devices import Cost, Device, MemoryBlocks, ResourceModel, device_names, load_device
 from stencilmap.model.estimate import estimate
 from stencilmap.model.report import EstimateConfig, EstimateReport
 from stencilmap.model.roofline import RooflineConfig, RooflineReport, roofline, roofline_of
-from stencilmap.model.timing import DesignTiming, design_timing
+from stencilmap.model.timing import BankLoad, DesignTiming, design_timing, launch_cycles
 from stencilmap.model.workload import Workload, workload
 
 __all__ = [
+    "BankLoad",
     "Cost",
     "DesignTiming",
     "Device",
@@ -25,6 +26,7 @@ __all__ = [
     "design_timing",
     "device_names",
     "estimate",
+    "launch_cycles",
     "load_device",
     "roofline",
     "roofline_of",

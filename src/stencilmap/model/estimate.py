@@ -4,8 +4,9 @@ Per microarchitecture (the device file lists which it supports):
 
 * ``soda`` / ``stencilflow`` / ``pcm`` on an FPGA: the builder's design; one pass streams P = k·W points
   a cycle through q chained stages, C = L + ⌈N / P⌉ cycles (``analysis.timing``; tiles stream their
-  halos too, SODA §4.4); scenario 1 or 2 against B_prac, launches ⌈T / q⌉, host transfers and control
-  (OpenCL eqs. 1–7); resources from the design's modules (``resources``);
+  halos too, SODA §4.4) with what the built design adds to it and the bandwidth of the banks its memory
+  ports use (``timing``: the cycles a simulation of the design checks); launches ⌈T / q⌉, host transfers
+  and control (OpenCL eqs. 1, 7); resources from the design's modules (``resources``);
 * ``cgra`` (CGRA paper): w workers, one point each per cycle, w chosen by the §VI roofline unless given;
 * ``emax`` (EMAX paper): p parallel Z mappings, the five-state timeline of §5.1;
 * ``roofline`` on a GPU or CPU: each time step streams the grid once, at min(peak, bandwidth).
@@ -26,6 +27,7 @@ from stencilmap.model.cgra import choose_workers, pes_per_worker
 from stencilmap.model.devices import Cost, Device, load_device
 from stencilmap.model.emax import estimate_emax
 from stencilmap.model.performance import (
+    Scenario,
     compute_seconds,
     launches,
     required_bandwidth,
@@ -61,12 +63,11 @@ class _Stream:
     stream_points: int
     parameters: tuple[tuple[str, ParamValue], ...]
     resources: ResourceUsage | None
+    cycles: int  # one launch, memory keeping up
+    launch_cycles: float  # one launch on the device, bandwidth included
+    scenario: Scenario
     notes: tuple[str, ...] = ()
     extra: tuple[tuple[str, JsonScalar], ...] = ()
-
-    @property
-    def cycles(self) -> int:
-        return runtime_cycles(self.latency, self.stream_points, self.lanes)
 
 
 def estimate(config: EstimateConfig) -> EstimateReport:
@@ -79,6 +80,8 @@ def estimate(config: EstimateConfig) -> EstimateReport:
             f"device '{device.name}' ({device.kind}) models {', '.join(device.archs)}, not '{arch}'"
         )
     _check_values(config)
+    if config.tile is not None and arch != "soda":
+        raise StencilmapError(f"tile sizes apply to the soda model, not to '{arch}'")
     clock = config.clock_mhz if config.clock_mhz is not None else device.clock_mhz
     shape = tuple(int(n or 0) for n in program.shape)
     ctx = ModelContext(config, device, program, shape, workload(program, shape), arch, clock * 1e6)
@@ -116,7 +119,7 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
     else:
         reject_options(ctx, ("vector", cfg.vector))
     build_config = BuildConfig(
-        unroll=cfg.unroll, iterate=cfg.iterate, vector=cfg.vector, device=ctx.device.name
+        unroll=cfg.unroll, iterate=cfg.iterate, vector=cfg.vector, device=ctx.device.name, tile=cfg.tile
     )
     design = build(ctx.arch, ctx.program, build_config)
     t = design_timing(design, ctx.program, ctx.device)
@@ -130,6 +133,9 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
         stream_points=t.stream_points,
         parameters=design.parameters,
         resources=design_resources(design, with_iterate(ctx.program, t.q), ctx.device),
+        cycles=t.compute_cycles,
+        launch_cycles=t.cycles(ctx.device, ctx.clock_mhz),
+        scenario=t.scenario(ctx.device, ctx.clock_mhz),
         notes=design.notes + _bank_notes(design, ctx.device),
         extra=extra,
     )
@@ -148,8 +154,8 @@ def _bank_notes(design: Design, device: Device) -> tuple[str, ...]:
     )
     if len(banks) < device.dram_banks:
         return (
-            f"the design's memory ports use bank(s) {banks} of {device.dram_banks}; the model spreads the "
-            "traffic over all banks (OpenCL eq. 3)",
+            f"the design's memory ports use bank(s) {banks} of {device.dram_banks}: they share "
+            f"{len(banks)}/{device.dram_banks} of the bandwidth",
         )
     return ()
 
@@ -169,6 +175,9 @@ def _cgra(ctx: ModelContext) -> EstimateReport:
         raise StencilmapError(f"a worker of {pes} PEs per stage × {q} stages does not fit {macs} MACs")
     latency = pipeline_timing(chained, ctx.shape, w, ctx.device.operator_latencies()).latency
     used = ResourceUsage(Cost.of({"mac": q * w * pes}), (("mac", macs),))
+    cycles = runtime_cycles(latency, ctx.work.points, w)
+    b_req = required_bandwidth(ctx.work.bytes_per_point, w, ctx.f_hz)
+    b_prac = ctx.device.practical_bandwidth_gbs * 1e9
     stream = _Stream(
         q=q,
         lanes=w,
@@ -176,6 +185,9 @@ def _cgra(ctx: ModelContext) -> EstimateReport:
         stream_points=ctx.work.points,
         parameters=(("pes_per_worker", pes), ("q", q), ("workers", w)),
         resources=used,
+        cycles=cycles,
+        launch_cycles=compute_seconds(cycles, ctx.f_hz, b_req, b_prac) * ctx.f_hz,
+        scenario=scenario(b_req, b_prac),
         extra=(("roofline_workers", choice.workers),),
     )
     return _streamed(ctx, stream)
@@ -185,8 +197,7 @@ def _streamed(ctx: ModelContext, s: _Stream) -> EstimateReport:
     """Time of a streamed design (OpenCL eqs. 1–7) from its cycles per launch."""
     cfg, device, work = ctx.config, ctx.device, ctx.work
     b_req = required_bandwidth(work.bytes_per_point, s.lanes, ctx.f_hz)
-    b_prac = device.practical_bandwidth_gbs * 1e9
-    t_comp = compute_seconds(s.cycles, ctx.f_hz, b_req, b_prac)
+    t_comp = s.launch_cycles / ctx.f_hz
     steps = cfg.iterations if cfg.iterations is not None else s.q
     n = launches(steps, s.q)
     t_hf, t_fh = host_seconds(work, device)
@@ -205,7 +216,7 @@ def _streamed(ctx: ModelContext, s: _Stream) -> EstimateReport:
         cycles_per_launch=s.cycles,
         stream_points=s.stream_points,
         required_bandwidth_gbs=b_req / 1e9,
-        scenario=scenario(b_req, b_prac),
+        scenario=s.scenario,
         compute_seconds=t_comp,
         host_seconds=t_hf + t_fh,
         control_seconds=n * t_ctrl,

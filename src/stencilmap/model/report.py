@@ -29,6 +29,7 @@ class EstimateConfig:
     iterations: int | None = None  # T: the application's time steps
     shape: tuple[int, ...] | None = None
     clock_mhz: float | None = None
+    tile: tuple[int, ...] | None = None  # SODA tile sizes of the inner axes (None: the program's)
 
 
 @dataclass(frozen=True, slots=True)

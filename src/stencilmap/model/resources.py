@@ -188,13 +188,19 @@ def _pe_module(m: Module, program: Program, device: Device) -> Cost:
 
 
 def _forwarding_module(m: Module, fanout: int, device: Device) -> Cost:
-    model = _model(device)
-    bits = 8 * itemsize(str(m.param("dtype", "float32")))
     lanes = _int(m.param("width", m.param("lanes", 1))) if m.kind in _STORAGE_KINDS else 1
+    dtype = str(m.param("dtype", "float32"))
+    return forwarding_cost(m.kind, fanout, dtype, _storage_depth(m), lanes, device)
+
+
+def forwarding_cost(kind: str, fanout: int, dtype: str, depth: int, lanes: int, device: Device) -> Cost:
+    """One forwarding module: its logic (fixed + per fanout, per 32-bit word of ``dtype``) and the
+    storage of ``depth`` elements, ``lanes`` side by side."""
+    model = _model(device)
+    bits = 8 * itemsize(dtype)
     words = max(1, ceil(bits / 32))
-    spec = model.module(m.kind)
+    spec = model.module(kind)
     cost = (spec.fixed + spec.per_fanout.scaled(fanout)).scaled(words)
-    depth = _storage_depth(m)
     if depth:
         cost = cost + storage_cost(bits * lanes, ceil(depth / lanes), device)
     return cost

@@ -1,77 +1,296 @@
 """Cycles of a built design on a device — the figure a cycle-level simulation of the design checks.
 
 A design streams P points a cycle (SODA's k, the PCM's P_cell, StencilFlow's W) through q chained
-stages; one launch takes C = L + ⌈N_stream / P⌉ cycles (``analysis.timing``: StencilFlow §VIII-A eq. 1,
-OpenCL eq. 5), N_stream counting the halos a tiled SODA design re-reads (SODA §4.2, §4.4). When the
-memory cannot deliver a cycle's data every cycle — B_req = bytes per point · P · f ≥ B_prac, OpenCL eqs.
-2–4 — every cycle stretches by B_req / B_prac (eq. 6).
+stages; one launch takes C = L + V cycles when nothing stalls (``analysis.timing``: StencilFlow §VIII-A
+eq. 1, OpenCL eq. 5), V = tiles · ⌈N_tile / P⌉ beats, a tiled SODA design re-reading its halos (SODA
+§4.2, §4.4). On top of that formula the model accounts for what the built designs really do:
+
+* **latencies of the design**: L comes from the PEs' own latencies (``Module.latency``: the builders'
+  operator table), plus the 3 handshake cycles of every stencil unit (``OperatorLatencies.unit``);
+* **SODA reuse-chain segments**: a chain segment of d/k beats is a first-word fall-through FIFO between
+  two registered links, 2 cycles from tap to tap when empty; with the taps' output links of
+  ``LINK_DEPTH`` beats a segment of D beats sustains (D + LINK_DEPTH) / (2 + 2) ≥ 1 beat a cycle
+  (``segment_rate``): every segment keeps up;
+* **tile transitions**: a SODA tap emits its last tile's placeholders before it takes the next tile, so
+  every tile after the first adds the largest reach of the pipeline (in beats) as a bubble;
+* **per-bank bandwidth** (OpenCL eqs. 2–4 per bank, not over all banks): every memory port sits on one
+  DRAM bank (bank 0 unless the program names one), each bank delivers B_prac / N_banks. The launch is
+  modelled in three phases (``launch_cycles``): the fill, when only readers use their banks, until the
+  first result reaches the writers (the reach stretched by the readers' rate); the steady state, readers
+  and writers sharing their banks; the drain, writers emptying the pipeline after the last read. Each
+  memory port moves at most one beat a cycle.
+
+The simulator reports two cycles more than C: the writer sees the last result one cycle after it is
+produced, and the run ends the cycle after the writer's last beat.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from math import prod
+from math import ceil, inf, prod
+from typing import Any
 
-from stencilmap.analysis.timing import pipeline_timing, runtime_cycles
-from stencilmap.design.common import with_iterate
+import numpy as np
+import numpy.typing as npt
+
+from stencilmap.analysis.dag import Edge, pass_graph
+from stencilmap.analysis.intensity import itemsize
+from stencilmap.analysis.latency import OperatorLatencies
+from stencilmap.analysis.windows import access_sets, strides
+from stencilmap.design.common import LINK_DEPTH, with_iterate
 from stencilmap.design.ir import Design, ParamValue
 from stencilmap.errors import StencilmapError
 from stencilmap.model.devices import Device
-from stencilmap.model.performance import Scenario, required_bandwidth, scenario
+from stencilmap.model.performance import Scenario, required_bandwidth
 from stencilmap.model.workload import workload
 from stencilmap.program.ir import Program
 
 #: the design parameter holding the lanes P of each builder's designs
 LANES = {"soda": "k", "pcm": "P_cell", "stencilflow": "W"}
+#: cycles an element takes from one SODA tap, through a FIFO, to the next tap (link, FIFO, link)
+SEGMENT_CYCLES = 2
+
+Array = npt.NDArray[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class BankLoad:
+    """Bytes one launch reads from and writes to one DRAM bank."""
+
+    bank: int
+    read_bytes: float
+    write_bytes: float
 
 
 @dataclass(frozen=True, slots=True)
 class DesignTiming:
-    """q stages on chip, P lanes, latency L and the points streamed per launch."""
+    """q stages on chip, P lanes, latency L (drain D: L without the reaches), V beats per launch."""
 
     q: int
     lanes: int
     latency: int
     stream_shape: tuple[int, ...]
-    stream_points: int
+    stream_points: int  # tiles · N_tile: the points one launch streams
     bytes_per_point: float
+    drain: int
+    vectors: int  # V = tiles · ⌈N_tile / P⌉
+    tiles: int
+    chain_rate: float  # beats a cycle the design sustains with unlimited bandwidth
+    bubble: int  # cycles lost at the tile transitions
+    banks: tuple[BankLoad, ...]
 
     @property
     def compute_cycles(self) -> int:
-        """C = L + ⌈N_stream / P⌉: one launch when memory keeps up."""
-        return runtime_cycles(self.latency, self.stream_points, self.lanes)
+        """C = L + V / rate + bubbles: one launch when memory keeps up."""
+        return ceil(self.cycles_at(None) - 1e-9)
+
+    def cycles_at(self, bytes_per_cycle_per_bank: float | None) -> float:
+        """Cycles of one launch when every bank delivers ``bytes_per_cycle_per_bank`` (None: unlimited)."""
+        rate = inf if bytes_per_cycle_per_bank is None else bytes_per_cycle_per_bank
+        read = np.array([b.read_bytes / self.vectors for b in self.banks], dtype=np.float64)
+        write = np.array([b.write_bytes / self.vectors for b in self.banks], dtype=np.float64)
+        latency, drain, vectors, chain, bubble = (
+            np.array(float(x)) for x in (self.latency, self.drain, self.vectors, self.chain_rate, self.bubble)
+        )
+        cycles = launch_cycles(latency, drain, vectors, chain, bubble, read, write, rate)
+        return float(cycles)
 
     def required_bandwidth_gbs(self, clock_mhz: float) -> float:
-        """B_req (OpenCL eq. 2) at ``clock_mhz``."""
+        """B_req (OpenCL eq. 2) at ``clock_mhz``, all banks together."""
         return required_bandwidth(self.bytes_per_point, self.lanes, clock_mhz * 1e6) / 1e9
 
     def scenario(self, device: Device, clock_mhz: float) -> Scenario:
-        return scenario(self.required_bandwidth_gbs(clock_mhz), device.practical_bandwidth_gbs)
+        """``bandwidth`` when a bank, not the pipeline, sets the steady-state rate (OpenCL eq. 4, per bank)."""
+        rate = device.bytes_per_cycle_per_bank(clock_mhz)
+        bank = min((rate * self.vectors / (b.read_bytes + b.write_bytes) for b in self.banks), default=inf)
+        return "bandwidth" if bank < min(1.0, self.chain_rate) else "compute"
 
     def cycles(self, device: Device, clock_mhz: float | None = None) -> float:
-        """Cycles of one launch on ``device``: C, stretched by B_req / B_prac when bandwidth-bound."""
-        clock = device.clock_mhz if clock_mhz is None else clock_mhz
-        b_req, b_prac = self.required_bandwidth_gbs(clock), device.practical_bandwidth_gbs
-        return self.compute_cycles * (b_req / b_prac if scenario(b_req, b_prac) == "bandwidth" else 1.0)
+        """Cycles of one launch on ``device`` at ``clock_mhz`` (default: the device's clock)."""
+        return self.cycles_at(device.bytes_per_cycle_per_bank(clock_mhz))
 
 
-def design_timing(design: Design, program: Program, device: Device) -> DesignTiming:
-    """The timing of ``design``, built from the shape-bound ``program``, with ``device``'s latencies."""
+def launch_cycles(
+    latency: Array,
+    drain: Array,
+    vectors: Array,
+    chain_rate: Array,
+    bubble: Array,
+    read_cost: Array,
+    write_cost: Array,
+    rate: float,
+) -> Array:
+    """Cycles of one launch, element-wise over candidate arrays (the explorer) or scalars (one design).
+
+    ``read_cost`` / ``write_cost``: bytes per beat on each bank (last axis). ``rate``: bytes a bank
+    delivers per cycle (``inf``: unlimited). The three phases (module docstring), each port at most
+    one beat a cycle:
+
+    * fill: readers alone, ρ_A = min(1, rate / read); the first result reaches the writers after
+      L_A = D + (L − D) / ρ_A, by when X = ρ_A · L_A beats are read;
+    * steady state: ρ_B = min(chain rate, rate / (read + write)) until the last read at
+      T_r = L_A + (V − X) / ρ_B;
+    * drain: the writers empty the X beats in flight at ρ_C = min(chain rate, rate / write), not before
+      the last result has crossed the pipeline (D).
+
+    C = max(L + V / chain rate, T_r + max(X / ρ_C, D), L_A + V / ρ_C) + bubbles.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        read_rate = np.where(read_cost > 0, rate / read_cost, inf).min(axis=-1, initial=inf)
+        shared = np.where(read_cost + write_cost > 0, rate / (read_cost + write_cost), inf)
+        write_rate = np.where(write_cost > 0, rate / write_cost, inf).min(axis=-1, initial=inf)
+        rho_a = np.minimum(1.0, read_rate)
+        rho_b = np.minimum(chain_rate, shared.min(axis=-1, initial=inf))
+        rho_c = np.minimum(chain_rate, write_rate)
+        fill = drain + (latency - drain) / rho_a
+        ahead = np.minimum(vectors, rho_a * fill)
+        last_read = fill + (vectors - ahead) / rho_b
+        cycles = np.maximum(latency + vectors / chain_rate, last_read + np.maximum(ahead / rho_c, drain))
+        cycles = np.maximum(cycles, fill + vectors / rho_c)
+    result: Array = cycles + bubble
+    return result
+
+
+def segment_rate(fifo_depth: int) -> float:
+    """Beats a cycle a SODA reuse-chain segment with a FIFO of ``fifo_depth`` sustains (module docstring):
+    the segment spans D = depth + 1 beats, takes ``SEGMENT_CYCLES`` to cross, and its upper tap runs at
+    most ``LINK_DEPTH`` beats ahead of the PEs."""
+    return min(1.0, (fifo_depth + 1 + LINK_DEPTH) / (SEGMENT_CYCLES + 2))
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLatencies:
+    """Latency facts of q = 1 … q_max chained copies, for every stream shape (rows) and lanes (columns)."""
+
+    latency: Array  # (q_max, shapes, lanes): L of the first q copies
+    drain: Array  # (q_max, shapes, lanes): D, the same without the reaches
+    reach: Array  # (shapes, lanes): the largest reach of any edge, in beats
+
+
+def chain_latencies(
+    program: Program,
+    q_max: int,
+    stream_shapes: Sequence[tuple[int, ...]],
+    lanes: Sequence[int],
+    pe_latency: Mapping[str, int],
+    unit: int = OperatorLatencies().unit,
+) -> ChainLatencies:
+    """L and D (``analysis.timing``'s recurrence, vectorized) of ``program`` chained 1 … ``q_max`` times.
+
+    Node v of the unrolled DAG delivers its first result at t_v = λ_v + unit + max_u (t_u + ρ_uv),
+    ρ_uv = min(⌈max(0, f_uv) / P⌉, N_v − 1) with f_uv the largest linearized offset at which v reads u
+    over the stream shape; L(q) is the largest t_v over the first q copies. ``pe_latency``: λ of every
+    stencil, as the design's PEs have it.
+    """
+    graph = pass_graph(with_iterate(program, q_max))
+    into: dict[str, list[Edge]] = {}
+    for e in graph.edges:
+        into.setdefault(e.consumer, []).append(e)
+    shapes = np.array(stream_shapes, dtype=np.int64).reshape(len(stream_shapes), -1)
+    p = np.array(lanes, dtype=np.int64)[None, :]
+    vectors = -(-shapes.prod(axis=1)[:, None] // p)
+    forward = _forward_offsets(program, shapes)
+    zero = np.zeros((len(shapes), p.shape[1]), dtype=np.int64)
+    done: dict[str, Array] = {}
+    drained: dict[str, Array] = {}
+    latency = np.zeros((q_max, *zero.shape), dtype=np.int64)  # per copy first, then accumulated
+    drain = np.zeros_like(latency)
+    reach = zero.copy()
+    for node in graph.nodes:
+        if node.stencil is None:
+            done[node.name] = drained[node.name] = zero
+            continue
+        start, path = zero, zero
+        for e in into.get(node.name, ()):
+            f = forward[(node.stencil.name, e.field)][:, None]
+            rho = np.minimum(-(-np.maximum(0, f) // p), vectors - 1)
+            reach = np.maximum(reach, rho)
+            start = np.maximum(start, done[e.producer] + rho)
+            path = np.maximum(path, drained[e.producer])
+        compute = pe_latency[node.stencil.name] + unit
+        done[node.name], drained[node.name] = start + compute, path + compute
+        c = node.copy - 1
+        latency[c] = np.maximum(latency[c], done[node.name])
+        drain[c] = np.maximum(drain[c], drained[node.name])
+    latency = np.maximum.accumulate(latency, axis=0)
+    drain = np.maximum.accumulate(drain, axis=0)
+    return ChainLatencies(latency, drain, reach)
+
+
+def _forward_offsets(program: Program, shapes: Array) -> dict[tuple[str, str], Array]:
+    """f: the largest linearized offset of every (stencil, field) read, per stream shape (rows)."""
+    st = np.array([strides(tuple(int(n) for n in row)) for row in shapes], dtype=np.int64)
+    out: dict[tuple[str, str], Array] = {}
+    for stencil in program.stencils:
+        for field, offsets in access_sets(stencil).items():
+            axes = program.field_axes(field)
+            lin = np.array([[sum(o * row[a] for o, a in zip(off, axes, strict=True)) for off in offsets]
+                            for row in st], dtype=np.int64)  # fmt: skip
+            out[(stencil.name, field)] = lin.max(axis=1)
+    return out
+
+
+def design_timing(design: Design, program: Program, device: Device | None = None) -> DesignTiming:
+    """The timing of ``design``, built from the shape-bound ``program``, with the latencies of its PEs.
+
+    ``device`` is accepted for compatibility: the latencies are the design's own, whatever the device
+    file lists (the builders take them from ``OperatorLatencies.default()``).
+    """
     if design.arch not in LANES:
         raise StencilmapError(f"no timing model for '{design.arch}' designs")
     params = dict(design.parameters)
     lanes = int_param(params, LANES[design.arch])
-    q = max((int_param(dict(m.params), "stage") for m in design.modules if m.kind == "pe"), default=1)
+    pes = [m for m in design.modules if m.kind == "pe"]
+    q = max((int_param(dict(m.params), "stage") for m in pes), default=1)
     shape = tuple(int(n or 0) for n in program.shape)
     stream = params.get("stream_shape", shape)
     assert isinstance(stream, tuple)
     stream_shape = tuple(int(n) for n in stream)
     tiles = int_param(params, "tiles_total") if "tiles_total" in params else 1
-    timing = pipeline_timing(with_iterate(program, q), stream_shape, lanes, device.operator_latencies())
-    work = workload(program, shape)
+    pe_latency = {str(m.param("stencil")): m.latency for m in pes}
+    for st in program.stencils:
+        pe_latency.setdefault(st.name, 0)  # a stencil no output needs: not built
+    chained = chain_latencies(program, q, [stream_shape], [lanes], pe_latency)
+    vectors = tiles * -(-prod(stream_shape) // lanes)
     return DesignTiming(
-        q, lanes, timing.latency, stream_shape, tiles * prod(stream_shape), work.bytes_per_point
+        q=q,
+        lanes=lanes,
+        latency=int(chained.latency[q - 1, 0, 0]),
+        stream_shape=stream_shape,
+        stream_points=tiles * prod(stream_shape),
+        bytes_per_point=workload(program, shape).bytes_per_point,
+        drain=int(chained.drain[q - 1, 0, 0]),
+        vectors=vectors,
+        tiles=tiles,
+        chain_rate=design_chain_rate(design),
+        bubble=(tiles - 1) * int(chained.reach[0, 0]),
+        banks=design_banks(design, program),
     )
+
+
+def design_chain_rate(design: Design) -> float:
+    """The slowest SODA reuse-chain segment of ``design`` (1 for designs without chain FIFOs)."""
+    depths = [m.param("depth") for m in design.modules if m.kind == "fifo"]
+    return min((segment_rate(int(d)) for d in depths if isinstance(d, int)), default=1.0)
+
+
+def design_banks(design: Design, program: Program) -> tuple[BankLoad, ...]:
+    """Bytes per launch on every bank the memory ports of ``design`` use: a reader moves the points it
+    reads (its field's own size, halos re-read when tiled), a writer the grid's points."""
+    grid = prod(int(n or 0) for n in program.shape)
+    read: dict[int, float] = {}
+    write: dict[int, float] = {}
+    for m in design.modules:
+        if m.kind not in ("reader", "writer"):
+            continue
+        size = itemsize(program.field_dtype(str(m.param("field"))))
+        bank = int_param(dict(m.params), "bank")
+        if m.kind == "reader":
+            read[bank] = read.get(bank, 0.0) + size * int_param(dict(m.params), "points")
+        else:
+            write[bank] = write.get(bank, 0.0) + size * grid
+    return tuple(BankLoad(b, read.get(b, 0.0), write.get(b, 0.0)) for b in sorted({*read, *write}))
 
 
 def int_param(params: dict[str, ParamValue], key: str) -> int:

@@ -45,8 +45,8 @@ CCOLS = 8
 K_READER, K_WRITER, K_BCAST, K_FIFO, K_TAP, K_WINDOW, K_PE = range(7)
 # status
 RUNNING, DONE, DEADLOCK = 0, 1, 2
-# activity (trace codes)
-IDLE, BUSY, STARVED, BLOCKED, FINISHED = 0, 1, 2, 3, 4
+# activity (trace codes); WAIT_BW: a memory port waiting for bandwidth credit (counted as blocked)
+IDLE, BUSY, STARVED, BLOCKED, FINISHED, WAIT_BW = 0, 1, 2, 3, 4, 5
 
 
 @njit(cache=True, inline="always")
@@ -387,7 +387,7 @@ def _reader(I, F, m, now):
     if bank >= 0:
         bw = I[H_BW] + 3 * bank
         if F[bw] < cost:
-            return BLOCKED
+            return WAIT_BW
         F[bw] -= cost
     F[modf + 1] += cost
     src = I[H_STREAM] + I[row + M_P] + pos
@@ -418,7 +418,7 @@ def _writer(I, F, m, now):
     if bank >= 0:
         bw = I[H_BW] + 3 * bank
         if F[bw] < cost:
-            return BLOCKED
+            return WAIT_BW
         F[bw] -= cost
     F[modf + 1] += cost
     scr = I[H_SCR]
@@ -451,33 +451,45 @@ def _bcast(I, F, m, now):
 
 @njit(cache=True)
 def _fifo(I, F, m, now):
+    """A FIFO of ``depth`` beats with first-word fall-through: an element arriving at an empty FIFO
+    leaves in the same cycle, so a segment of d beats delays by d cycles as the shift register does."""
     row = _row(I, m)
     depth, w = I[row + M_P], I[row + M_P + 1]
     n, h = I[row + M_S], I[row + M_S + 1]
     base = I[H_LIST]
     c_in, c_out = I[base + I[row + M_IN0]], I[base + I[row + M_OUT0]]
     mem = I[H_MEM] + I[row + M_MEMB]
+    can_in = _avail(I, c_in, now)
+    can_out = _room(I, c_out, now)
+    if n == 0:
+        if not can_in:
+            return STARVED
+        if can_out:  # fall through
+            scr = I[H_SCR]
+            _pop(I, F, c_in, now, scr)
+            _push(I, F, c_out, now, scr)
+            return BUSY
+        _pop(I, F, c_in, now, mem + h * w)
+        I[row + M_S] = 1
+        return BUSY
     fired = False
-    if n > 0 and _room(I, c_out, now):
+    if can_out:
         _push(I, F, c_out, now, mem + h * w)
         h += 1
         if h == depth:
             h = 0
         n -= 1
         fired = True
-    if n < depth and _avail(I, c_in, now):  # a slot freed this cycle is reusable (SRL FIFO)
+    if n < depth and can_in:  # a slot freed this cycle is reusable (SRL FIFO)
         slot = h + n
         if slot >= depth:
             slot -= depth
         _pop(I, F, c_in, now, mem + slot * w)
         n += 1
         fired = True
-    was_empty = I[row + M_S] == 0
     I[row + M_S] = n
     I[row + M_S + 1] = h
-    if fired:
-        return BUSY
-    return STARVED if was_empty else BLOCKED
+    return BUSY if fired else BLOCKED
 
 
 @njit(cache=True)
@@ -517,8 +529,8 @@ def _tap(I, F, m, now):
         return BLOCKED if blocked else STARVED
     if (c_next >= 0 and not _room(I, c_next, now)) or (emit and not outs_room):
         return BLOCKED
-    if not emit and want < 0 and c_next < 0:
-        return BLOCKED if blocked else IDLE  # the last tap keeps its element until its placeholders are out
+    if not emit and want < recv <= v - 1 + s:
+        return BLOCKED if blocked else IDLE  # the PEs still need this element: keep it until they do
     _pop(I, F, c_in, now, scr)
     if c_next >= 0:
         _push(I, F, c_next, now, scr)
@@ -678,12 +690,16 @@ def _pe_fire(I, F, m, now):
 
 @njit(cache=True)
 def _pe(I, F, m, now):
-    """Retire, and if this PE leads its group (SODA's k PEs of a stage fire together), fire the group."""
+    """A PE group (SODA's k PEs of a stage; one PE elsewhere) works as one: its leader retires every
+    lane's oldest result, then fires all lanes together when all can; other lanes report what the
+    leader did for them."""
     row = _row(I, m)
-    act = _pe_retire(I, F, m, now)
     if I[row + M_GROUP] == m:
-        why = IDLE
         lists = I[H_LIST]
+        for g in range(I[row + M_GRP0], I[row + M_GRP1]):
+            q = I[lists + g]
+            I[_row(I, q) + M_S + 3] = _pe_retire(I, F, q, now)
+        why = IDLE
         for g in range(I[row + M_GRP0], I[row + M_GRP1]):
             r = _pe_ready(I, I[lists + g], now)
             if r != IDLE:
@@ -696,6 +712,7 @@ def _pe(I, F, m, now):
                 I[_row(I, q) + M_FIRE] = BUSY
             else:
                 I[_row(I, q) + M_FIRE] = why
+    act = I[row + M_S + 3]
     f = I[row + M_FIRE]
     if f == BUSY or act == BUSY:
         return BUSY
@@ -734,14 +751,10 @@ def run(I, F, trace, trace_from, now0, limit):
             k = I[row + M_KIND]
             if k == K_READER:
                 act = _reader(I, F, m, now)
-                if act == BLOCKED and I[row + M_P + 3] >= 0:
-                    waiting = True  # bandwidth credit accrues with time
             elif k == K_WRITER:
                 act = _writer(I, F, m, now)
                 if act != FINISHED:
                     done = False
-                if act == BLOCKED:
-                    waiting = True
             elif k == K_BCAST:
                 act = _bcast(I, F, m, now)
             elif k == K_FIFO:
@@ -755,6 +768,9 @@ def run(I, F, trace, trace_from, now0, limit):
                 n_pipe = I[row + M_S + 1]
                 if n_pipe > 0 and I[I[H_PIPE] + I[row + M_E + 7] + I[row + M_S + 2]] > now:
                     waiting = True  # a result in flight matures with time
+            if act == WAIT_BW:
+                waiting = True  # bandwidth credit accrues with time
+                act = BLOCKED
             if act == BUSY:
                 I[row + M_BUSY] += 1
                 firings += 1

@@ -1,0 +1,238 @@
+"""``stencilmap explore``: a thin click command over ``stencilmap.explore``.
+
+``stencilmap.cli`` registers it on its group (``main.add_command(explore_cmd)``). Like ``model_cli`` it
+reuses ``stencilmap.cli``'s ``user_errors`` and ``parse_shape``, imported when the command runs (a top-level
+import would be circular once ``cli`` imports this module). The progress bar goes to stderr, so that
+``--json`` output on stdout stays one JSON object.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stencilmap.explore import ExploreConfig, ExploreResult, explore
+from stencilmap.explore.plot import write_space_plot
+from stencilmap.explore.space import ARCHS
+
+F = TypeVar("F", bound=Callable[..., Any])
+COLUMNS = (
+    "#",
+    "arch",
+    "P",
+    "q",
+    "tile",
+    "time",
+    "Gpoints/s",
+    "cycles/launch",
+    "bound by",
+    "binding",
+    "use %",
+)
+
+
+def user_errors(fn: F) -> F:
+    """``stencilmap.cli.user_errors`` (a StencilmapError: one line on stderr, exit status 2), applied when
+    the command runs."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from stencilmap.cli import user_errors as one_line_errors
+
+        return one_line_errors(fn)(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_shape(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    """``stencilmap.cli.parse_shape``: ``--shape 64,128`` as a tuple of positive sizes."""
+    from stencilmap.cli import parse_shape as parse
+
+    return parse(ctx, param, value)
+
+
+def _seconds(t: float) -> str:
+    if t >= 1:
+        return f"{t:.4g} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.4g} ms"
+    return f"{t * 1e6:.4g} µs"
+
+
+def _dims(shape: tuple[int, ...] | list[int] | None) -> str:
+    return "-" if shape is None else "×".join(str(n) for n in shape)
+
+
+class _Bar:
+    """One Rich task per phase (evaluating, bounding, simulating) on stderr."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, TaskID] = {}
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if what not in self.tasks:
+            self.tasks[what] = self.progress.add_task(what, total=max(1, total))
+        self.progress.update(self.tasks[what], completed=done, total=max(1, total))
+
+
+def run_explore(config: ExploreConfig, err: Console) -> ExploreResult:
+    """``explore`` with a progress bar on ``err`` (hidden when it is not a terminal)."""
+    columns = (TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
+        return explore(config, _Bar(progress))
+
+
+def print_explore(result: ExploreResult, console: Console) -> None:
+    s = result.space
+    console.print(
+        f"[bold]{s.program.name}[/bold] ({_dims(s.shape)}, {s.iterations} time step(s)) on "
+        f"[bold]{s.device.name}[/bold] at {s.clock_mhz:g} MHz: {', '.join(s.archs)}; "
+        f"P ∈ {{{', '.join(str(p) for p in s.lanes)}}}, q ≤ {s.q_max}, {len(s.tiles)} SODA tiling(s)"
+    )
+    table = Table(title=f"best {len(result.top)} configurations", title_justify="left")
+    for col in COLUMNS:
+        table.add_column(col, justify="left" if col in ("arch", "tile", "bound by", "binding") else "right")
+    for n, c in enumerate(result.top, start=1):
+        table.add_row(
+            str(n),
+            c.arch,
+            str(c.lanes),
+            str(c.iterate),
+            _dims(c.tile),
+            _seconds(c.predicted_seconds),
+            f"{c.throughput(s):.4g}",
+            f"{c.cycles_per_launch:,.0f}",
+            c.scenario,
+            c.binding,
+            f"{100 * dict(c.utilization)[c.binding]:.1f}",
+        )
+    console.print(table)
+    console.print(
+        f"{result.points_evaluated:,} candidate points evaluated in {result.seconds:.2f} s "
+        f"({result.points_per_second:,.0f} points/s): resources checked for {result.points_checked:,}, "
+        f"{result.points_pruned:,} pruned by the bound, {result.points_feasible:,} fit; "
+        f"{result.designs_built} designs built"
+    )
+    w = result.winner
+    if w is not None:
+        where = f"{_dims(w.shape)}" + (f" (scaled from {_dims(s.shape)})" if w.scaled else "")
+        line = (
+            f"winner simulated on {where} at {w.bytes_per_cycle_per_bank:.4g} B/cycle per bank: "
+            f"model {w.predicted_cycles:,.0f} cycles, simulator {w.simulated_cycles:,} ({w.status})"
+        )
+        if w.prediction_error is not None:
+            line += f": prediction error [bold]{100 * w.prediction_error:+.2f}%[/bold]"
+        console.print(line)
+        if w.note:
+            console.print(f"note: {w.note}")
+    for note in result.notes:
+        console.print(f"note: {note}")
+
+
+@click.command("explore")
+@click.argument("program", type=click.Path(path_type=Path))
+@click.option("--device", required=True, metavar="NAME", help="An FPGA of the catalog (stencilmap devices).")
+@click.option(
+    "--arch",
+    "archs",
+    type=click.Choice(ARCHS),
+    multiple=True,
+    help="Builders to search  [default: all the device models].",
+)
+@click.option(
+    "--iterations",
+    type=int,
+    metavar="T",
+    help="The application's time steps  [default: the program's iterate].",
+)
+@click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
+@click.option("--clock-mhz", type=float, metavar="F", help="Design clock  [default: the device's].")
+@click.option("--top", type=click.IntRange(1), default=10, show_default=True, help="Configurations to list.")
+@click.option(
+    "--max-iterate",
+    type=click.IntRange(1),
+    default=1024,
+    show_default=True,
+    metavar="Q",
+    help="Largest q searched.",
+)
+@click.option(
+    "--tiles-per-axis",
+    type=click.IntRange(1),
+    default=24,
+    show_default=True,
+    metavar="N",
+    help="SODA tile sizes per inner axis.",
+)
+@click.option("--exhaustive", is_flag=True, help="Check the resources of every point (no bound pruning).")
+@click.option("--simulate/--no-simulate", default=True, show_default=True, help="Simulate the winner.")
+@click.option(
+    "--sim-points",
+    type=click.IntRange(1024),
+    default=1 << 17,
+    show_default=True,
+    metavar="N",
+    help="Scale the simulated grid down to about N points.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@click.option(
+    "--plot", type=click.Path(path_type=Path), metavar="FILE", help="Draw the design space (.png or .svg)."
+)
+@user_errors
+def explore_cmd(
+    program: Path,
+    device: str,
+    archs: tuple[str, ...],
+    iterations: int | None,
+    shape: tuple[int, ...] | None,
+    clock_mhz: float | None,
+    top: int,
+    max_iterate: int,
+    tiles_per_axis: int,
+    exhaustive: bool,
+    simulate: bool,
+    sim_points: int,
+    as_json: bool,
+    plot: Path | None,
+) -> None:
+    """Search unroll/lanes P, iterate q and SODA tile sizes of PROGRAM on an FPGA, under its resources;
+    list the best configurations and simulate the winner (scaled down when the grid is large).
+
+    \b
+    Examples:
+      stencilmap explore examples/jacobi2d.soda --device ku060 --iterations 1000 --shape 4096,4096
+      stencilmap explore examples/heat3d.json --device stratix10 --json --plot space.png
+    """  # fmt: skip
+    config = ExploreConfig(
+        program=program,
+        device=device,
+        archs=archs or None,
+        iterations=iterations,
+        shape=shape,
+        clock_mhz=clock_mhz,
+        top=top,
+        max_iterate=max_iterate,
+        tiles_per_axis=tiles_per_axis,
+        exhaustive=exhaustive,
+        simulate=simulate,
+        sim_points=sim_points,
+    )
+    result = run_explore(config, Console(stderr=True))
+    if plot is not None:
+        write_space_plot(plot, result)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        console = Console()
+        print_explore(result, console)
+        if plot is not None:
+            console.print(f"plot written to {plot}")

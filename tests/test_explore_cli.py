@@ -1,0 +1,64 @@
+"""``stencilmap explore``: the table, ``--json`` keys, ``--plot``, and errors as one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from stencilmap.explore_cli import explore_cmd
+from tests.conftest import EXAMPLE_FILES, EXAMPLES
+
+runner = CliRunner()
+SMALL = [str(EXAMPLES / "jacobi2d.soda"), "--device", "ku060", "--shape", "256,1024", "--iterations", "64"]
+
+
+def test_json_keys() -> None:
+    result = runner.invoke(explore_cmd, [*SMALL, "--json", "--top", "3", "--max-iterate", "64"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout)
+    assert r["points_evaluated"] == r["space_size"] > 0
+    assert r["points_checked"] + r["points_pruned"] == r["points_evaluated"]
+    best = r["best"]
+    for key in ("arch", "unroll", "vector", "iterate", "tile", "predicted_seconds", "prediction_error"):
+        assert key in best
+    assert best["simulation"]["status"] == "done"
+    assert abs(best["prediction_error"]) < 0.05
+    assert len(r["top"]) == 3 and r["top"][0]["predicted_seconds"] == best["predicted_seconds"]
+    assert [t["predicted_seconds"] for t in r["top"]] == sorted(t["predicted_seconds"] for t in r["top"])
+
+
+def test_table_and_plot(tmp_path: Path) -> None:
+    plot = tmp_path / "space.png"
+    result = runner.invoke(explore_cmd, [*SMALL, "--no-simulate", "--arch", "pcm", "--plot", str(plot)])
+    assert result.exit_code == 0, result.output
+    assert "best 10 configurations" in result.output and "pruned by the bound" in result.output
+    assert "winner simulated" not in result.output and f"plot written to {plot}" in result.output
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_no_simulation_gives_no_error() -> None:
+    result = runner.invoke(explore_cmd, [*SMALL, "--no-simulate", "--json", "--arch", "stencilflow"])
+    r = json.loads(result.stdout)
+    assert r["best"]["arch"] == "stencilflow" and r["best"]["prediction_error"] is None
+    assert r["best"]["vector"] == r["best"]["lanes"] and r["best"]["unroll"] is None
+
+
+def test_errors_are_one_line() -> None:
+    result = runner.invoke(explore_cmd, [str(EXAMPLES / "jacobi2d.soda"), "--device", "v100"])
+    assert result.exit_code == 2 and "explore needs an FPGA" in result.output
+    result = runner.invoke(explore_cmd, [*SMALL, "--plot", "space.pdf", "--no-simulate"])
+    assert result.exit_code == 2 and ".png or .svg" in result.output
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=[p.name for p in EXAMPLE_FILES])
+def test_every_example(path: Path) -> None:
+    """``explore`` works on every bundled program (their own shapes and time steps)."""
+    result = runner.invoke(
+        explore_cmd, [str(path), "--device", "ku060", "--no-simulate", "--json", "--top", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout)
+    assert r["points_evaluated"] == r["space_size"] > 0 and r["best"]["fits"]
