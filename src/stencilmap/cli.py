@@ -174,7 +174,9 @@ def analyze_cmd(
 
 from stencilmap.explore_cli import explore_cmd  # noqa: E402
 from stencilmap.model_cli import devices_cmd, estimate_cmd, roofline_cmd  # noqa: E402
+from stencilmap.sim_cli import simulate_cmd  # noqa: E402
 
+main.add_command(simulate_cmd)
 main.add_command(explore_cmd)
 main.add_command(devices_cmd)
 main.add_command(estimate_cmd)

@@ -85,7 +85,7 @@ def _checked(name: str, dtype: str, shape: tuple[int, ...], arr: Array) -> Array
         raise StencilmapError(f"has shape {list(arr.shape)}, expected {list(shape)}", where)
     if str(arr.dtype) != dtype:
         raise StencilmapError(f"has dtype {arr.dtype}, expected {dtype}", where)
-    return np.ascontiguousarray(arr)
+    return np.array(arr, order="C", copy=True)  # keeps 0-d arrays 0-d (ascontiguousarray would not)
 
 
 def _generate(field: Input | Param, shape: tuple[int, ...], seed: int) -> Array:

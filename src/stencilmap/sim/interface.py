@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import networkx as nx
@@ -78,6 +78,7 @@ class SimResult:
     deadlock: Deadlock | None = None
     trace: Array | None = field(default=None, repr=False)
     output_points: int = 0
+    occupancy: Array | None = field(default=None, repr=False)  # [cycles, channels]: beats at cycle end
 
     @property
     def cycles_per_output(self) -> float:
@@ -85,8 +86,10 @@ class SimResult:
         return self.cycles / per
 
 
-def _run(packed: Packed, start: int, limit: int, trace: Array, trace_from: int) -> tuple[int, int, int]:
-    status, now, firings = K.run(packed.I, packed.F, trace, trace_from, start, limit)
+def _run(
+    packed: Packed, start: int, limit: int, trace: Array, occupancy: Array, trace_from: int
+) -> tuple[int, int, int]:
+    status, now, firings = K.run(packed.I, packed.F, trace, occupancy, trace_from, start, limit)
     return int(status), int(now), int(firings)
 
 
@@ -106,17 +109,21 @@ def simulate(
     packed = pack(model)
     n_mod = len(model.module_names)
     trace = np.zeros((max(0, config.trace_cycles), n_mod), np.int8)
+    occupancy = np.zeros((max(0, config.trace_cycles), len(design.channels)), np.int64)
     expected = _expected_cycles(model)
     limit = config.max_cycles if config.max_cycles is not None else max(10 * expected + 100_000, 1)
     now, firings, status = 0, 0, K.RUNNING
     while status == K.RUNNING and now < limit:
         chunk = min(config.chunk_cycles, limit - now)
-        status, now, fired = _run(packed, now, chunk, trace, 0)
+        status, now, fired = _run(packed, now, chunk, trace, occupancy, 0)
         firings += fired
         if progress is not None:
             progress(now, expected)
     seconds = time.perf_counter() - start_time
-    return _result(packed, status, now, firings, seconds, trace if trace.size else None)
+    result = _result(packed, status, now, firings, seconds, trace if trace.size else None)
+    if config.trace_cycles > 0:
+        result = replace(result, occupancy=occupancy[: min(now, config.trace_cycles)])
+    return result
 
 
 def _expected_cycles(model: SimModel) -> int:

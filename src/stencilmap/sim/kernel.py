@@ -498,39 +498,40 @@ def _tap(I, F, m, now):
     (``next``) and sends to the PEs, at PE firing n, element n + s of the lane (s = (x − r)/k;
     placeholders outside the tile)."""
     row = _row(I, m)
-    s, v, c_next, tiles = I[row + M_P], I[row + M_P + 1], I[row + M_P + 3], I[row + M_P + 4]
+    s, v, c_next = I[row + M_P], I[row + M_P + 1], I[row + M_P + 3]
     recv, sent = I[row + M_S], I[row + M_S + 1]
     if recv >= v and sent >= v:
-        if I[row + M_S + 2] + 1 >= tiles:
+        if I[row + M_S + 2] + 1 >= I[row + M_P + 4]:
             return FINISHED
         I[row + M_S + 2] += 1
         recv, sent = 0, 0
         I[row + M_S] = 0
         I[row + M_S + 1] = 0
-    want = sent + s
-    outs_room = _outs_room(I, m, now)
+    want = sent + s  # the lane element the PEs take next from this tap
     scr = I[H_SCR]
     blocked = False
     if sent < v and (want < 0 or (want >= v and recv >= v)):
-        if not outs_room:
-            blocked = True
-        else:
+        # a placeholder (before the lane's first element or after its last) needs no input
+        if _outs_room(I, m, now):
             F[scr] = 0.0
             _push_all(I, F, m, now, scr)
             I[row + M_S + 1] = sent + 1
             return BUSY
+        blocked = True
     if recv >= v:
         return BLOCKED if blocked else STARVED
     emit = sent < v and want == recv
     if emit and blocked:
         return BLOCKED
+    if not emit and want < recv <= v - 1 + s:
+        return BLOCKED if blocked else IDLE  # the PEs still need this element: keep it until they do
     c_in = I[I[H_LIST] + I[row + M_IN0]]
     if not _avail(I, c_in, now):
         return BLOCKED if blocked else STARVED
-    if (c_next >= 0 and not _room(I, c_next, now)) or (emit and not outs_room):
+    if c_next >= 0 and not _room(I, c_next, now):
         return BLOCKED
-    if not emit and want < recv <= v - 1 + s:
-        return BLOCKED if blocked else IDLE  # the PEs still need this element: keep it until they do
+    if emit and not _outs_room(I, m, now):
+        return BLOCKED
     _pop(I, F, c_in, now, scr)
     if c_next >= 0:
         _push(I, F, c_next, now, scr)
@@ -725,10 +726,12 @@ def _pe(I, F, m, now):
 
 
 @njit(cache=True)
-def run(I, F, trace, trace_from, now0, limit):
+def run(I, F, trace, occupancy, trace_from, now0, limit):
     """Advance the design from cycle ``now0`` for at most ``limit`` cycles.
 
-    Returns (status, cycle reached, module firings); status is RUNNING, DONE or DEADLOCK.
+    ``trace`` / ``occupancy`` record each module's activity and each channel's beats at the end of the
+    cycles from ``trace_from`` on (as many rows as they have). Returns (status, cycle reached, module
+    firings); status is RUNNING, DONE or DEADLOCK.
     """
     n_mod = I[H_NMOD]
     n_bank = I[H_NBANK]
@@ -783,6 +786,10 @@ def run(I, F, trace, trace_from, now0, limit):
             if t >= 0 and t < trace_len:
                 trace[t, m] = act
         # phase 3: commit is implicit (push/pop stamps); the cycle ends
+        t = now - trace_from
+        if t >= 0 and t < trace_len:
+            for c in range(I[H_NCH]):
+                occupancy[t, c] = I[I[H_CH] + c * CCOLS + C_COUNT]
         now += 1
         if done:
             return DONE, now, firings

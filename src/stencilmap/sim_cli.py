@@ -1,0 +1,474 @@
+"""``stencilmap simulate``: a thin click command over ``stencilmap.simulate``, and how its report looks (Rich
+tables for people, one JSON object for ``--json``).
+
+Exit status: 0 when the simulation finished and its outputs match the reference; 1 when it did not (a
+mismatch, a deadlock, or the cycle limit) — a result, reported in full on stdout; 2 for bad input (one
+line on stderr, as every stencilmap command).
+
+``stencilmap.cli`` registers the command on its group (``main.add_command``). It reuses ``stencilmap.cli``'s
+``user_errors``, ``parse_shape`` and ``parse_inputs``, imported when the command runs: importing them at the
+top would be circular once ``cli`` imports this module, whichever of the two is imported first.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stencilmap.sim.validate import OutputCheck
+from stencilmap.simulate import SimulateConfig, SimulateReport, lanes_of, simulate
+
+F = TypeVar("F", bound=Callable[..., Any])
+ARCHS = ["soda", "stencilflow", "pcm"]
+#: Rows of the stall and channel tables in the text report (``--json`` has them all).
+TOP_MODULES = 10
+TOP_CHANNELS = 5
+
+
+def user_errors(fn: F) -> F:
+    """``stencilmap.cli.user_errors`` (a StencilmapError: one line on stderr, exit status 2), applied when
+    the command runs."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from stencilmap.cli import user_errors as one_line_errors
+
+        return one_line_errors(fn)(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_shape(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    """``stencilmap.cli.parse_shape``: ``--shape 64,128`` as a tuple of positive sizes."""
+    from stencilmap.cli import parse_shape as parse
+
+    return parse(ctx, param, value)
+
+
+def parse_inputs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> dict[str, Path]:
+    """``stencilmap.cli.parse_inputs``: ``--input NAME=FILE.npy`` pairs."""
+    from stencilmap.cli import parse_inputs as parse
+
+    return parse(ctx, param, value)
+
+
+# --------------------------------------------------------------------------------------------- JSON
+
+
+def _num(x: float) -> float | str:
+    """A JSON number, or "nan" / "inf" / "-inf" (JSON has no non-finite numbers)."""
+    return x if math.isfinite(x) else str(x)
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _check_json(c: OutputCheck) -> dict[str, Any]:
+    m = c.first_mismatch
+    return {
+        "dtype": c.dtype,
+        "points": c.points,
+        "tolerance": {"rtol": c.tolerance.rtol, "atol": c.tolerance.atol},
+        "bit_exact": c.bit_exact,
+        "max_abs_error": _finite(c.max_abs_error),
+        "max_rel_error": _finite(c.max_rel_error),
+        "mismatches": c.mismatches,
+        "first_mismatch": None
+        if m is None
+        else {"index": list(m.index), "got": _num(m.got), "expected": _num(m.expected)},
+    }
+
+
+def _bandwidth_json(report: SimulateReport) -> dict[str, Any]:
+    b = report.bandwidth
+    return {
+        "unlimited": b.bytes_per_cycle_per_bank is None,
+        "banks": list(b.banks),
+        "clock_mhz": b.clock_mhz,
+        "bytes_per_cycle_per_bank": b.bytes_per_cycle_per_bank,
+        "required_bytes_per_cycle": b.required_bytes_per_cycle,
+        "achieved_bytes_per_cycle": b.achieved_bytes_per_cycle,
+        "available_bytes_per_cycle": b.available_bytes_per_cycle,
+        "required_gbs": b.gbs(b.required_bytes_per_cycle),
+        "achieved_gbs": b.gbs(b.achieved_bytes_per_cycle),
+        "available_gbs": b.gbs(b.available_bytes_per_cycle),
+        "slowdown": b.slowdown,
+        "ports": [
+            {"field": p.field, "direction": p.direction, "bank": p.bank, "bytes": round(p.bytes),
+             "required_bytes_per_cycle": p.required_bytes_per_cycle}
+            for p in b.ports
+        ],
+    }  # fmt: skip
+
+
+def simulate_json(report: SimulateReport) -> dict[str, Any]:
+    """The report as one JSON-ready dict (sorted where order is free; deterministic but for ``seconds``)."""
+    p, r, v, f = report.program, report.result, report.validation, report.facts
+    first = v.first_mismatch
+    dl = r.deadlock
+    return {
+        "program": p.name,
+        "file": p.path,
+        "format": p.format,
+        "arch": report.arch,
+        "shape": list(f.shape),
+        "iterate": p.iterate,
+        "design": {
+            "name": report.design.name,
+            "parameters": {k: list(x) if isinstance(x, tuple) else x for k, x in report.design.parameters},
+            "modules": report.design.kinds(),
+            "channels": len(report.design.channels),
+        },
+        "device": report.device.name if report.device is not None else None,
+        "status": r.status,
+        "cycles": r.cycles,
+        "output_points": r.output_points,
+        "cycles_per_output": r.cycles_per_output,
+        "predicted": {
+            "lanes": lanes_of(report.design),
+            "points": f.points,
+            "latency_cycles": f.latency_cycles,
+            "runtime_cycles": f.runtime_cycles,
+            "bandwidth_slowdown": report.bandwidth.slowdown,
+            "cycles": report.predicted_cycles,
+        },
+        "valid": v.valid,
+        "bit_exact": v.bit_exact,
+        "max_abs_error": _finite(v.max_abs_error),
+        "first_mismatch": None
+        if first is None
+        else {"output": first[0], "index": list(first[1].index), "got": _num(first[1].got),
+              "expected": _num(first[1].expected)},
+        "validation": {c.name: _check_json(c) for c in v.outputs},
+        "offchip_bytes_read": {k: round(x) for k, x in sorted(r.bytes_read.items())},
+        "offchip_bytes_written": {k: round(x) for k, x in sorted(r.bytes_written.items())},
+        "bandwidth": _bandwidth_json(report),
+        "stalls": {m.name: {"kind": m.kind, "busy": m.busy, "starved": m.starved, "blocked": m.blocked}
+                   for m in r.modules},
+        "channel_peaks": {c: {"peak": pk, "depth": d} for c, (pk, d) in r.channel_peaks.items()},
+        "deadlock": None
+        if dl is None
+        else {
+            "cycle": dl.cycle,
+            "waiting": [{"module": w.module, "reason": w.reason, "channel": w.channel, "on": w.on}
+                        for w in dl.waiting],
+            "cycle_of_waits": list(dl.cycle_of_waits),
+        },
+        "firings": r.firings,
+        "outputs": {k: str(x) for k, x in report.outputs.items()},
+        "trace": str(report.trace) if report.trace is not None else None,
+        "seconds": round(r.seconds, 6),
+        "warnings": list(p.warnings),
+    }  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------- text
+
+
+def _dims(shape: tuple[object, ...]) -> str:
+    return "×".join(str(n) for n in shape) or "scalar"
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.4g} {unit}"
+    return f"{n:.0f} B"
+
+
+def _rate(report: SimulateReport, bytes_per_cycle: float | None) -> str:
+    if bytes_per_cycle is None:
+        return "unlimited"
+    gbs = report.bandwidth.gbs(bytes_per_cycle)
+    return f"{bytes_per_cycle:.4g} B/cycle" + (f" ({gbs:.4g} GB/s)" if gbs is not None else "")
+
+
+def _verdict(report: SimulateReport) -> str:
+    v, r = report.validation, report.result
+    points = sum(c.points for c in v.outputs)
+    if v.valid:
+        how = "bit-exact" if v.bit_exact else f"within tolerance (max abs error {v.max_abs_error:.3g})"
+        return f"[green]valid[/green]: {how} on {points:,} defined points"
+    if r.status != "done":
+        why = f"the simulation did not finish ({r.status})"
+    else:
+        bad = sum(c.mismatches for c in v.outputs)
+        why = f"{bad:,} of {points:,} defined points beyond tolerance"
+    first = v.first_mismatch
+    if first is not None:
+        name, m = first
+        check = next(c for c in v.outputs if c.name == name)
+        index = ", ".join(map(str, m.index))
+        why += f"; first: {name}[{index}] = {m.got!r}, expected {m.expected!r} ({check.tolerance.describe()})"
+    return f"[red]INVALID[/red]: {why}"
+
+
+def _summary(report: SimulateReport) -> Table:
+    r, f, b = report.result, report.facts, report.bandwidth
+    lanes = lanes_of(report.design)
+    predicted = f"{f.runtime_cycles:,} (L = {f.latency_cycles:,}, N = {f.points:,}, k·W = {lanes})"
+    if b.slowdown > 1:
+        predicted += f"; ×{b.slowdown:.3g} bandwidth-bound (OpenCL eq. 6): {report.predicted_cycles:,}"
+    rows = [
+        ("status", r.status),
+        ("cycles", f"[bold]{r.cycles:,}[/bold]"),
+        ("cycles per output point", f"{r.cycles_per_output:.4g} ({r.output_points:,} points)"),
+        ("predicted C = L + N/(k·W)", predicted),
+        ("validation", _verdict(report)),
+        ("module firings / wall time", f"{r.firings:,} / {r.seconds:.3f} s"),
+    ]
+    table = Table(title="simulation", title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("value")
+    for what, value in rows:
+        table.add_row(what, value)
+    return table
+
+
+def _stall_table(report: SimulateReport) -> Table:
+    mods = sorted(report.result.modules, key=lambda m: (-(m.starved + m.blocked), m.name))
+    shown = mods[:TOP_MODULES]
+    title = f"stalls (top {len(shown)} of {len(mods)} modules by starved + blocked cycles)"
+    table = Table(title=title, title_justify="left")
+    for col in ("module", "kind", "busy", "starved", "blocked", "busy %"):
+        table.add_column(col, justify="left" if col in ("module", "kind") else "right")
+    cycles = max(1, report.result.cycles)
+    for m in shown:
+        table.add_row(
+            m.name, m.kind, f"{m.busy:,}", f"{m.starved:,}", f"{m.blocked:,}", f"{100 * m.busy / cycles:.1f}"
+        )
+    return table
+
+
+def _channel_table(report: SimulateReport) -> Table:
+    peaks = sorted(
+        report.result.channel_peaks.items(), key=lambda kv: (-kv[1][0] / max(1, kv[1][1]), -kv[1][0], kv[0])
+    )
+    shown = peaks[:TOP_CHANNELS]
+    table = Table(title=f"channel peaks (top {len(shown)} of {len(peaks)} by fill)", title_justify="left")
+    for col in ("channel", "peak", "depth"):
+        table.add_column(col, justify="left" if col == "channel" else "right")
+    for name, (peak, depth) in shown:
+        table.add_row(name, str(peak), str(depth))
+    return table
+
+
+def _bandwidth_table(report: SimulateReport) -> Table:
+    b = report.bandwidth
+    if b.bytes_per_cycle_per_bank is None:
+        title = "off-chip traffic (memory unlimited: no --device)"
+    else:
+        assert report.device is not None
+        title = f"off-chip traffic ({report.device.name}: {b.bytes_per_cycle_per_bank:.4g} B/cycle per bank at {b.clock_mhz:g} MHz)"
+    table = Table(title=title, title_justify="left")
+    for col in ("field", "direction", "bank", "bytes", "full rate"):
+        table.add_column(col, justify="left" if col in ("field", "direction") else "right")
+    for p in b.ports:
+        table.add_row(
+            p.field, p.direction, str(p.bank), _bytes(p.bytes), _rate(report, p.required_bytes_per_cycle)
+        )
+    table.add_section()
+    table.add_row("achieved", "", "", _bytes(b.total_bytes), _rate(report, b.achieved_bytes_per_cycle))
+    table.add_row("required B_req", "", "", "", _rate(report, b.required_bytes_per_cycle))
+    table.add_row(
+        f"available ({len(b.banks)} bank(s))", "", "", "", _rate(report, b.available_bytes_per_cycle)
+    )
+    return table
+
+
+def _deadlock_lines(report: SimulateReport) -> list[str]:
+    dl = report.result.deadlock
+    if dl is None:
+        return []
+    lines = [f"[red bold]deadlock[/red bold] at cycle {dl.cycle:,}: {len(dl.waiting)} module(s) waiting"]
+    for w in dl.waiting:
+        lines.append(f"  {w.module} waits on {w.on} ({w.reason}: {w.channel})")
+    if dl.cycle_of_waits:
+        lines.append("wait-for cycle: " + " → ".join(dl.cycle_of_waits))
+    return lines
+
+
+def _design_params(report: SimulateReport) -> str:
+    """The design's parameters that say what was built (k, q, W, P_cell, d, delay buffers, tiling)."""
+    p = dict(report.design.parameters)
+    shown = [
+        f"{k}={v}"
+        for k, v in report.design.parameters
+        if k in ("k", "q", "W", "P_cell", "d", "delay_buffers")
+    ]
+    tiles = p.get("tiles_total", 1)
+    if isinstance(tiles, int) and tiles > 1:
+        stream = p.get("stream_shape", ())
+        shown.append(f"{tiles} tiles of {_dims(stream if isinstance(stream, tuple) else ())}")
+    return ", ".join(shown)
+
+
+def print_simulation(report: SimulateReport, console: Console) -> None:
+    p = report.program
+    params = _design_params(report)
+    iterate = f", iterate {p.iterate}" if p.iterate > 1 else ""
+    where = (
+        f"on {report.device.name} at {report.device.clock_mhz:g} MHz"
+        if report.device is not None
+        else "memory unlimited (no --device)"
+    )
+    console.print(
+        f"[bold]{p.name}[/bold] ({p.format}, {_dims(report.facts.shape)}{iterate}) as [bold]{report.arch}[/bold]: "
+        f"{params}; {where}"
+    )
+    console.print(_summary(report))
+    console.print(_stall_table(report))
+    console.print(_channel_table(report))
+    console.print(_bandwidth_table(report))
+    for line in _deadlock_lines(report):
+        console.print(line)
+    console.print("outputs written to " + ", ".join(str(x) for x in report.outputs.values()))
+    if report.trace is not None:
+        console.print(f"trace written to {report.trace}")
+
+
+# ----------------------------------------------------------------------------------------- progress
+
+
+class ProgressBar:
+    """A Rich progress bar on stderr that appears only once a run has taken ``after`` seconds (and only on
+    a terminal); ``update`` is the job's ``progress(cycle, total)`` callback."""
+
+    def __init__(self, after: float = 1.0, console: Console | None = None) -> None:
+        self.after = after
+        self.console = console if console is not None else Console(stderr=True)
+        self.start = time.perf_counter()
+        self.bar: Progress | None = None
+        self.task: Any = None
+
+    def update(self, cycle: int, total: int) -> None:
+        if self.bar is None:
+            if time.perf_counter() - self.start < self.after or not self.console.is_terminal:
+                return
+            self.bar = Progress(
+                TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,} / ~{task.total:,.0f} cycles"),
+                TimeElapsedColumn(), console=self.console, transient=True,
+            )  # fmt: skip
+            self.bar.start()
+            self.task = self.bar.add_task("simulate", total=total)
+        self.bar.update(self.task, completed=cycle, total=max(total, cycle))
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+# ---------------------------------------------------------------------------------------------- command
+
+
+@click.command("simulate")
+@click.argument("program", type=click.Path(path_type=Path))
+@click.option(
+    "--arch",
+    type=click.Choice(ARCHS),
+    help="Microarchitecture  [default: soda for .soda, stencilflow for .json].",
+)
+@click.option(
+    "--unroll", type=int, metavar="K", help="PEs per stage k (SODA) / P_cell (PCM)  [default: the program's]."
+)
+@click.option("--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs.")
+@click.option(
+    "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."
+)
+@click.option(
+    "--device",
+    metavar="NAME",
+    help="Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited].",
+)
+@click.option(
+    "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
+    help="Use this .npy array for input NAME (C order).",
+)  # fmt: skip
+@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
+@click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
+@click.option(
+    "--delay-buffers", type=click.Choice(["computed", "min"]), default="computed", show_default=True,
+    help="StencilFlow delay buffers: the computed depths, or depth 1 (to see a deadlock).",
+)  # fmt: skip
+@click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path), metavar="DIR",
+    help="Where to write <output>.npy files  [default: out/<program name>].",
+)  # fmt: skip
+@click.option(
+    "--trace", type=click.Path(path_type=Path), metavar="FILE",
+    help="Write per-module activity per cycle: JSON Lines (.jsonl) or VCD (.vcd).",
+)  # fmt: skip
+@click.option(
+    "--trace-cycles", default=10_000, show_default=True, metavar="N", help="Cycles --trace records."
+)
+@click.option(
+    "--max-cycles",
+    type=int,
+    metavar="N",
+    help="Stop after N cycles  [default: 10× the stream length + 100000].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@user_errors
+def simulate_cmd(
+    program: Path,
+    arch: str | None,
+    unroll: int | None,
+    iterate: int | None,
+    vector: int | None,
+    device: str | None,
+    inputs: dict[str, Path],
+    seed: int,
+    shape: tuple[int, ...] | None,
+    tile: tuple[int, ...] | None,
+    delay_buffers: str,
+    out_dir: Path | None,
+    trace: Path | None,
+    trace_cycles: int,
+    max_cycles: int | None,
+    as_json: bool,
+) -> None:
+    """Simulate PROGRAM's design cycle by cycle and check its outputs against the reference: cycles, the
+    validation verdict, stalls, channel peaks, off-chip traffic and bandwidth; on a deadlock, the modules
+    waiting and the channels they wait on. Outputs are written like `run`'s.
+
+    Exit status: 0 valid; 1 mismatch, deadlock or cycle limit; 2 bad input.
+
+    \b
+    Examples:
+      stencilmap simulate examples/jacobi2d.soda --unroll 4 --device ku060
+      stencilmap simulate examples/dag_listing1.json --delay-buffers min
+      stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
+    """  # fmt: skip
+    config = SimulateConfig(
+        program, arch, unroll, iterate, vector, device, inputs, seed, shape,
+        "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
+    )  # fmt: skip
+    with ProgressBar() as bar:
+        report = simulate(config, bar.update)
+    for w in report.program.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if as_json:
+        click.echo(json.dumps(simulate_json(report), indent=2))
+    else:
+        print_simulation(report, Console())
+    if not report.valid:
+        sys.exit(1)

@@ -1,0 +1,312 @@
+"""The ``simulate`` job: build a design of a program, execute it cycle by cycle, validate it against the
+reference executor, and report cycles, stalls, channel peaks, off-chip traffic and bandwidth.
+
+Steps (one call each in ``simulate``): bind the program and its inputs → build the design → simulate it
+(with the device's bandwidth per bank, if one is named) → run the reference → validate → write the
+outputs and the trace.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from math import ceil, prod
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from stencilmap.analysis import ProgramAnalysis, analyze_program
+from stencilmap.analyze import default_arch
+from stencilmap.backends.reference import run_reference, undefined_value
+from stencilmap.design.common import or_hint, with_iterate
+from stencilmap.design.ir import Design, Module
+from stencilmap.design.registry import BuildConfig, build
+from stencilmap.errors import StencilmapError
+from stencilmap.io import Array, read_npy, write_arrays_atomically
+from stencilmap.model.devices import Device, load_device
+from stencilmap.program import Program, load_program
+from stencilmap.program.data import bind_shape, field_shape, make_inputs
+from stencilmap.sim import SimConfig, SimResult
+from stencilmap.sim import simulate as simulate_design
+from stencilmap.sim.trace import Trace, trace_format, write_trace
+from stencilmap.sim.validate import Validation, validate
+
+#: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
+Progress = Callable[[int, int], None]
+
+#: Which design parameter holds the lanes (points per cycle) of each microarchitecture.
+LANES_PARAMETER = {"soda": "k", "pcm": "P_cell", "stencilflow": "W"}
+
+
+@dataclass(frozen=True, slots=True)
+class SimulateConfig:
+    """Everything ``stencilmap simulate`` was asked to do (None: the program's own hint)."""
+
+    program: Path
+    arch: str | None = None
+    unroll: int | None = None
+    iterate: int | None = None
+    vector: int | None = None
+    device: str | None = None
+    inputs: Mapping[str, Path] = field(default_factory=dict)
+    seed: int = 0
+    shape: tuple[int, ...] | None = None
+    delay_buffers: Literal["computed", "min"] = "computed"
+    tile: tuple[int, ...] | None = None
+    out_dir: Path | None = None
+    trace: Path | None = None
+    trace_cycles: int = 10_000
+    max_cycles: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PortTraffic:
+    """Off-chip traffic of one memory port: the field, its direction and bank, bytes moved, and the bytes
+    per cycle it needs to stream one beat per cycle."""
+
+    field: str
+    direction: Literal["read", "write"]
+    bank: int
+    bytes: float
+    required_bytes_per_cycle: float
+
+
+@dataclass(frozen=True, slots=True)
+class Bandwidth:
+    """Achieved versus available off-chip bandwidth (OpenCL paper eqs. 2, 3 and 6).
+
+    ``bytes_per_cycle_per_bank`` is None without a device: memory is then unlimited.
+    """
+
+    ports: tuple[PortTraffic, ...]
+    cycles: int
+    bytes_per_cycle_per_bank: float | None
+    clock_mhz: float | None
+
+    @property
+    def banks(self) -> tuple[int, ...]:
+        """The DRAM banks the design's memory ports use."""
+        return tuple(sorted({p.bank for p in self.ports}))
+
+    @property
+    def total_bytes(self) -> float:
+        return sum(p.bytes for p in self.ports)
+
+    @property
+    def achieved_bytes_per_cycle(self) -> float:
+        return self.total_bytes / max(1, self.cycles)
+
+    @property
+    def required_bytes_per_cycle(self) -> float:
+        """B_req (OpenCL eq. 2): what every port together moves per cycle at one beat per cycle."""
+        return sum(p.required_bytes_per_cycle for p in self.ports)
+
+    @property
+    def available_bytes_per_cycle(self) -> float | None:
+        """B_prac of the banks used (OpenCL eq. 3): banks × bytes per cycle per bank."""
+        if self.bytes_per_cycle_per_bank is None:
+            return None
+        return len(self.banks) * self.bytes_per_cycle_per_bank
+
+    def bank_required(self, bank: int) -> float:
+        return sum(p.required_bytes_per_cycle for p in self.ports if p.bank == bank)
+
+    @property
+    def slowdown(self) -> float:
+        """B_req / B_prac of the busiest bank, at least 1 (OpenCL eq. 6: scenario 2 runs this much slower)."""
+        if self.bytes_per_cycle_per_bank is None or not self.ports:
+            return 1.0
+        worst = max(self.bank_required(b) for b in self.banks)
+        return max(1.0, worst / self.bytes_per_cycle_per_bank)
+
+    def gbs(self, bytes_per_cycle: float | None) -> float | None:
+        """Bytes per cycle as GB/s at the clock (None without a clock)."""
+        if bytes_per_cycle is None or self.clock_mhz is None:
+            return None
+        return bytes_per_cycle * self.clock_mhz * 1e6 / 1e9
+
+
+@dataclass(frozen=True, slots=True)
+class SimulateReport:
+    """A simulation with its validation, the analytical prediction, traffic, and the files written."""
+
+    program: Program
+    arch: str
+    design: Design
+    device: Device | None
+    result: SimResult
+    validation: Validation
+    facts: ProgramAnalysis
+    bandwidth: Bandwidth
+    outputs: Mapping[str, Path]
+    trace: Path | None
+    seconds: float
+
+    @property
+    def valid(self) -> bool:
+        return self.validation.valid
+
+    @property
+    def predicted_cycles(self) -> int:
+        """C = L + ⌈N / (k·W)⌉ (``analysis.timing``), its streaming part N / (k·W) stretched by the bandwidth
+        slowdown B_req / B_prac when memory is the bound (OpenCL eq. 6)."""
+        return ceil(
+            self.facts.latency_cycles
+            + (self.facts.runtime_cycles - self.facts.latency_cycles) * self.bandwidth.slowdown
+        )
+
+
+def simulate(config: SimulateConfig, progress: Progress | None = None) -> SimulateReport:
+    """Run the whole job; see the module docstring."""
+    start = time.perf_counter()
+    if config.trace is not None:
+        trace_format(config.trace)  # a bad suffix is a usage error: say so before simulating
+    device = load_device(config.device) if config.device is not None else None
+    program, values = bind(config)
+    arch = config.arch or default_arch(program)
+    design = build(arch, program, _build_config(config))
+    facts = prediction(program, design)
+    result = simulate_design(program, design, values, _sim_config(config, device), _scaled(progress, facts))
+    reference = run_reference(program, values)
+    validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
+    out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
+    written = write_arrays_atomically(out_dir, masked_outputs(result, reference.defined))
+    trace = _write_trace(config, design, result)
+    bandwidth = _bandwidth(program, design, result, device)
+    return SimulateReport(
+        program, arch, design, device, result, validation, facts, bandwidth, written, trace,
+        time.perf_counter() - start,
+    )  # fmt: skip
+
+
+def bind(config: SimulateConfig) -> tuple[Program, dict[str, Array]]:
+    """The shape-bound program chained ``iterate`` times, and the values of its inputs and params."""
+    for flag, value in (
+        ("--unroll", config.unroll),
+        ("--vector", config.vector),
+        ("--iterate", config.iterate),
+    ):
+        if value is not None and value < 1:
+            raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
+    if config.trace_cycles < 0:
+        raise StencilmapError(f"--trace-cycles must be ≥ 0, got {config.trace_cycles}")
+    program = load_program(config.program)
+    supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
+    program = bind_shape(program, supplied, config.shape)
+    program = with_iterate(program, or_hint(config.iterate, program.iterate))
+    return program, make_inputs(program, supplied, config.seed)
+
+
+def _build_config(config: SimulateConfig) -> BuildConfig:
+    return BuildConfig(
+        unroll=config.unroll, iterate=config.iterate, vector=config.vector,
+        delay_buffers=config.delay_buffers, device=config.device, tile=config.tile,
+    )  # fmt: skip
+
+
+def lanes_of(design: Design) -> int:
+    """Points the design processes per cycle: SODA's k, PCM's P_cell or StencilFlow's W."""
+    value = dict(design.parameters).get(LANES_PARAMETER.get(design.arch, ""), 1)
+    return int(value) if isinstance(value, int) else 1
+
+
+def prediction(program: Program, design: Design) -> ProgramAnalysis:
+    """The analysis of ``program`` at the design's lanes: L and C = L + ⌈N / (k·W)⌉ for comparison."""
+    lanes = lanes_of(design)
+    if design.arch == "stencilflow":
+        return analyze_program(program, unroll=1, vector=lanes)
+    return analyze_program(program, unroll=lanes, vector=1)
+
+
+def _sim_config(config: SimulateConfig, device: Device | None) -> SimConfig:
+    return SimConfig(
+        bytes_per_cycle_per_bank=device.bytes_per_cycle_per_bank() if device is not None else None,
+        clock_mhz=device.clock_mhz if device is not None else None,
+        max_cycles=config.max_cycles,
+        trace_cycles=config.trace_cycles if config.trace is not None else 0,
+    )
+
+
+def _scaled(progress: Progress | None, facts: ProgramAnalysis) -> Progress | None:
+    """Report progress against the larger of the simulator's stream length and the predicted cycles."""
+    if progress is None:
+        return None
+    predicted = facts.runtime_cycles
+    report = progress
+
+    def scaled(cycle: int, expected: int) -> None:
+        report(cycle, max(expected, predicted, cycle))
+
+    return scaled
+
+
+def masked_outputs(result: SimResult, defined: Mapping[str, Array]) -> dict[str, Array]:
+    """The simulated outputs with the points the reference leaves undefined set as ``run`` sets them
+    (NaN for floats, 0 for integers) instead of whatever the writer left there."""
+    out: dict[str, Array] = {}
+    for name, mask in defined.items():
+        arr = np.array(result.outputs[name], copy=True)
+        arr[~mask] = undefined_value(arr.dtype)
+        out[name] = arr
+    return out
+
+
+def _write_trace(config: SimulateConfig, design: Design, result: SimResult) -> Path | None:
+    if config.trace is None or result.trace is None:
+        return None
+    recorded = min(result.cycles, int(result.trace.shape[0]))
+    occupancy = result.occupancy
+    trace = Trace(
+        design=design.name,
+        arch=design.arch,
+        modules=tuple(m.name for m in design.modules),
+        activity=result.trace[:recorded],
+        total_cycles=result.cycles,
+        channels=tuple(c.name for c in design.channels) if occupancy is not None else (),
+        occupancy=np.asarray(occupancy)[:recorded] if occupancy is not None else None,
+    )
+    write_trace(config.trace, trace)
+    return config.trace
+
+
+def _bandwidth(program: Program, design: Design, result: SimResult, device: Device | None) -> Bandwidth:
+    ports = []
+    for m in design.modules:
+        if m.kind not in ("reader", "writer"):
+            continue
+        name = str(m.param("field"))
+        moved = (result.bytes_read if m.kind == "reader" else result.bytes_written).get(name, 0.0)
+        direction: Literal["read", "write"] = "read" if m.kind == "reader" else "write"
+        full_rate = _port_bytes(program, m) / _beats(program, design, m)
+        ports.append(PortTraffic(name, direction, _int(m.param("bank"), 0), float(moved), full_rate))
+    return Bandwidth(
+        tuple(ports),
+        result.cycles,
+        device.bytes_per_cycle_per_bank() if device is not None else None,
+        device.clock_mhz if device is not None else None,
+    )
+
+
+def _port_bytes(program: Program, port: Module) -> int:
+    """Bytes a memory port moves in a whole run: its ``points`` (halos re-read when tiled; a lower-
+    dimensional input once) times the field's element size."""
+    name = str(port.param("field"))
+    inp = program.input(name)
+    default = prod(field_shape(program, inp)) if inp is not None else prod(int(n or 0) for n in program.shape)
+    return _int(port.param("points"), default) * np.dtype(program.field_dtype(name)).itemsize
+
+
+def _beats(program: Program, design: Design, port: Module) -> int:
+    """Beats a memory port streams: every tile's points over its lanes (``design.common``: streams are
+    padded to whole beats)."""
+    params = dict(design.parameters)
+    shape = params.get("stream_shape", tuple(int(n or 0) for n in program.shape))
+    points = prod(int(n) for n in shape) if isinstance(shape, tuple) else 1
+    width = max(1, _int(port.param("width"), 1))
+    return max(1, ceil(points / width) * max(1, _int(params.get("tiles_total"), 1)))
+
+
+def _int(value: Any, default: int) -> int:
+    return int(value) if isinstance(value, int) else default

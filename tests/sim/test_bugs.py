@@ -1,0 +1,150 @@
+"""Simulator defects, each as the smallest reproduction found.
+
+Open ones are strict xfails, so a fix shows up as an unexpected pass (then drop the mark, and the matching
+exclusion in ``test_properties``). Fixed ones stay as regression tests.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pytest
+
+from stencilmap.backends.reference import run_reference
+from stencilmap.design.registry import BuildConfig
+from stencilmap.program.data import make_inputs
+from stencilmap.program.expr import Binary, Const, Ref
+from stencilmap.program.ir import Boundary, Input, Program, Stencil
+from stencilmap.program.verify import verify
+from stencilmap.sim import simulate
+from tests.sim.helpers import built, explain, run_design, simulated, soda
+from tests.sim.test_timing import latency
+
+SHRINK = Boundary("shrink")
+
+
+def program_1d(
+    stencils: tuple[Stencil, ...],
+    n: int,
+    dtype: str = "float32",
+    border: Literal["ignore", "preserve"] = "ignore",
+) -> Program:
+    p = Program(
+        name="repro", format="stencilflow", semantics="numpy", shape=(n,), inputs=(Input("in0", dtype, (0,)),),
+        stencils=stencils, outputs=(stencils[-1].name,), iterate=1, border=border,
+    )  # fmt: skip
+    verify(p)
+    return p
+
+
+def test_soda_middle_tap_owing_placeholders_finishes() -> None:
+    """Fixed. Taps −9, −7 and +9 (C order) on an 8 × 8 grid, k = 1. The middle tap −7 owes the PE 7
+    placeholders before element 0; its output link (depth 2) fills while the PE waits for tap +9, and
+    ``kernel._tap`` used to pop element 0 and forward it along ``next`` without ever sending it to the PE
+    (only the *last* tap was kept from passing elements down while ``want < 0``): deadlock at cycle 35.
+    Every SODA deadlock of the corpus had this shape (denoise3d, erosion, heat3d, jacobi3d, seidel2d, ...)."""
+    program = soda(
+        "kernel: t\ninput float: a(8, *)\noutput float: b(0, 0) = a(-1, -1) + a(1, -1) + a(1, 1)\n", (8, 8)
+    )
+    run = simulated(program, "soda", BuildConfig(unroll=1))
+    assert run.result.status == "done" and run.validation.valid, explain(run)
+
+
+def test_pe_lane_group_sustains_one_beat_per_cycle() -> None:
+    """Fixed. SODA copy with k = 2 (λ = 0, so the PEs hold a beat 1 cycle): L + N/2 = 5 + 256 cycles; it
+    used to take N + 5 = 517. ``kernel._pe``: the group leader checked ``_pe_ready`` of every lane before
+    the other lanes retired this cycle's matured result (they retired when their own ``_pe`` ran, later in
+    module order), so a lane whose pipeline was full blocked the whole group: it fired λ' times in every
+    λ' + 1 cycles (II = 2 at λ' = 1, 1.25 at λ' = 4). SODA and PCM with k ≥ 2."""
+    program, design = built(soda("kernel: c\ninput float: a(32, *)\noutput float: b(0, 0) = a(0, 0)\n", (16, 32)),
+                            "soda", BuildConfig(unroll=2))  # fmt: skip
+    run = run_design(program, design)
+    assert run.validation.valid
+    assert run.result.cycles == latency(design) + 512 // 2
+
+
+@pytest.mark.xfail(strict=True, reason="simulator: border: preserve keeps the input over the whole halo")
+def test_preserve_keeps_only_undefined_points() -> None:
+    """``border: preserve`` with a constant boundary: s0 = in0[-1] + in0[0] + in0[1] on 6 points. Every
+    point is defined (the boundary supplies in0[-1] at 0), so the reference computes all six; the simulator
+    (``model._Builder._preserve``) keeps the input over the accumulated halo box whatever the boundary
+    kinds are: s0[0] = in0[0] instead of 1.5 + in0[0] + in0[1]. Copy boundaries alike."""
+    expr = Binary("+", Binary("+", Ref("in0", (-1,)), Ref("in0", (0,))), Ref("in0", (1,)))
+    stencil = Stencil("s0", "float32", expr, (), (("in0", Boundary("constant", 1.5)),))
+    run = simulated(program_1d((stencil,), 6, border="preserve"), "stencilflow")
+    assert run.validation.valid, explain(run)
+
+
+@pytest.mark.xfail(strict=True, reason="design/sim: a window only behind the point runs ahead of its stream")
+@pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
+def test_backward_only_window_next_to_a_broadcast_sibling(arch: str) -> None:
+    """s0 = in0[i − 1, j] (a window wholly behind the point), s2 = in0 + s0 on a 4 × 16 grid, k = W = 1:
+    deadlock at cycle 15–19 under every builder. The analysis assumes a unit never runs ahead of its input
+    streams (reach r = max(0, f), ``analysis.timing``), so nothing is buffered for f < 0; but the
+    simulator's tap and window buffer emit their |f| = 16 placeholders before they need element 0, so s0
+    runs 16 elements ahead of s2's direct in0 input. The only room for that skew is s0's window storage
+    (StencilFlow ``internal_buffer`` size 0, PCM ``shift_register`` size 2, SODA: one tap, no FIFO) and the
+    links, so in0's broadcast stalls and everything waits. With the centre also read (in0[i − 1, j] +
+    in0[i, j]) the window spans [f, 0], gets |f| + 1 elements, and it runs. The deadlock report misses the
+    culprit: a window buffer waiting on its own capacity waits on no channel, so it is not listed and
+    ``cycle_of_waits`` is empty (StencilFlow, PCM)."""
+    s0 = Stencil("s0", "float32", Ref("in0", (-1, 0)), (), (("in0", SHRINK),))
+    expr = Binary("+", Ref("in0", (0, 0)), Ref("s0", (0, 0)))
+    s2 = Stencil("s2", "float32", expr, (), (("in0", SHRINK), ("s0", SHRINK)))
+    p = Program(
+        name="back", format="soda", semantics="c", shape=(4, 16), inputs=(Input("in0", "float32", (0, 1)),),
+        stencils=(s0, s2), outputs=("s2",),
+    )  # fmt: skip
+    verify(p)
+    run = simulated(p, arch, BuildConfig(unroll=1) if arch != "stencilflow" else BuildConfig(vector=1))
+    assert run.result.status == "done", explain(run)
+
+
+@pytest.mark.xfail(strict=True, reason="simulator: integer products are computed in float64")
+@pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
+def test_integer_products_wrap_exactly(arch: str) -> None:
+    """int32 s0 = in0 * in0 with in0 = 123456789 and 2³¹ − 1: the reference wraps the exact product
+    (-1757895751 and 1); the simulator multiplies in float64, which keeps only 53 bits of the 2⁵⁴-sized
+    product, and wraps that (-1757895752 and 0). The project's semantics say integers wrap (C's signed
+    overflow is undefined); any product beyond 2⁵³ is affected, int64 fields for most products."""
+    expr = Binary("*", Ref("in0", (0,)), Ref("in0", (0,)))
+    p = Program(
+        name="mul", format="soda", semantics="c", shape=(4,), inputs=(Input("in0", "int32", (0,)),),
+        stencils=(Stencil("s0", "int32", expr, (), (("in0", SHRINK),)),), outputs=("s0",),
+    )  # fmt: skip
+    verify(p)
+    program, design = built(p, arch)
+    values = {"in0": np.array([123456789, 3, 2**31 - 1, 46341], np.int32)}
+    result = simulate(program, design, values)
+    expected = run_reference(program, values).outputs["s0"]
+    assert np.array_equal(result.outputs["s0"], expected), (result.outputs["s0"], expected)
+
+
+@pytest.mark.xfail(strict=True, reason="semantics: out-of-range float → int conversion differs")
+def test_out_of_range_float_to_int_conversion() -> None:
+    """C semantics, int32 s0 = in0 * 1e8f: 58e8 does not fit int32. C leaves the conversion undefined;
+    the reference (NumPy on x86) gives INT_MIN, the simulator wraps modulo 2³² (1505032704). The project
+    should state one rule (ARCHITECTURE.md says only "floats truncate toward zero")."""
+    expr = Binary("*", Ref("in0", (0,)), Const(1e8, "float32"))
+    p = Program(
+        name="ovf", format="soda", semantics="c", shape=(4,), inputs=(Input("in0", "int32", (0,)),),
+        stencils=(Stencil("s0", "int32", expr, (), (("in0", SHRINK),)),), outputs=("s0",),
+    )  # fmt: skip
+    verify(p)
+    run = simulated(p, "stencilflow")
+    assert run.validation.valid, explain(run)
+
+
+def test_supplied_scalar_input_keeps_its_shape() -> None:
+    """``make_inputs`` returns ``np.ascontiguousarray(arr)``, which is at least 1-d; the simulator's reader
+    then fails (``zip(inp.axes, arr.shape, strict=True)``). ``stencilmap.simulate.bind`` reshapes every
+    input to its field's shape as a workaround; so do these tests' helpers."""
+    p = Program(
+        name="s", format="stencilflow", semantics="numpy", shape=(4,),
+        inputs=(Input("a", "float32", (0,)), Input("c", "float32", ())),
+        stencils=(Stencil("s0", "float32", Binary("+", Ref("a", (0,)), Ref("c", ())), (), ()),), outputs=("s0",),
+    )  # fmt: skip
+    verify(p)
+    values = make_inputs(p, {"c": np.asarray(2.0, np.float32)})
+    assert values["c"].shape == ()

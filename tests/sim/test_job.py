@@ -1,0 +1,102 @@
+"""The ``simulate`` job: outputs written like ``run``'s, the trace, the prediction, traffic, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stencilmap.errors import StencilmapError
+from stencilmap.run import RunConfig, run
+from stencilmap.simulate import SimulateConfig, lanes_of, simulate
+from tests.conftest import EXAMPLES
+
+JACOBI = EXAMPLES / "jacobi2d.soda"
+HEAT = EXAMPLES / "heat3d.json"
+
+
+def test_outputs_are_written_like_run(tmp_path: Path) -> None:
+    dag = EXAMPLES / "dag_listing1.json"  # shrink boundaries: b4 is undefined on the i-faces
+    report = simulate(SimulateConfig(dag, shape=(4, 8, 8), out_dir=tmp_path / "sim"))
+    reference = run(RunConfig(dag, {}, 0, (4, 8, 8), tmp_path / "run"))
+    assert report.valid and set(report.outputs) == set(reference.outputs) == {"b4"}
+    got, want = np.load(report.outputs["b4"]), np.load(reference.outputs["b4"])
+    assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)  # undefined points: NaN too
+    assert np.isnan(got).any()
+
+
+def test_default_output_folder_is_out_program_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    report = simulate(SimulateConfig(JACOBI, shape=(8, 16)))
+    assert report.outputs["w"] == Path("out") / "jacobi2d" / "w.npy" and report.outputs["w"].is_file()
+
+
+def test_supplied_inputs_are_used(tmp_path: Path) -> None:
+    v = np.full((8, 16), 2.0, np.float32)
+    np.save(tmp_path / "v.npy", v)
+    report = simulate(SimulateConfig(JACOBI, inputs={"v": tmp_path / "v.npy"}, iterate=1, out_dir=tmp_path))
+    w = np.load(report.outputs["w"])
+    assert report.valid and report.program.shape == (8, 16)
+    assert np.allclose(w[1:-1, 1:-1], 2.0)  # the average of five 2.0s
+
+
+def test_prediction_uses_the_design_lanes(tmp_path: Path) -> None:
+    soda = simulate(SimulateConfig(JACOBI, unroll=2, iterate=1, shape=(16, 32), out_dir=tmp_path))
+    flow = simulate(SimulateConfig(HEAT, vector=4, shape=(8, 16, 16), out_dir=tmp_path))
+    assert lanes_of(soda.design) == soda.facts.lanes == 2
+    assert lanes_of(flow.design) == flow.facts.lanes == 4
+    for report in (soda, flow):
+        assert report.facts.runtime_cycles == report.facts.latency_cycles + -(
+            -report.facts.points // report.facts.lanes
+        )
+        assert report.predicted_cycles == report.facts.runtime_cycles  # unlimited memory: no slowdown
+        assert abs(report.result.cycles - report.predicted_cycles) / report.result.cycles < 0.25
+
+
+def test_traffic_per_port(tmp_path: Path) -> None:
+    report = simulate(SimulateConfig(HEAT, vector=2, shape=(4, 8, 8), out_dir=tmp_path))
+    b = report.bandwidth
+    assert [(p.field, p.direction) for p in b.ports] == [("T", "read"), ("T1", "write")]
+    assert [p.bytes for p in b.ports] == [4 * 256, 4 * 256]
+    assert [p.required_bytes_per_cycle for p in b.ports] == [8, 8]  # W = 2 float32 per beat
+    assert b.total_bytes == 2048 and b.achieved_bytes_per_cycle == pytest.approx(2048 / report.result.cycles)
+    assert b.available_bytes_per_cycle is None and b.gbs(1.0) is None
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".vcd"])
+def test_trace_files(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"trace{suffix}"
+    report = simulate(SimulateConfig(JACOBI, shape=(8, 16), trace=path, trace_cycles=50, out_dir=tmp_path))
+    assert report.trace == path and path.is_file()
+    text = path.read_text()
+    if suffix == ".jsonl":
+        lines = text.splitlines()
+        assert json.loads(lines[0])["cycles"] == 50 and len(lines) == 51
+        assert json.loads(lines[0])["total_cycles"] == report.result.cycles
+    else:
+        assert text.startswith("$comment") and "#0\n" in text
+
+
+def test_the_cycle_limit_is_a_result_not_an_error(tmp_path: Path) -> None:
+    report = simulate(SimulateConfig(JACOBI, shape=(16, 32), max_cycles=50, out_dir=tmp_path))
+    assert report.result.status == "limit" and report.result.cycles == 50 and not report.valid
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"unroll": 0}, "--unroll must be ≥ 1"),
+        ({"iterate": 0}, "--iterate must be ≥ 1"),
+        ({"vector": -1}, "--vector must be ≥ 1"),
+        ({"trace": Path("t.txt")}, "must end in .jsonl"),
+        ({"device": "nonesuch"}, "nonesuch"),
+        ({"program": Path("missing.soda")}, "missing.soda"),
+        ({"inputs": {"nope": Path("x.npy")}}, "x.npy"),
+    ],
+)
+def test_bad_input_is_a_stencilmap_error(tmp_path: Path, change: dict[str, object], message: str) -> None:
+    config = {"program": JACOBI, "shape": (8, 16), "out_dir": tmp_path, **change}
+    with pytest.raises(StencilmapError, match=message):
+        simulate(SimulateConfig(**config))  # type: ignore[arg-type]
