@@ -1,8 +1,5 @@
-"""Simulator defects, each as the smallest reproduction found.
-
-Open ones are strict xfails, so a fix shows up as an unexpected pass (then drop the mark, and the matching
-exclusion in ``test_properties``). Fixed ones stay as regression tests.
-"""
+"""Simulator defects found so far, each as the smallest reproduction, kept as regression tests (all fixed;
+a new open one goes here as a strict xfail, so its fix shows up as an unexpected pass)."""
 
 from __future__ import annotations
 
@@ -13,6 +10,7 @@ import pytest
 
 from stencilmap.backends.reference import run_reference
 from stencilmap.design.registry import BuildConfig
+from stencilmap.errors import StencilmapError
 from stencilmap.program.data import make_inputs
 from stencilmap.program.expr import Binary, Const, Ref
 from stencilmap.program.ir import Boundary, Input, Program, Stencil
@@ -64,19 +62,17 @@ def test_pe_lane_group_sustains_one_beat_per_cycle() -> None:
     assert run.result.cycles == latency(design) + 512 // 2
 
 
-@pytest.mark.xfail(strict=True, reason="simulator: border: preserve keeps the input over the whole halo")
-def test_preserve_keeps_only_undefined_points() -> None:
-    """``border: preserve`` with a constant boundary: s0 = in0[-1] + in0[0] + in0[1] on 6 points. Every
-    point is defined (the boundary supplies in0[-1] at 0), so the reference computes all six; the simulator
-    (``model._Builder._preserve``) keeps the input over the accumulated halo box whatever the boundary
-    kinds are: s0[0] = in0[0] instead of 1.5 + in0[0] + in0[1]. Copy boundaries alike."""
+def test_preserve_with_constant_or_copy_boundaries_is_refused() -> None:
+    """``border: preserve`` with a constant boundary: s0 = in0[-1] + in0[0] + in0[1] on 6 points. The
+    simulator keeps the input where the pass's window leaves the grid, a box that is exact for SODA's
+    shrink boundaries only (with constant/copy boundaries an undefined band may lie away from the border),
+    so it refuses such a program with a clear error instead of computing something else."""
     expr = Binary("+", Binary("+", Ref("in0", (-1,)), Ref("in0", (0,))), Ref("in0", (1,)))
     stencil = Stencil("s0", "float32", expr, (), (("in0", Boundary("constant", 1.5)),))
-    run = simulated(program_1d((stencil,), 6, border="preserve"), "stencilflow")
-    assert run.validation.valid, explain(run)
+    with pytest.raises(StencilmapError, match="border: preserve with constant or copy boundaries"):
+        simulated(program_1d((stencil,), 6, border="preserve"), "stencilflow")
 
 
-@pytest.mark.xfail(strict=True, reason="design/sim: a window only behind the point runs ahead of its stream")
 @pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
 def test_backward_only_window_next_to_a_broadcast_sibling(arch: str) -> None:
     """s0 = in0[i − 1, j] (a window wholly behind the point), s2 = in0 + s0 on a 4 × 16 grid, k = W = 1:
@@ -101,7 +97,6 @@ def test_backward_only_window_next_to_a_broadcast_sibling(arch: str) -> None:
     assert run.result.status == "done", explain(run)
 
 
-@pytest.mark.xfail(strict=True, reason="simulator: integer products are computed in float64")
 @pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
 def test_integer_products_wrap_exactly(arch: str) -> None:
     """int32 s0 = in0 * in0 with in0 = 123456789 and 2³¹ − 1: the reference wraps the exact product
@@ -121,7 +116,6 @@ def test_integer_products_wrap_exactly(arch: str) -> None:
     assert np.array_equal(result.outputs["s0"], expected), (result.outputs["s0"], expected)
 
 
-@pytest.mark.xfail(strict=True, reason="semantics: out-of-range float → int conversion differs")
 def test_out_of_range_float_to_int_conversion() -> None:
     """C semantics, int32 s0 = in0 * 1e8f: 58e8 does not fit int32. C leaves the conversion undefined;
     the reference (NumPy on x86) gives INT_MIN, the simulator wraps modulo 2³² (1505032704). The project

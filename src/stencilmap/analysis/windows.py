@@ -47,15 +47,19 @@ def access_sets(stencil: Stencil) -> dict[str, tuple[Offset, ...]]:
     """The access set of every field a stencil reads (temporaries included): distinct offsets, sorted.
 
     A field with a ``copy`` boundary also needs its centre value (it replaces reads outside the grid),
-    so the hardware must deliver offset 0 even when the expression does not read it.
+    so the hardware must deliver offset 0 even when the expression does not read it. A window entirely
+    behind the point in memory order (every offset lexicographically negative, e.g. ``a[i-1, j]`` alone)
+    is extended to the point too: a streaming consumer keeps pace with its stream, so its buffer runs
+    from the oldest element it reads to the one arriving now.
     """
     sets: dict[str, set[Offset]] = {}
     for r in stencil_refs(stencil):
         sets.setdefault(r.field, set()).add(r.offset)
     for name, offs in sets.items():
         rank = len(next(iter(offs)))
-        if rank and stencil.boundary_of(name).kind == "copy":
-            offs.add((0,) * rank)
+        zero = (0,) * rank
+        if rank and (stencil.boundary_of(name).kind == "copy" or max(offs) < zero):
+            offs.add(zero)
     return {name: tuple(sorted(offs)) for name, offs in sorted(sets.items())}
 
 

@@ -30,8 +30,26 @@ def as_type(x: Array, t: str) -> Array:
     with np.errstate(all="ignore"):
         if target == np.bool_:
             return np.not_equal(x, 0)
+        if x.dtype.kind == "f" and target.kind in "iu" and target.itemsize < 8:
+            return _float_to_narrow_int(x, target)
         out: Array = x.astype(target)
         return out
+
+
+def _float_to_narrow_int(x: Array, target: np.dtype[Any]) -> Array:
+    """Float → 8/16/32-bit integer: truncate toward zero, then wrap modulo 2**bits; NaN and ±inf give 0.
+
+    C leaves out-of-range conversions undefined (NumPy's result depends on the CPU); stencilmap defines
+    them as this wrap-around, which every executor implements."""
+    bits = target.itemsize * 8
+    t = np.trunc(x.astype(np.float64))
+    t = np.where(np.isfinite(t), t, 0.0)
+    span = float(2**bits)
+    wrapped = t - span * np.floor(t / span)
+    if target.kind == "i":
+        wrapped = np.where(wrapped >= span / 2, wrapped - span, wrapped)
+    out: Array = wrapped.astype(target)
+    return out
 
 
 def _truthy(x: Array) -> Array:

@@ -164,6 +164,27 @@ def round_to(x, t):
 
 
 @njit(cache=True)
+def int_arith(op, a, b, t):
+    """+ − × of integer type code t, exact: computed in int64 (wrapping as C's unsigned arithmetic does)
+    and wrapped to t's width in integer arithmetic, so products beyond 2**53 stay exact."""
+    ia, ib = np.int64(a), np.int64(b)
+    if op == 0:
+        r = ia + ib
+    elif op == 1:
+        r = ia - ib
+    else:
+        r = ia * ib
+    if t == 7 or t == 11:
+        return float(r)
+    bits = 8 if (t == 4 or t == 8) else (16 if (t == 5 or t == 9) else 32)
+    mask = (np.int64(1) << bits) - 1
+    r = r & mask
+    if t <= 7 and r >= (np.int64(1) << (bits - 1)):
+        r -= np.int64(1) << bits
+    return float(r)
+
+
+@njit(cache=True)
 def binary(op, a, b, integer):
     if op == 0:
         return a + b
@@ -332,7 +353,10 @@ def evaluate(I, F, c0, c1, k0, vals):
             F[temps + arg] = F[sp]
         elif op == 4:
             sp -= 1
-            F[sp - 1] = round_to(binary(arg, F[sp - 1], F[sp], t >= 3), t)
+            if t >= 4 and arg <= 2:
+                F[sp - 1] = int_arith(arg, F[sp - 1], F[sp], t)
+            else:
+                F[sp - 1] = round_to(binary(arg, F[sp - 1], F[sp], t >= 3), t)
         elif op == 5:
             x = F[sp - 1]
             if arg == 0:

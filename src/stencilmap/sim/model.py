@@ -338,6 +338,11 @@ class _Builder:
         from stencilmap.analysis.dag import node_name
         from stencilmap.analysis.halos import accumulated_halos
 
+        if any(b.kind != "shrink" for s in p.stencils for _, b in s.boundary):
+            raise StencilmapError(
+                "simulating border: preserve with constant or copy boundaries is not supported "
+                "(the kept region is exact for shrink boundaries, SODA's only kind)"
+            )
         paired = p.inputs[p.outputs.index(stencil)]
         centre = port_name(paired.name, (0,) * len(paired.axes))
         if centre not in ports:
