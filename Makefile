@@ -14,8 +14,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The main job on a bundled example: the reference run, then the SODA design built from it, simulated
+# cycle by cycle on the KU060's memory bandwidth and checked against the reference.
 demo: install
 	$(BIN)/stencilmap run examples/jacobi2d.soda
+	$(BIN)/stencilmap simulate examples/jacobi2d.soda --device ku060
 
 lint: install
 	$(BIN)/ruff check src tests

@@ -8,22 +8,19 @@ import would be circular once ``cli`` imports this module). The progress bar goe
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from stencilmap.cli_common import parse_shape, user_errors
 from stencilmap.explore import ExploreConfig, ExploreResult, explore
 from stencilmap.explore.plot import write_space_plot
 from stencilmap.explore.space import ARCHS
 
-F = TypeVar("F", bound=Callable[..., Any])
 COLUMNS = (
     "#",
     "arch",
@@ -37,26 +34,6 @@ COLUMNS = (
     "binding",
     "use %",
 )
-
-
-def user_errors(fn: F) -> F:
-    """``stencilmap.cli.user_errors`` (a StencilmapError: one line on stderr, exit status 2), applied when
-    the command runs."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from stencilmap.cli import user_errors as one_line_errors
-
-        return one_line_errors(fn)(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def parse_shape(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
-    """``stencilmap.cli.parse_shape``: ``--shape 64,128`` as a tuple of positive sizes."""
-    from stencilmap.cli import parse_shape as parse
-
-    return parse(ctx, param, value)
 
 
 def _seconds(t: float) -> str:

@@ -8,43 +8,21 @@ top would be circular once ``cli`` imports this module, whichever of the two is 
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from stencilmap.cli_common import parse_shape, user_errors
 from stencilmap.model.devices import device_names, load_device
 from stencilmap.model.estimate import estimate
 from stencilmap.model.report import EstimateConfig, EstimateReport
 from stencilmap.model.roofline import RooflineConfig, RooflineReport, roofline
 
 ARCHS = ["soda", "stencilflow", "pcm", "cgra", "emax", "roofline"]
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def user_errors(fn: F) -> F:
-    """``stencilmap.cli.user_errors`` (a StencilmapError: one line on stderr, exit status 2), applied when
-    the command runs."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from stencilmap.cli import user_errors as one_line_errors
-
-        return one_line_errors(fn)(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def parse_shape(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
-    """``stencilmap.cli.parse_shape``: ``--shape 64,128`` as a tuple of positive sizes."""
-    from stencilmap.cli import parse_shape as parse
-
-    return parse(ctx, param, value)
 
 
 def _dims(shape: tuple[object, ...] | list[int]) -> str:

@@ -12,59 +12,27 @@ top would be circular once ``cli`` imports this module, whichever of the two is 
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
 from stencilmap.sim.validate import OutputCheck
 from stencilmap.simulate import SimulateConfig, SimulateReport, lanes_of, simulate
 
-F = TypeVar("F", bound=Callable[..., Any])
 ARCHS = ["soda", "stencilflow", "pcm"]
 #: Rows of the stall and channel tables in the text report (``--json`` has them all).
 TOP_MODULES = 10
 TOP_CHANNELS = 5
-
-
-def user_errors(fn: F) -> F:
-    """``stencilmap.cli.user_errors`` (a StencilmapError: one line on stderr, exit status 2), applied when
-    the command runs."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from stencilmap.cli import user_errors as one_line_errors
-
-        return one_line_errors(fn)(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def parse_shape(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
-    """``stencilmap.cli.parse_shape``: ``--shape 64,128`` as a tuple of positive sizes."""
-    from stencilmap.cli import parse_shape as parse
-
-    return parse(ctx, param, value)
-
-
-def parse_inputs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> dict[str, Path]:
-    """``stencilmap.cli.parse_inputs``: ``--input NAME=FILE.npy`` pairs."""
-    from stencilmap.cli import parse_inputs as parse
-
-    return parse(ctx, param, value)
-
-
-# --------------------------------------------------------------------------------------------- JSON
 
 
 def _num(x: float) -> float | str:

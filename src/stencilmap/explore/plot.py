@@ -8,19 +8,16 @@ other point is both faster and smaller) is a staircase, the winner a star. Writt
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 import numpy as np
 import numpy.typing as npt
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from stencilmap.errors import StencilmapError
 from stencilmap.explore.report import ExploreResult
-from stencilmap.model.plot import FORMATS, write_bytes_atomically
+from stencilmap.model.plot import save_figure
 
 Array = npt.NDArray[Any]
 #: the utilization axis ends here (%): points far over the limits would squeeze the feasible ones
@@ -29,15 +26,7 @@ X_MAX = 150
 
 def write_space_plot(path: Path, result: ExploreResult) -> None:
     """Draw ``result``'s design space into ``path`` (``.png`` or ``.svg``)."""
-    fmt = FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise StencilmapError("the plot must be a .png or .svg file", str(path))
-    with matplotlib.rc_context({"svg.hashsalt": "stencilmap", "svg.fonttype": "path"}):
-        figure = space_figure(result)
-        buffer = io.BytesIO()
-        metadata = {"Date": None} if fmt == "svg" else {"Software": "stencilmap"}
-        figure.savefig(buffer, format=fmt, dpi=120, metadata=metadata)
-    write_bytes_atomically(path, buffer.getvalue())
+    save_figure(path, lambda: space_figure(result))
 
 
 def pareto_front(util: Array, seconds: Array) -> tuple[Array, Array]:

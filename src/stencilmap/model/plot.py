@@ -10,6 +10,7 @@ import contextlib
 import io
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,17 +26,23 @@ if TYPE_CHECKING:
 FORMATS = {".png": "png", ".svg": "svg"}
 
 
-def write_roofline_plot(path: Path, report: RooflineReport) -> None:
-    """Draw ``report`` into ``path`` (``.png`` or ``.svg``) through a temporary file and a rename."""
+def save_figure(path: Path, draw: Callable[[], Figure]) -> None:
+    """Draw a figure and write it to ``path`` (``.png`` or ``.svg``, reproducible: no date, fixed SVG ids)
+    through a temporary file and a rename."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise StencilmapError("the plot must be a .png or .svg file", str(path))
     with matplotlib.rc_context({"svg.hashsalt": "stencilmap", "svg.fonttype": "path"}):
-        figure = roofline_figure(report)
+        figure = draw()
         buffer = io.BytesIO()
         metadata = {"Date": None} if fmt == "svg" else {"Software": "stencilmap"}
         figure.savefig(buffer, format=fmt, dpi=120, metadata=metadata)
     write_bytes_atomically(path, buffer.getvalue())
+
+
+def write_roofline_plot(path: Path, report: RooflineReport) -> None:
+    """Draw ``report`` into ``path`` (``.png`` or ``.svg``)."""
+    save_figure(path, lambda: roofline_figure(report))
 
 
 def roofline_figure(report: RooflineReport) -> Figure:
