@@ -11,13 +11,11 @@ The simulator counts two cycles more than the model's C (``model.timing``); at t
 
 Known gaps, each a marked parameter:
 
-* ``ARBITRATION``: four bandwidth-bound configurations with many memory ports on one bank
-  (``dag_listing1``: 4 ports, ``fdtd2d``: 10, all on bank 0 since JSON names no bank): SODA with
-  1 lane on dag_listing1 (−8.1%), SODA with 4 lanes on both and the PCM with 4 lanes on fdtd2d (−2.3 to
-  −2.5%). The simulator's fixed-priority bank credit lets the readers run ahead until the skew buffers
-  fill, then the writers drain alone at one beat per cycle each and bank bandwidth goes unused; the
-  model's fill/steady/drain phases do not see that oscillation. ``test_multi_port_banks_within_12_percent``
-  bounds the gap instead.
+* ``ARBITRATION``: three bandwidth-bound configurations of ``fdtd2d`` (10 memory ports, all on bank 0
+  since JSON names no bank: PCM with 1 and 4 lanes, SODA with 4) run 2.2–2.7% slower in the simulator than
+  predicted: its banks serve waiting writers first and readers in a fixed order, and with ten ports the
+  readers' turns leave a little bandwidth unused, which the model's fill/steady/drain phases do not see.
+  ``test_multi_port_banks_within_3_percent`` bounds the gap instead.
 """
 
 from __future__ import annotations
@@ -52,11 +50,9 @@ SHAPES = {
 #: (example, arch, lanes, bandwidth-bound) that deadlock in the simulator (a simulator defect)
 #: bandwidth-bound (example, arch, lanes) with many ports on one bank beyond 2% (see the module docstring)
 ARBITRATION = {
-    ("dag_listing1.json", "soda", 1),
-    ("dag_listing1.json", "soda", 4),
-    ("fdtd2d.json", "soda", 4),
+    ("fdtd2d.json", "pcm", 1),
     ("fdtd2d.json", "pcm", 4),
-    ("fdtd2d.json", "stencilflow", 2),
+    ("fdtd2d.json", "soda", 4),
 }
 #: bandwidth-bound: every bank delivers this fraction of what its ports ask per beat
 FRACTION = 0.5
@@ -112,10 +108,10 @@ def test_bandwidth_bound_cycles_within_2_percent(name: str, arch: str, lanes: in
 
 
 @pytest.mark.parametrize(("name", "arch", "lanes"), sorted(ARBITRATION))
-def test_multi_port_banks_within_12_percent(name: str, arch: str, lanes: int) -> None:
-    """The documented gap (module docstring): many ports on one bank lose bandwidth to arbitration."""
+def test_multi_port_banks_within_3_percent(name: str, arch: str, lanes: int) -> None:
+    """The documented gap (module docstring): ten ports on one bank lose a little bandwidth to arbitration."""
     err = relative_error(case(name, arch, lanes), bandwidth_bound=True)
-    assert -0.12 <= err <= 0.02
+    assert -0.03 <= err <= 0.02
 
 
 def test_tiled_soda_within_2_percent() -> None:

@@ -37,6 +37,9 @@ M_R = 29  # 8 more (PE border preserve)
 M_S = 37  # 4 state words
 MCOLS = 41
 
+# bank table columns (F): credit, rate per cycle, credit cap, bytes reserved for writers, writers' claims
+BWCOLS = 5
+
 # channel table columns
 C_CAP, C_WIDTH, C_COUNT, C_HEAD, C_BASE, C_PUSH, C_POP, C_PEAK = range(8)
 CCOLS = 8
@@ -409,8 +412,8 @@ def _reader(I, F, m, now):
     modf = I[H_MODF] + 2 * m
     cost = F[modf] * beat
     if bank >= 0:
-        bw = I[H_BW] + 3 * bank
-        if F[bw] < cost:
+        bw = I[H_BW] + BWCOLS * bank
+        if F[bw] - cost < F[bw + 3]:  # writers refused last cycle go first: leave them their bytes
             return WAIT_BW
         F[bw] -= cost
     F[modf + 1] += cost
@@ -440,8 +443,9 @@ def _writer(I, F, m, now):
     modf = I[H_MODF] + 2 * m
     cost = F[modf] * stored
     if bank >= 0:
-        bw = I[H_BW] + 3 * bank
+        bw = I[H_BW] + BWCOLS * bank
         if F[bw] < cost:
+            F[bw + 4] += cost  # claim this cycle's credit ahead of the readers next cycle
             return WAIT_BW
         F[bw] -= cost
     F[modf + 1] += cost
@@ -767,8 +771,10 @@ def run(I, F, trace, occupancy, trace_from, now0, limit):
     while now < end:
         # phase 1: refill — bandwidth credit of every bank
         for b in range(n_bank):
-            bw = I[H_BW] + 3 * b
+            bw = I[H_BW] + BWCOLS * b
             F[bw] = min(F[bw] + F[bw + 1], F[bw + 2])
+            F[bw + 3] = F[bw + 4]  # bytes writers were refused last cycle: reserved for them now
+            F[bw + 4] = 0.0
         progress = False
         waiting = False
         done = True

@@ -67,7 +67,7 @@ def pack(model: SimModel) -> Packed:
     I = np.zeros(int(bases[-1]), np.int64)
 
     fparts = [a["store"], a["mem"], a["scratch"], a["stack"], a["temps"], a["streams"], a["output"], a["consts"],
-              a["pval"], np.zeros(2 * n_mod), np.zeros(3 * len(a["rate"]))]  # fmt: skip
+              a["pval"], np.zeros(2 * n_mod), np.zeros(K.BWCOLS * len(a["rate"]))]  # fmt: skip
     fbases = np.concatenate([[0], np.cumsum([len(p) for p in fparts])]).astype(np.int64)
     F = np.concatenate([np.asarray(p, np.float64) for p in fparts])
     store_b, mem_b, scr_b, stack_b, temps_b, stream_b, out_b, const_b, pval_b, modf_b, bw_b = (
@@ -117,7 +117,7 @@ def pack(model: SimModel) -> Packed:
     I[pinfo_b : pinfo_b + len(pinfo)] = pinfo
 
     F[modf_b : modf_b + 2 * n_mod : 2] = a["fp"][:, 0]
-    bw = F[bw_b : bw_b + 3 * len(a["rate"])].reshape(-1, 3)
+    bw = F[bw_b : bw_b + K.BWCOLS * len(a["rate"])].reshape(-1, K.BWCOLS)
     bw[:, 0] = a["credit"]
     bw[:, 1] = a["rate"]
     bw[:, 2] = a["credit_cap"]
