@@ -20,8 +20,11 @@ def main() -> None:
     """stencilmap: stencil programs (SODA .soda, StencilFlow .json) onto spatial dataflow hardware.
 
     \b
-    Example:
+    Examples:
       stencilmap run examples/jacobi2d.soda
+      stencilmap analyze examples/dag_listing1.json --dot dag.dot
+      stencilmap simulate examples/jacobi2d.soda --device ku060
+      stencilmap explore examples/jacobi2d.soda --device ku060 --shape 4096,4096
     """
 
 
