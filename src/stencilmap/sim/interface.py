@@ -19,7 +19,8 @@ import numpy.typing as npt
 
 from stencilmap.design.ir import Design
 from stencilmap.program.ir import Program
-from stencilmap.sim import kernel as K
+from stencilmap.sim import memory as K
+from stencilmap.sim.kernel import run
 from stencilmap.sim.layout import Packed, pack
 from stencilmap.sim.model import SimModel, lower
 
@@ -89,7 +90,7 @@ class SimResult:
 def _run(
     packed: Packed, start: int, limit: int, trace: Array, occupancy: Array, trace_from: int
 ) -> tuple[int, int, int]:
-    status, now, firings = K.run(packed.I, packed.F, trace, occupancy, trace_from, start, limit)
+    status, now, firings = run(packed.I, packed.F, trace, occupancy, trace_from, start, limit)
     return int(status), int(now), int(firings)
 
 

@@ -15,399 +15,83 @@ Each cycle runs in named phases:
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 from numba import njit
 
-# ---------------------------------------------------------------------------------------------- layout
-# header slots of I
-H_NMOD, H_NCH, H_MOD, H_CH, H_LIST, H_PIPE, H_DEST, H_CODE, H_PINFO, H_NBANK = range(10)
-H_STORE, H_MEM, H_SCR, H_STACK, H_TEMPS, H_STREAM, H_OUT, H_CONST, H_PVAL, H_MODF, H_BW, H_OUTX = range(
-    10, 22
+from stencilmap.sim.arith import evaluate
+from stencilmap.sim.memory import (
+    BLOCKED,
+    BUSY,
+    BWCOLS,
+    C_COUNT,
+    C_WIDTH,
+    CCOLS,
+    DEADLOCK,
+    DONE,
+    FINISHED,
+    H_BW,
+    H_CH,
+    H_DEST,
+    H_LIST,
+    H_MEM,
+    H_MODF,
+    H_NBANK,
+    H_NCH,
+    H_NMOD,
+    H_OUT,
+    H_OUTX,
+    H_PINFO,
+    H_PIPE,
+    H_PVAL,
+    H_SCR,
+    H_STREAM,
+    IDLE,
+    K_BCAST,
+    K_FIFO,
+    K_READER,
+    K_TAP,
+    K_WINDOW,
+    K_WRITER,
+    M_BLOCKED,
+    M_BUSY,
+    M_E,
+    M_FIRE,
+    M_GROUP,
+    M_GRP0,
+    M_GRP1,
+    M_IN0,
+    M_IN1,
+    M_KIND,
+    M_MEMB,
+    M_OUT0,
+    M_OUT1,
+    M_P,
+    M_R,
+    M_S,
+    M_STARVED,
+    RUNNING,
+    STARVED,
+    WAIT_BW,
+    avail,
+    crow,
+    ins_avail,
+    mrow,
+    outs_room,
+    pop,
+    push,
+    push_all,
+    room,
 )
-HEADER = 32
-
-# module table columns
-M_KIND, M_IN0, M_IN1, M_OUT0, M_OUT1, M_MEMB, M_GROUP, M_GRP0, M_GRP1, M_FIRE = range(10)
-M_BUSY, M_STARVED, M_BLOCKED = 10, 11, 12
-M_P = 13  # 8 kind parameters
-M_E = 21  # 8 more (PE stream geometry)
-M_R = 29  # 8 more (PE border preserve)
-M_S = 37  # 4 state words
-MCOLS = 41
-
-# bank table columns (F): credit, rate per cycle, credit cap, bytes reserved for writers, writers' claims
-BWCOLS = 5
-
-# channel table columns
-C_CAP, C_WIDTH, C_COUNT, C_HEAD, C_BASE, C_PUSH, C_POP, C_PEAK = range(8)
-CCOLS = 8
-
-# module kinds
-K_READER, K_WRITER, K_BCAST, K_FIFO, K_TAP, K_WINDOW, K_PE = range(7)
-# status
-RUNNING, DONE, DEADLOCK = 0, 1, 2
-# activity (trace codes); WAIT_BW: a memory port waiting for bandwidth credit (counted as blocked)
-IDLE, BUSY, STARVED, BLOCKED, FINISHED, WAIT_BW = 0, 1, 2, 3, 4, 5
-
-
-@njit(cache=True, inline="always")
-def _row(I, m):
-    return I[H_MOD] + m * MCOLS
-
-
-@njit(cache=True, inline="always")
-def _ch(I, c):
-    return I[H_CH] + c * CCOLS
-
-
-@njit(cache=True, inline="always")
-def _avail(I, c, now):
-    r = I[H_CH] + c * CCOLS
-    n = I[r + C_COUNT]
-    if I[r + C_PUSH] == now:
-        n -= 1
-    return n > 0
-
-
-@njit(cache=True, inline="always")
-def _room(I, c, now):
-    r = I[H_CH] + c * CCOLS
-    n = I[r + C_COUNT]
-    if I[r + C_POP] == now:
-        n += 1
-    return n < I[r + C_CAP]
-
-
-@njit(cache=True, inline="always")
-def _push(I, F, c, now, src):
-    """Push one beat (``width`` values from F[src:]) into channel c."""
-    r = I[H_CH] + c * CCOLS
-    cap, w, n = I[r + C_CAP], I[r + C_WIDTH], I[r + C_COUNT]
-    slot = I[r + C_HEAD] + n
-    if slot >= cap:
-        slot -= cap
-    at = I[r + C_BASE] + slot * w
-    for i in range(w):
-        F[at + i] = F[src + i]
-    n += 1
-    I[r + C_COUNT] = n
-    I[r + C_PUSH] = now
-    if n > I[r + C_PEAK]:
-        I[r + C_PEAK] = n
-
-
-@njit(cache=True, inline="always")
-def _pop(I, F, c, now, dst):
-    """Pop one beat of channel c into F[dst:]; returns its width."""
-    r = I[H_CH] + c * CCOLS
-    cap, w, h = I[r + C_CAP], I[r + C_WIDTH], I[r + C_HEAD]
-    at = I[r + C_BASE] + h * w
-    for i in range(w):
-        F[dst + i] = F[at + i]
-    h += 1
-    I[r + C_HEAD] = 0 if h == cap else h
-    I[r + C_COUNT] -= 1
-    I[r + C_POP] = now
-    return w
-
-
-@njit(cache=True, inline="always")
-def _outs_room(I, m, now):
-    row = _row(I, m)
-    base = I[H_LIST]
-    for i in range(I[row + M_OUT0], I[row + M_OUT1]):
-        if not _room(I, I[base + i], now):
-            return False
-    return True
-
-
-@njit(cache=True, inline="always")
-def _ins_avail(I, m, now):
-    row = _row(I, m)
-    base = I[H_LIST]
-    for i in range(I[row + M_IN0], I[row + M_IN1]):
-        if not _avail(I, I[base + i], now):
-            return False
-    return True
-
-
-@njit(cache=True, inline="always")
-def _push_all(I, F, m, now, src):
-    row = _row(I, m)
-    base = I[H_LIST]
-    for i in range(I[row + M_OUT0], I[row + M_OUT1]):
-        _push(I, F, I[base + i], now, src)
-
-
-# ------------------------------------------------------------------------------------------ arithmetic
-
-
-@njit(cache=True)
-def round_to(x, t):
-    """Round a value to type code t (see ``bytecode.TYPE_CODES``): float32 rounding, integer wrap."""
-    if t == 0:
-        return x
-    if t == 1 or t == 2:
-        return float(np.float32(x))
-    if t == 3:
-        return 1.0 if x != 0.0 else 0.0
-    if math.isnan(x) or math.isinf(x):
-        return 0.0
-    v = float(math.trunc(x))
-    if t == 7 or t == 11:
-        return v  # 64-bit: exact up to 2**53 (documented)
-    bits = 8 if (t == 4 or t == 8) else (16 if (t == 5 or t == 9) else 32)
-    span = 2.0**bits
-    v = v - span * math.floor(v / span)
-    if t <= 7 and v >= span / 2:
-        v -= span
-    return v
-
-
-@njit(cache=True)
-def int_arith(op, a, b, t):
-    """+ − × of integer type code t, exact: computed in int64 (wrapping as C's unsigned arithmetic does)
-    and wrapped to t's width in integer arithmetic, so products beyond 2**53 stay exact."""
-    ia, ib = np.int64(a), np.int64(b)
-    if op == 0:
-        r = ia + ib
-    elif op == 1:
-        r = ia - ib
-    else:
-        r = ia * ib
-    if t == 7 or t == 11:
-        return float(r)
-    bits = 8 if (t == 4 or t == 8) else (16 if (t == 5 or t == 9) else 32)
-    mask = (np.int64(1) << bits) - 1
-    r = r & mask
-    if t <= 7 and r >= (np.int64(1) << (bits - 1)):
-        r -= np.int64(1) << bits
-    return float(r)
-
-
-@njit(cache=True)
-def binary(op, a, b, integer):
-    if op == 0:
-        return a + b
-    if op == 1:
-        return a - b
-    if op == 2:
-        return a * b
-    if op == 3:
-        if b == 0.0:
-            if a == 0.0 or math.isnan(a):
-                return math.nan
-            return math.copysign(math.inf, a) * math.copysign(1.0, b)
-        return a / b
-    if op == 4:  # C integer division: truncation toward zero, x / 0 = 0
-        if b == 0.0:
-            return 0.0
-        return float(math.trunc(a / b))
-    if op == 5:  # C %: sign of the dividend, x % 0 = 0
-        if b == 0.0:
-            return 0.0
-        return np.fmod(a, b)
-    if op == 6:  # floor division
-        if b == 0.0:
-            if integer:
-                return 0.0
-            return math.nan if a == 0.0 else math.copysign(math.inf, a) * math.copysign(1.0, b)
-        return math.floor(a / b)
-    if op == 7:  # Python %: sign of the divisor
-        if b == 0.0:
-            return 0.0 if integer else math.nan
-        r = np.fmod(a, b)
-        if r != 0.0 and (r < 0.0) != (b < 0.0):
-            r += b
-        return r
-    if op == 8:
-        return a**b
-    if op == 9:
-        return 1.0 if a == b else 0.0
-    if op == 10:
-        return 1.0 if a != b else 0.0
-    if op == 11:
-        return 1.0 if a < b else 0.0
-    if op == 12:
-        return 1.0 if a <= b else 0.0
-    if op == 13:
-        return 1.0 if a > b else 0.0
-    if op == 14:
-        return 1.0 if a >= b else 0.0
-    if op == 15:
-        return 1.0 if (a != 0.0 and b != 0.0) else 0.0
-    if op == 16:
-        return 1.0 if (a != 0.0 or b != 0.0) else 0.0
-    ia, ib = np.int64(a), np.int64(b)
-    if op == 17:
-        return float(ia & ib)
-    if op == 18:
-        return float(ia | ib)
-    return float(ia ^ ib)
-
-
-@njit(cache=True)
-def call1(f, x):
-    if f == 0:
-        return math.sqrt(x) if x >= 0 else math.nan
-    if f == 1:
-        return math.copysign(abs(x) ** (1.0 / 3.0), x)
-    if f == 2:
-        return math.exp(x)
-    if f == 3:
-        return 2.0**x
-    if f == 4:
-        return math.expm1(x)
-    if f in (5, 6, 7):
-        if x < 0:
-            return math.nan
-        if x == 0:
-            return -math.inf
-        return math.log(x) if f == 5 else (math.log2(x) if f == 6 else math.log10(x))
-    if f == 8:
-        return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
-    if f == 9:
-        return math.sin(x)
-    if f == 10:
-        return math.cos(x)
-    if f == 11:
-        return math.tan(x)
-    if f == 12:
-        return math.asin(x) if abs(x) <= 1 else math.nan
-    if f == 13:
-        return math.acos(x) if abs(x) <= 1 else math.nan
-    if f == 14:
-        return math.atan(x)
-    if f == 15:
-        return math.sinh(x)
-    if f == 16:
-        return math.cosh(x)
-    if f == 17:
-        return math.tanh(x)
-    if f == 18:
-        return math.asinh(x)
-    if f == 19:
-        return math.acosh(x) if x >= 1 else math.nan
-    if f == 20:
-        return math.atanh(x) if abs(x) < 1 else (math.copysign(math.inf, x) if abs(x) == 1 else math.nan)
-    if f == 21:
-        return abs(x)
-    if f == 22:
-        return math.floor(x)
-    if f == 23:
-        return math.ceil(x)
-    if f == 24:
-        return float(math.trunc(x))
-    if f == 25 or f == 29:  # rint / round half to even
-        r = math.floor(x + 0.5)
-        if r - x == 0.5 and r % 2.0 != 0.0:
-            r -= 1.0
-        return r
-    if f == 26:
-        return math.erf(x)
-    if f == 27:
-        return math.erfc(x)
-    return math.copysign(math.floor(abs(x) + 0.5), x)  # 28: C round, half away from zero
-
-
-@njit(cache=True)
-def call2(f, a, b):
-    if f == 100:
-        return a**b
-    if f == 101:
-        return math.atan2(a, b)
-    if f == 102:
-        return math.hypot(a, b)
-    if f == 103:
-        return np.fmod(a, b) if b != 0.0 else math.nan
-    if f == 104:
-        return b if math.isnan(a) else (a if math.isnan(b) else min(a, b))
-    if f == 105:
-        return b if math.isnan(a) else (a if math.isnan(b) else max(a, b))
-    if f == 106:
-        return math.copysign(a, b)
-    return max(a - b, 0.0)
-
-
-@njit(cache=True)
-def evaluate(I, F, c0, c1, k0, vals):
-    """Run bytecode instructions [c0, c1) with port values at F[vals:]; returns the stencil's value."""
-    code = I[H_CODE]
-    stack = I[H_STACK]
-    temps = I[H_TEMPS]
-    consts = I[H_CONST] + k0
-    sp = stack
-    for i in range(c0, c1):
-        at = code + 3 * i
-        op, arg, t = I[at], I[at + 1], I[at + 2]
-        if op == 0:
-            F[sp] = F[vals + arg]
-            sp += 1
-        elif op == 1:
-            F[sp] = F[consts + arg]
-            sp += 1
-        elif op == 2:
-            F[sp] = F[temps + arg]
-            sp += 1
-        elif op == 3:
-            sp -= 1
-            F[temps + arg] = F[sp]
-        elif op == 4:
-            sp -= 1
-            if t >= 4 and arg <= 2:
-                F[sp - 1] = int_arith(arg, F[sp - 1], F[sp], t)
-            else:
-                F[sp - 1] = round_to(binary(arg, F[sp - 1], F[sp], t >= 3), t)
-        elif op == 5:
-            x = F[sp - 1]
-            if arg == 0:
-                x = -x
-            elif arg == 1:
-                x = 1.0 if x == 0.0 else 0.0
-            else:
-                x = float(~np.int64(x))
-            F[sp - 1] = round_to(x, t)
-        elif op == 6:
-            if arg >= 108000:  # n-ary min / max
-                n = arg % 1000
-                is_max = arg // 1000 == 109
-                acc = F[sp - n]
-                for j in range(sp - n + 1, sp):
-                    v = F[j]
-                    if math.isnan(acc) or math.isnan(v):
-                        acc = math.nan
-                    elif (v > acc) if is_max else (v < acc):
-                        acc = v
-                sp -= n - 1
-                F[sp - 1] = round_to(acc, t)
-            elif arg == 200:
-                sp -= 2
-                F[sp - 1] = round_to(F[sp - 1] * F[sp] + F[sp + 1], t)
-            elif arg >= 100:
-                sp -= 1
-                F[sp - 1] = round_to(call2(arg, F[sp - 1], F[sp]), t)
-            else:
-                F[sp - 1] = round_to(call1(arg, F[sp - 1]), t)
-        elif op == 7:
-            sp -= 2
-            F[sp - 1] = F[sp] if F[sp - 1] != 0.0 else F[sp + 1]
-        else:
-            F[sp - 1] = round_to(F[sp - 1], t)
-    return F[stack]
-
 
 # --------------------------------------------------------------------------------------------- modules
 
 
 @njit(cache=True)
 def _reader(I, F, m, now):
-    row = _row(I, m)
+    row = mrow(I, m)
     pos, total, beat, bank = I[row + M_S], I[row + M_P + 1], I[row + M_P + 2], I[row + M_P + 3]
     if pos >= total:
         return FINISHED
-    if not _outs_room(I, m, now):
+    if not outs_room(I, m, now):
         return BLOCKED
     modf = I[H_MODF] + 2 * m
     cost = F[modf] * beat
@@ -421,19 +105,19 @@ def _reader(I, F, m, now):
     base = I[H_LIST]
     for i in range(I[row + M_OUT0], I[row + M_OUT1]):
         c = I[base + i]
-        _push(I, F, c, now, src)
-        src += I[_ch(I, c) + C_WIDTH]
+        push(I, F, c, now, src)
+        src += I[crow(I, c) + C_WIDTH]
     I[row + M_S] = pos + beat
     return BUSY
 
 
 @njit(cache=True)
 def _writer(I, F, m, now):
-    row = _row(I, m)
+    row = mrow(I, m)
     pos, total, beat, bank = I[row + M_S], I[row + M_P + 1], I[row + M_P + 2], I[row + M_P + 3]
     if pos >= total:
         return FINISHED
-    if not _ins_avail(I, m, now):
+    if not ins_avail(I, m, now):
         return STARVED
     dest = I[H_DEST] + I[row + M_P] + pos
     stored = 0
@@ -453,7 +137,7 @@ def _writer(I, F, m, now):
     o = scr
     base = I[H_LIST]
     for i in range(I[row + M_IN0], I[row + M_IN1]):
-        o += _pop(I, F, I[base + i], now, o)
+        o += pop(I, F, I[base + i], now, o)
     out = I[H_OUT]
     for i in range(beat):
         d = I[dest + i]
@@ -465,15 +149,15 @@ def _writer(I, F, m, now):
 
 @njit(cache=True)
 def _bcast(I, F, m, now):
-    row = _row(I, m)
+    row = mrow(I, m)
     c_in = I[I[H_LIST] + I[row + M_IN0]]
-    if not _avail(I, c_in, now):
+    if not avail(I, c_in, now):
         return STARVED
-    if not _outs_room(I, m, now):
+    if not outs_room(I, m, now):
         return BLOCKED
     scr = I[H_SCR]
-    _pop(I, F, c_in, now, scr)
-    _push_all(I, F, m, now, scr)
+    pop(I, F, c_in, now, scr)
+    push_all(I, F, m, now, scr)
     return BUSY
 
 
@@ -481,28 +165,28 @@ def _bcast(I, F, m, now):
 def _fifo(I, F, m, now):
     """A FIFO of ``depth`` beats with first-word fall-through: an element arriving at an empty FIFO
     leaves in the same cycle, so a segment of d beats delays by d cycles as the shift register does."""
-    row = _row(I, m)
+    row = mrow(I, m)
     depth, w = I[row + M_P], I[row + M_P + 1]
     n, h = I[row + M_S], I[row + M_S + 1]
     base = I[H_LIST]
     c_in, c_out = I[base + I[row + M_IN0]], I[base + I[row + M_OUT0]]
     mem = I[H_MEM] + I[row + M_MEMB]
-    can_in = _avail(I, c_in, now)
-    can_out = _room(I, c_out, now)
+    can_in = avail(I, c_in, now)
+    can_out = room(I, c_out, now)
     if n == 0:
         if not can_in:
             return STARVED
         if can_out:  # fall through
             scr = I[H_SCR]
-            _pop(I, F, c_in, now, scr)
-            _push(I, F, c_out, now, scr)
+            pop(I, F, c_in, now, scr)
+            push(I, F, c_out, now, scr)
             return BUSY
-        _pop(I, F, c_in, now, mem + h * w)
+        pop(I, F, c_in, now, mem + h * w)
         I[row + M_S] = 1
         return BUSY
     fired = False
     if can_out:
-        _push(I, F, c_out, now, mem + h * w)
+        push(I, F, c_out, now, mem + h * w)
         h += 1
         if h == depth:
             h = 0
@@ -512,7 +196,7 @@ def _fifo(I, F, m, now):
         slot = h + n
         if slot >= depth:
             slot -= depth
-        _pop(I, F, c_in, now, mem + slot * w)
+        pop(I, F, c_in, now, mem + slot * w)
         n += 1
         fired = True
     I[row + M_S] = n
@@ -525,7 +209,7 @@ def _tap(I, F, m, now):
     """A SODA forwarding tap at chain offset x: passes every element of its lane down the chain
     (``next``) and sends to the PEs, at PE firing n, element n + s of the lane (s = (x − r)/k;
     placeholders outside the tile)."""
-    row = _row(I, m)
+    row = mrow(I, m)
     s, v, c_next = I[row + M_P], I[row + M_P + 1], I[row + M_P + 3]
     recv, sent = I[row + M_S], I[row + M_S + 1]
     if recv >= v and sent >= v:
@@ -540,9 +224,9 @@ def _tap(I, F, m, now):
     blocked = False
     if sent < v and (want < 0 or (want >= v and recv >= v)):
         # a placeholder (before the lane's first element or after its last) needs no input
-        if _outs_room(I, m, now):
+        if outs_room(I, m, now):
             F[scr] = 0.0
-            _push_all(I, F, m, now, scr)
+            push_all(I, F, m, now, scr)
             I[row + M_S + 1] = sent + 1
             return BUSY
         blocked = True
@@ -554,17 +238,17 @@ def _tap(I, F, m, now):
     if not emit and want < recv <= v - 1 + s:
         return BLOCKED if blocked else IDLE  # the PEs still need this element: keep it until they do
     c_in = I[I[H_LIST] + I[row + M_IN0]]
-    if not _avail(I, c_in, now):
+    if not avail(I, c_in, now):
         return BLOCKED if blocked else STARVED
-    if c_next >= 0 and not _room(I, c_next, now):
+    if c_next >= 0 and not room(I, c_next, now):
         return BLOCKED
-    if emit and not _outs_room(I, m, now):
+    if emit and not outs_room(I, m, now):
         return BLOCKED
-    _pop(I, F, c_in, now, scr)
+    pop(I, F, c_in, now, scr)
     if c_next >= 0:
-        _push(I, F, c_next, now, scr)
+        push(I, F, c_next, now, scr)
     if emit:
-        _push_all(I, F, m, now, scr)
+        push_all(I, F, m, now, scr)
         I[row + M_S + 1] = sent + 1
     I[row + M_S] = recv + 1
     return BUSY
@@ -574,7 +258,7 @@ def _tap(I, F, m, now):
 def _window(I, F, m, now):
     """A window buffer (StencilFlow internal buffer, PCM shift register): output o carries, at firing n,
     elements n·P + x_o + [0, w_o) of the stream; it stores at most ``size`` elements."""
-    row = _row(I, m)
+    row = mrow(I, m)
     p, v, size, x_min, x_hi = (
         I[row + M_P],
         I[row + M_P + 1],
@@ -598,14 +282,14 @@ def _window(I, F, m, now):
     act = IDLE
     if fired < v:
         if recv >= min(per_tile, fired * p + x_hi):
-            if _outs_room(I, m, now):
+            if outs_room(I, m, now):
                 for i in range(I[row + M_OUT0], I[row + M_OUT1]):
                     c = I[lists + i]
                     first = fired * p + I[outx + i]
-                    for e in range(I[_ch(I, c) + C_WIDTH]):
+                    for e in range(I[crow(I, c) + C_WIDTH]):
                         a = first + e
                         F[scr + e] = F[mem + a % ring] if 0 <= a < per_tile else 0.0
-                    _push(I, F, c, now, scr)
+                    push(I, F, c, now, scr)
                 fired += 1
                 I[row + M_S + 1] = fired
                 act = BUSY
@@ -615,10 +299,10 @@ def _window(I, F, m, now):
             act = STARVED
     if recv < per_tile:
         oldest = max(0, fired * p + x_min)  # what a firing this cycle consumed is free again
-        if recv + p - oldest <= size and _ins_avail(I, m, now):
+        if recv + p - oldest <= size and ins_avail(I, m, now):
             o = scr
             for i in range(I[row + M_IN0], I[row + M_IN1]):
-                o += _pop(I, F, I[lists + i], now, o)
+                o += pop(I, F, I[lists + i], now, o)
             for e in range(p):
                 F[mem + (recv + e) % ring] = F[scr + e]
             I[row + M_S] = recv + p
@@ -629,15 +313,15 @@ def _window(I, F, m, now):
 @njit(cache=True)
 def _pe_retire(I, F, m, now):
     """Send the oldest result on when it has matured and the output has room (II = 1 pipeline)."""
-    row = _row(I, m)
+    row = mrow(I, m)
     lat, w = I[row + M_P + 5], I[row + M_P + 7]
     n_pipe, h = I[row + M_S + 1], I[row + M_S + 2]
     if n_pipe == 0 or I[I[H_PIPE] + I[row + M_E + 7] + h] > now:
         return IDLE
     c_out = I[I[H_LIST] + I[row + M_OUT0]]
-    if not _room(I, c_out, now):
+    if not room(I, c_out, now):
         return BLOCKED
-    _push(I, F, c_out, now, I[H_MEM] + I[row + M_MEMB] + h * w)
+    push(I, F, c_out, now, I[H_MEM] + I[row + M_MEMB] + h * w)
     I[row + M_S + 2] = (h + 1) % lat
     I[row + M_S + 1] = n_pipe - 1
     return BUSY
@@ -646,12 +330,12 @@ def _pe_retire(I, F, m, now):
 @njit(cache=True)
 def _pe_ready(I, m, now):
     """IDLE when the PE can fire now, else why not (FINISHED, BLOCKED on a full pipeline, STARVED)."""
-    row = _row(I, m)
+    row = mrow(I, m)
     if I[row + M_S] >= I[row + M_E + 1] * I[row + M_E + 6]:
         return FINISHED
     if I[row + M_S + 1] >= I[row + M_P + 5]:
         return BLOCKED
-    if not _ins_avail(I, m, now):
+    if not ins_avail(I, m, now):
         return STARVED
     return IDLE
 
@@ -659,7 +343,7 @@ def _pe_ready(I, m, now):
 @njit(cache=True)
 def _pe_fire(I, F, m, now):
     """Consume one beat per port, evaluate the stencil for the lane's point(s), enter the pipeline."""
-    row = _row(I, m)
+    row = mrow(I, m)
     c0, c1, k0, p0, n_ports = (
         I[row + M_P],
         I[row + M_P + 1],
@@ -675,7 +359,7 @@ def _pe_fire(I, F, m, now):
     lists = I[H_LIST]
     for i in range(I[row + M_IN0], I[row + M_IN1]):
         j = i - I[row + M_IN0]
-        got = _pop(I, F, I[lists + i], now, scr + j * w)
+        got = pop(I, F, I[lists + i], now, scr + j * w)
         if got == 1:
             for e in range(1, w):
                 F[scr + j * w + e] = F[scr + j * w]
@@ -722,12 +406,12 @@ def _pe(I, F, m, now):
     """A PE group (SODA's k PEs of a stage; one PE elsewhere) works as one: its leader retires every
     lane's oldest result, then fires all lanes together when all can; other lanes report what the
     leader did for them."""
-    row = _row(I, m)
+    row = mrow(I, m)
     if I[row + M_GROUP] == m:
         lists = I[H_LIST]
         for g in range(I[row + M_GRP0], I[row + M_GRP1]):
             q = I[lists + g]
-            I[_row(I, q) + M_S + 3] = _pe_retire(I, F, q, now)
+            I[mrow(I, q) + M_S + 3] = _pe_retire(I, F, q, now)
         why = IDLE
         for g in range(I[row + M_GRP0], I[row + M_GRP1]):
             r = _pe_ready(I, I[lists + g], now)
@@ -738,9 +422,9 @@ def _pe(I, F, m, now):
             q = I[lists + g]
             if why == IDLE:
                 _pe_fire(I, F, q, now)
-                I[_row(I, q) + M_FIRE] = BUSY
+                I[mrow(I, q) + M_FIRE] = BUSY
             else:
-                I[_row(I, q) + M_FIRE] = why
+                I[mrow(I, q) + M_FIRE] = why
     act = I[row + M_S + 3]
     f = I[row + M_FIRE]
     if f == BUSY or act == BUSY:
@@ -780,7 +464,7 @@ def run(I, F, trace, occupancy, trace_from, now0, limit):
         done = True
         # phase 2: evaluate every module against the start-of-cycle channel state (and fire it)
         for m in range(n_mod):
-            row = _row(I, m)
+            row = mrow(I, m)
             k = I[row + M_KIND]
             if k == K_READER:
                 act = _reader(I, F, m, now)

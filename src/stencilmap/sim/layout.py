@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.sim import kernel as K
+from stencilmap.sim import memory as K
 from stencilmap.sim.model import SimModel
 
 I64 = npt.NDArray[np.int64]

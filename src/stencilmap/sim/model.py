@@ -20,7 +20,7 @@ from stencilmap.design.common import port_name
 from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
-from stencilmap.sim import kernel as K
+from stencilmap.sim import memory as K
 from stencilmap.sim.bytecode import compile_stencil, round_value
 
 I64 = npt.NDArray[np.int64]
