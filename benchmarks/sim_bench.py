@@ -76,7 +76,7 @@ def main() -> None:
         table.add_row(*bench("jacobi3d_32x32x32_8itr (stencilflow, 8 stencils)", p, "stencilflow", BuildConfig(), 0.2))
     p = bind_shape(parse_soda(JACOBI_2048), {}, (2048, 2048))
     table.add_row(*bench("jacobi2d 2048×2048 (soda, k=4, q=4)", p, "soda", BuildConfig(), 5.0))
-    Console().print(table)
+    Console(width=160).print(table)
 
 
 if __name__ == "__main__":
