@@ -96,10 +96,7 @@ def pack(model: SimModel) -> Packed:
     mt[:, K.M_GRP1] = a["grp_ptr"][1:] + n_in + n_out
     mt[:, K.M_P : K.M_P + 8] = a["ip"]
     mt[:, K.M_E : K.M_E + 8] = a["pe_ex"]
-    pres = a["pe_pres"]  # on, centre, lo0..lo2, hi1, hi2 (+ hi0 apart)
-    mt[:, K.M_R : K.M_R + 5] = pres[:, :5]
-    mt[:, K.M_R + 5] = a["pe_hi0"]
-    mt[:, K.M_R + 6 : K.M_R + 8] = pres[:, 5:7]
+    mt[:, K.M_R : K.M_R + 8] = a["pe_pres"]  # on, centre port, box lo[3], hi[3]
 
     ct = I[ch_b : ch_b + n_ch * K.CCOLS].reshape(n_ch, K.CCOLS)
     ct[:, K.C_CAP] = a["cap"]

@@ -113,6 +113,8 @@ class _Builder:
         self.ip = np.zeros((n, 8), np.int64)
         self.pe_ex = np.zeros((n, 8), np.int64)
         self.pe_pres = np.zeros((n, 8), np.int64)  # border preserve: on, centre port, box lo[3], hi[3]
+        self._out_x: dict[int, list[int]] = {}  # window buffers: relative address of each output
+        self._pe_ins: dict[int, list[int]] = {}  # PEs: input channels in port order
         self.fp = np.zeros((n, 2), np.float64)
         self.mem_base = np.zeros(n, np.int64)
         self.mem_size = 0
@@ -323,10 +325,6 @@ class _Builder:
 
     # ----------------------------------------------------------------------------------------------- all
 
-    _out_x: dict[int, list[int]]
-    _pe_ins: dict[int, list[int]]
-    pe_hi0: I64
-
     def _preserve(self, i: int, m: Module, stencil: str, ports: tuple[str, ...]) -> None:
         """``border: preserve``: the PE of output i keeps the value of input i where its pass's window
         leaves the grid (outside the box shrunk by the pass's accumulated halo)."""
@@ -357,8 +355,7 @@ class _Builder:
         for a in range(rank):
             lo[3 - rank + a] = halo.low[a]
             hi[3 - rank + a] = halo.high[a]
-        self.pe_pres[i, :7] = (1, ports.index(centre), *lo, *hi[1:])
-        self.pe_hi0[i] = hi[0]
+        self.pe_pres[i] = (1, ports.index(centre), *lo, *hi)
 
     def _groups(self) -> tuple[I64, I64, I64]:
         """PE lanes of one stencil copy (same stage and stencil) fire together; the first is the leader."""
@@ -416,7 +413,7 @@ class _Builder:
         scratch_len = max(scratch_len, max((int(self.ip[i, 2]) for i in range(n_mod)
                                             if self.kind[i] in (K.K_READER, K.K_WRITER)), default=1) + 1)  # fmt: skip
         arrays: dict[str, Any] = dict(
-            kind=self.kind, ip=self.ip, pe_ex=self.pe_ex, pe_pres=self.pe_pres, pe_hi0=self.pe_hi0, st=np.zeros((n_mod, 4), np.int64), fp=self.fp,
+            kind=self.kind, ip=self.ip, pe_ex=self.pe_ex, pe_pres=self.pe_pres, st=np.zeros((n_mod, 4), np.int64), fp=self.fp,
             in_ptr=in_ptr, in_ch=np.array(in_ch, np.int64), out_ptr=out_ptr, out_ch=np.array(out_ch, np.int64),
             out_x=np.array(out_x, np.int64),
             cap=cap, width=width, count=np.zeros(n_ch, np.int64), head=np.zeros(n_ch, np.int64), base=base,
@@ -452,7 +449,4 @@ def lower(
 ) -> SimModel:
     """The engine model of a design built from ``program`` (shape-bound), fed with input ``values``."""
     b = _Builder(design, program, values, bytes_per_cycle_per_bank)
-    b._out_x = {}
-    b._pe_ins = {}
-    b.pe_hi0 = np.zeros(len(design.modules), np.int64)
     return b.build()
