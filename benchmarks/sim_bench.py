@@ -39,7 +39,7 @@ def bench(name: str, program: Program, arch: str, config: BuildConfig, target: f
     design = build(arch, program, config)
     values = make_inputs(program, {}, 0)
     ref = run_reference(program, values)
-    simulate(program, design, values)  # warm-up: Numba compilation (cached on disk afterwards)
+    simulate(program, design, values)  # warm-up: compiles the engine and evaluators (cached on disk afterwards)
     best = None
     for _ in range(3):
         start = time.perf_counter()

@@ -1,7 +1,7 @@
 """The simulator's small interface: ``simulate(program, design, inputs, config) -> SimResult``.
 
-The engine (``engine``) is compiled with Numba and runs in chunks of cycles; between chunks control
-returns here for progress reporting. Results: the values the writers stored, cycles, per-module
+The engine (``engine.py``, C compiled by the system compiler and cached) runs in chunks of cycles;
+between chunks control returns here for progress reporting. Results: the values the writers stored, cycles, per-module
 busy / starved / blocked counts, peak channel occupancy, off-chip traffic, and on a deadlock the
 modules waiting and the cycle of waits between them.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 import networkx as nx
 import numpy as np
@@ -20,7 +20,7 @@ import numpy.typing as npt
 from stencilmap.design.ir import Design
 from stencilmap.program.ir import Program
 from stencilmap.sim import memory as K
-from stencilmap.sim.kernel import run
+from stencilmap.sim.engine import Notify, load_engine
 from stencilmap.sim.layout import Packed, pack
 from stencilmap.sim.model import SimModel, lower
 
@@ -36,6 +36,13 @@ class SimConfig:
     max_cycles: int | None = None
     chunk_cycles: int = 200_000
     trace_cycles: int = 0  # record per-module activity for the first N cycles
+    #: PE expressions: compiled to straight-line C when the run repays the compilation ("auto"), or
+    #: always / never. Results are identical either way; only the speed differs.
+    evaluators: Literal["auto", "compile", "interpret"] = "auto"
+
+
+#: "auto" compiles the PE expressions from this many expected PE firings on (~0.3 s of interpretation).
+COMPILE_EVALUATORS_FROM = 3_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +87,13 @@ class SimResult:
     trace: Array | None = field(default=None, repr=False)
     output_points: int = 0
     occupancy: Array | None = field(default=None, repr=False)  # [cycles, channels]: beats at cycle end
+    sim_seconds: float = 0.0  # the cycle loop alone
+    compile_seconds: float = 0.0  # compiling the engine or the evaluators in this call (0: cached)
 
     @property
     def cycles_per_output(self) -> float:
         per = max(1, self.output_points)
         return self.cycles / per
-
-
-def _run(
-    packed: Packed, start: int, limit: int, trace: Array, occupancy: Array, trace_from: int
-) -> tuple[int, int, int]:
-    status, now, firings = run(packed.I, packed.F, trace, occupancy, trace_from, start, limit)
-    return int(status), int(now), int(firings)
 
 
 def simulate(
@@ -100,10 +102,12 @@ def simulate(
     inputs: Mapping[str, Array],
     config: SimConfig = SimConfig(),
     progress: Callable[[int, int], None] | None = None,
+    notify: Notify | None = None,
 ) -> SimResult:
     """Execute ``design`` (built from the shape-bound ``program``) on ``inputs`` cycle by cycle.
 
-    ``progress(cycle, expected_cycles)`` is called between chunks.
+    ``progress(cycle, expected_cycles)`` is called between chunks; ``notify(line)`` before anything
+    is compiled.
     """
     start_time = time.perf_counter()
     model = lower(design, program, inputs, config.bytes_per_cycle_per_bank)
@@ -112,19 +116,30 @@ def simulate(
     trace = np.zeros((max(0, config.trace_cycles), n_mod), np.int8)
     occupancy = np.zeros((max(0, config.trace_cycles), len(design.channels)), np.int64)
     expected = _expected_cycles(model)
+    engine = load_engine(packed, _compile_evaluators(config, model, expected), notify)
     limit = config.max_cycles if config.max_cycles is not None else max(10 * expected + 100_000, 1)
     now, firings, status = 0, 0, K.RUNNING
+    loop_start = time.perf_counter()
     while status == K.RUNNING and now < limit:
         chunk = min(config.chunk_cycles, limit - now)
-        status, now, fired = _run(packed, now, chunk, trace, occupancy, 0)
+        status, now, fired = engine.run(packed, trace, occupancy, 0, now, chunk)
         firings += fired
         if progress is not None:
             progress(now, expected)
+    sim_seconds = time.perf_counter() - loop_start
     seconds = time.perf_counter() - start_time
     result = _result(packed, status, now, firings, seconds, trace if trace.size else None)
+    result = replace(result, sim_seconds=sim_seconds, compile_seconds=engine.compile_seconds)
     if config.trace_cycles > 0:
         result = replace(result, occupancy=occupancy[: min(now, config.trace_cycles)])
     return result
+
+
+def _compile_evaluators(config: SimConfig, model: SimModel, expected_cycles: int) -> bool:
+    if config.evaluators != "auto":
+        return config.evaluators == "compile"
+    pes = int((model.arrays["kind"] == K.K_PE).sum())
+    return pes * expected_cycles >= COMPILE_EVALUATORS_FROM
 
 
 def _expected_cycles(model: SimModel) -> int:

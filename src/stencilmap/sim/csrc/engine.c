@@ -1,0 +1,590 @@
+/* stencilmap's cycle-level engine, in C (compiled by engine.py with the system compiler, cached).
+ *
+ * Everything the engine touches lives in two flat arrays, I (int64) and F (double), packed by layout.py;
+ * the constants naming their regions and columns (H_*, M_*, C_*, K_*, activity codes) come from
+ * memory.py and are prepended by engine.py, so Python and C share one definition.
+ *
+ * Each cycle runs in named phases:
+ *  1. refill   - every DRAM bank gains its bandwidth credit for the cycle;
+ *  2. evaluate - every module decides from the channel state at the *start* of the cycle whether it
+ *                fires (inputs hold a beat, outputs have room, bandwidth is available) and does so;
+ *  3. commit   - implicit: a channel stamps the cycle of its last push and pop, and the evaluate phase
+ *                discounts both (a token pushed this cycle is not yet visible to its consumer, a slot
+ *                freed this cycle not yet to its producer). That is registered-FIFO timing,
+ *                independent of the order in which modules are evaluated, so phase 2 runs the modules
+ *                kind by kind (a tight loop per kind); memory ports alone keep the design's order,
+ *                since they share a bank's credit in that order.
+ *
+ * Adding a module kind: a K_* constant in memory.py, its lowering in model.py, a function here, and
+ * one line in the kind table of phase 2.
+ */
+#include <stdlib.h>
+#include "arith.h"
+
+/* A PE's expression: straight-line code engine.py generated for this design's stencils (evaluator
+ * M_EV of the PE, its constants at k0), or NULL to interpret the bytecode. */
+typedef double (*Evaluator)(i64 id, const double *vals, const double *consts, double *temps);
+
+/* The bases of I's and F's regions, read once per call: the compiler then keeps them in registers
+ * instead of reloading them after every store into I. */
+typedef struct {
+    i64 *I;
+    double *F;
+    i64 mod, ch, list, pipe, dest, code, pinfo, store, mem, scr, stack, temps, stream, out, cnst, pval,
+        modf, bw, outx;
+    Evaluator ev;
+} Ctx;
+
+#define MP(m, col) x->I[x->mod + (m) * MCOLS + (col)] /* module table: parameters and state */
+#define CH(c, col) x->I[x->ch + (c) * CCOLS + (col)]  /* channel table */
+#define LS(i) x->I[x->list + (i)]                     /* CSR lists: input, output, group channels */
+#define FV x->F
+
+/* ------------------------------------------------------------------------------------------ channels */
+
+INLINE int avail(const Ctx *x, i64 c, i64 now) {
+    i64 n = CH(c, C_COUNT);
+    if (CH(c, C_PUSH) == now) n -= 1;
+    return n > 0;
+}
+
+INLINE int room(const Ctx *x, i64 c, i64 now) {
+    i64 n = CH(c, C_COUNT);
+    if (CH(c, C_POP) == now) n += 1;
+    return n < CH(c, C_CAP);
+}
+
+/* Push one beat (width values from F[src:]) into channel c. */
+INLINE void push(const Ctx *x, i64 c, i64 now, i64 src) {
+    i64 *r = x->I + x->ch + c * CCOLS;
+    i64 cap = r[C_CAP], w = r[C_WIDTH], n = r[C_COUNT];
+    i64 slot = r[C_HEAD] + n;
+    if (slot >= cap) slot -= cap;
+    double *at = FV + r[C_BASE] + slot * w;
+    const double *from = FV + src;
+    if (w == 1) at[0] = from[0];
+    else for (i64 i = 0; i < w; i++) at[i] = from[i];
+    n += 1;
+    r[C_COUNT] = n;
+    r[C_PUSH] = now;
+    if (n > r[C_PEAK]) r[C_PEAK] = n;
+}
+
+/* Pop one beat of channel c into F[dst:]; returns its width. */
+INLINE i64 pop(const Ctx *x, i64 c, i64 now, i64 dst) {
+    i64 *r = x->I + x->ch + c * CCOLS;
+    i64 cap = r[C_CAP], w = r[C_WIDTH], h = r[C_HEAD];
+    const double *at = FV + r[C_BASE] + h * w;
+    double *to = FV + dst;
+    if (w == 1) to[0] = at[0];
+    else for (i64 i = 0; i < w; i++) to[i] = at[i];
+    h += 1;
+    r[C_HEAD] = h == cap ? 0 : h;
+    r[C_COUNT] -= 1;
+    r[C_POP] = now;
+    return w;
+}
+
+INLINE int outs_room(const Ctx *x, i64 m, i64 now) {
+    for (i64 i = MP(m, M_OUT0), e = MP(m, M_OUT1); i < e; i++)
+        if (!room(x, LS(i), now)) return 0;
+    return 1;
+}
+
+INLINE int ins_avail(const Ctx *x, i64 m, i64 now) {
+    for (i64 i = MP(m, M_IN0), e = MP(m, M_IN1); i < e; i++)
+        if (!avail(x, LS(i), now)) return 0;
+    return 1;
+}
+
+INLINE void push_all(const Ctx *x, i64 m, i64 now, i64 src) {
+    for (i64 i = MP(m, M_OUT0), e = MP(m, M_OUT1); i < e; i++) push(x, LS(i), now, src);
+}
+
+/* ------------------------------------------------------------------------------------ the stack machine */
+
+/* Run bytecode instructions [c0, c1) with port values at F[vals:]; returns the stencil's value. */
+static double evaluate(const Ctx *x, i64 c0, i64 c1, i64 k0, i64 vals) {
+    const i64 *I = x->I;
+    double *F = x->F;
+    i64 temps = x->temps, consts = x->cnst + k0;
+    double *s = F + x->stack;
+    i64 sp = 0;
+    for (i64 i = c0; i < c1; i++) {
+        i64 at = x->code + 3 * i;
+        i64 op = I[at], arg = I[at + 1], t = I[at + 2];
+        switch (op) {
+        case 0: s[sp++] = F[vals + arg]; break;
+        case 1: s[sp++] = F[consts + arg]; break;
+        case 2: s[sp++] = F[temps + arg]; break;
+        case 3: F[temps + arg] = s[--sp]; break;
+        case 4: sp -= 1; s[sp - 1] = binop(arg, s[sp - 1], s[sp], t); break;
+        case 5: s[sp - 1] = unary(arg, s[sp - 1], t); break;
+        case 6:
+            if (arg >= 108000) { /* n-ary min / max */
+                i64 n = arg % 1000;
+                double acc = minmax(s + sp - n, n, arg / 1000 == 109);
+                sp -= n - 1;
+                s[sp - 1] = round_to(acc, t);
+            } else if (arg == 200) {
+                sp -= 2;
+                s[sp - 1] = round_to(s[sp - 1] * s[sp] + s[sp + 1], t);
+            } else if (arg >= 100) {
+                sp -= 1;
+                s[sp - 1] = round_to(call2(arg, s[sp - 1], s[sp]), t);
+            } else {
+                s[sp - 1] = round_to(call1(arg, s[sp - 1]), t);
+            }
+            break;
+        case 7: sp -= 2; s[sp - 1] = s[sp - 1] != 0.0 ? s[sp] : s[sp + 1]; break;
+        default: s[sp - 1] = round_to(s[sp - 1], t);
+        }
+    }
+    return s[0];
+}
+
+/* ------------------------------------------------------------------------------------------- modules */
+
+INLINE int reader(const Ctx *x, i64 m, i64 now) {
+    i64 pos = MP(m, M_S), total = MP(m, M_P + 1), beat = MP(m, M_P + 2), bank = MP(m, M_P + 3);
+    if (pos >= total) return FINISHED;
+    if (!outs_room(x, m, now)) return BLOCKED;
+    double *F = x->F;
+    i64 modf = x->modf + 2 * m;
+    double cost = F[modf] * beat;
+    if (bank >= 0) {
+        i64 bw = x->bw + BWCOLS * bank;
+        if (F[bw] - cost < F[bw + 3]) return WAIT_BW; /* writers refused last cycle go first */
+        F[bw] -= cost;
+    }
+    F[modf + 1] += cost;
+    i64 src = x->stream + MP(m, M_P) + pos;
+    for (i64 i = MP(m, M_OUT0), e = MP(m, M_OUT1); i < e; i++) {
+        i64 c = LS(i);
+        push(x, c, now, src);
+        src += CH(c, C_WIDTH);
+    }
+    MP(m, M_S) = pos + beat;
+    return BUSY;
+}
+
+INLINE int writer(const Ctx *x, i64 m, i64 now) {
+    i64 pos = MP(m, M_S), total = MP(m, M_P + 1), beat = MP(m, M_P + 2), bank = MP(m, M_P + 3);
+    if (pos >= total) return FINISHED;
+    if (!ins_avail(x, m, now)) return STARVED;
+    const i64 *dest = x->I + x->dest + MP(m, M_P) + pos;
+    i64 stored = 0;
+    for (i64 i = 0; i < beat; i++) stored += dest[i] >= 0;
+    double *F = x->F;
+    i64 modf = x->modf + 2 * m;
+    double cost = F[modf] * (double)stored;
+    if (bank >= 0) {
+        i64 bw = x->bw + BWCOLS * bank;
+        if (F[bw] < cost) {
+            F[bw + 4] += cost; /* claim this cycle's credit ahead of the readers next cycle */
+            return WAIT_BW;
+        }
+        F[bw] -= cost;
+    }
+    F[modf + 1] += cost;
+    i64 o = x->scr;
+    for (i64 i = MP(m, M_IN0), e = MP(m, M_IN1); i < e; i++) o += pop(x, LS(i), now, o);
+    for (i64 i = 0; i < beat; i++)
+        if (dest[i] >= 0) F[x->out + dest[i]] = F[x->scr + i];
+    MP(m, M_S) = pos + beat;
+    return BUSY;
+}
+
+INLINE int bcast(const Ctx *x, i64 m, i64 now) {
+    i64 c_in = LS(MP(m, M_IN0));
+    if (!avail(x, c_in, now)) return STARVED;
+    if (!outs_room(x, m, now)) return BLOCKED;
+    pop(x, c_in, now, x->scr);
+    push_all(x, m, now, x->scr);
+    return BUSY;
+}
+
+/* A FIFO of depth beats with first-word fall-through: an element arriving at an empty FIFO leaves in
+ * the same cycle, so a segment of d beats delays by d cycles as the shift register does. */
+INLINE int fifo(const Ctx *x, i64 m, i64 now) {
+    i64 depth = MP(m, M_P), w = MP(m, M_P + 1);
+    i64 n = MP(m, M_S), h = MP(m, M_S + 1);
+    i64 c_in = LS(MP(m, M_IN0)), c_out = LS(MP(m, M_OUT0));
+    i64 mem = x->mem + MP(m, M_MEMB);
+    int can_in = avail(x, c_in, now), can_out = room(x, c_out, now);
+    if (n == 0) {
+        if (!can_in) return STARVED;
+        if (can_out) { /* fall through */
+            pop(x, c_in, now, x->scr);
+            push(x, c_out, now, x->scr);
+            return BUSY;
+        }
+        pop(x, c_in, now, mem + h * w);
+        MP(m, M_S) = 1;
+        return BUSY;
+    }
+    int fired = 0;
+    if (can_out) {
+        push(x, c_out, now, mem + h * w);
+        h += 1;
+        if (h == depth) h = 0;
+        n -= 1;
+        fired = 1;
+    }
+    if (n < depth && can_in) { /* a slot freed this cycle is reusable (SRL FIFO) */
+        i64 slot = h + n;
+        if (slot >= depth) slot -= depth;
+        pop(x, c_in, now, mem + slot * w);
+        n += 1;
+        fired = 1;
+    }
+    MP(m, M_S) = n;
+    MP(m, M_S + 1) = h;
+    return fired ? BUSY : BLOCKED;
+}
+
+/* A SODA forwarding tap at chain offset x: passes every element of its lane down the chain (next) and
+ * sends to the PEs, at PE firing n, element n + s of the lane (s = (x - r)/k; placeholders outside the
+ * tile). */
+INLINE int tap(const Ctx *x, i64 m, i64 now) {
+    i64 s = MP(m, M_P), v = MP(m, M_P + 1), c_next = MP(m, M_P + 3);
+    i64 recv = MP(m, M_S), sent = MP(m, M_S + 1);
+    if (recv >= v && sent >= v) {
+        if (MP(m, M_S + 2) + 1 >= MP(m, M_P + 4)) return FINISHED;
+        MP(m, M_S + 2) += 1;
+        recv = 0;
+        sent = 0;
+        MP(m, M_S) = 0;
+        MP(m, M_S + 1) = 0;
+    }
+    i64 want = sent + s; /* the lane element the PEs take next from this tap */
+    i64 scr = x->scr;
+    int blocked = 0;
+    if (sent < v && (want < 0 || (want >= v && recv >= v))) {
+        /* a placeholder (before the lane's first element or after its last) needs no input */
+        if (outs_room(x, m, now)) {
+            x->F[scr] = 0.0;
+            push_all(x, m, now, scr);
+            MP(m, M_S + 1) = sent + 1;
+            return BUSY;
+        }
+        blocked = 1;
+    }
+    if (recv >= v) return blocked ? BLOCKED : STARVED;
+    int emit = sent < v && want == recv;
+    if (emit && blocked) return BLOCKED;
+    if (!emit && want < recv && recv <= v - 1 + s)
+        return blocked ? BLOCKED : IDLE; /* the PEs still need this element: keep it until they do */
+    i64 c_in = LS(MP(m, M_IN0));
+    if (!avail(x, c_in, now)) return blocked ? BLOCKED : STARVED;
+    if (c_next >= 0 && !room(x, c_next, now)) return BLOCKED;
+    if (emit && !outs_room(x, m, now)) return BLOCKED;
+    pop(x, c_in, now, scr);
+    if (c_next >= 0) push(x, c_next, now, scr);
+    if (emit) {
+        push_all(x, m, now, scr);
+        MP(m, M_S + 1) = sent + 1;
+    }
+    MP(m, M_S) = recv + 1;
+    return BUSY;
+}
+
+/* A window buffer (StencilFlow internal buffer, PCM shift register): output o carries, at firing n,
+ * elements n*P + x_o + [0, w_o) of the stream; it stores at most size elements. */
+INLINE int window(const Ctx *x, i64 m, i64 now) {
+    i64 p = MP(m, M_P), v = MP(m, M_P + 1), size = MP(m, M_P + 2), x_min = MP(m, M_P + 3);
+    i64 x_hi = MP(m, M_P + 4), per_tile = MP(m, M_P + 5), ring = MP(m, M_P + 6), tiles = MP(m, M_P + 7);
+    i64 recv = MP(m, M_S), fired = MP(m, M_S + 1);
+    if (fired >= v && recv >= per_tile) {
+        if (MP(m, M_S + 2) + 1 >= tiles) return FINISHED;
+        MP(m, M_S + 2) += 1;
+        recv = 0;
+        fired = 0;
+        MP(m, M_S) = 0;
+        MP(m, M_S + 1) = 0;
+    }
+    double *F = x->F;
+    const double *mem = F + x->mem + MP(m, M_MEMB);
+    i64 scr = x->scr;
+    int act = IDLE;
+    if (fired < v) {
+        i64 need = fired * p + x_hi;
+        if (recv >= (per_tile < need ? per_tile : need)) {
+            if (outs_room(x, m, now)) {
+                for (i64 i = MP(m, M_OUT0), e = MP(m, M_OUT1); i < e; i++) {
+                    i64 c = LS(i);
+                    i64 first = fired * p + x->I[x->outx + i];
+                    i64 w = CH(c, C_WIDTH);
+                    for (i64 j = 0; j < w; j++) {
+                        i64 a = first + j;
+                        F[scr + j] = (0 <= a && a < per_tile) ? mem[a % ring] : 0.0;
+                    }
+                    push(x, c, now, scr);
+                }
+                fired += 1;
+                MP(m, M_S + 1) = fired;
+                act = BUSY;
+            } else {
+                act = BLOCKED;
+            }
+        } else {
+            act = STARVED;
+        }
+    }
+    if (recv < per_tile) {
+        i64 oldest = fired * p + x_min; /* what a firing this cycle consumed is free again */
+        if (oldest < 0) oldest = 0;
+        if (recv + p - oldest <= size && ins_avail(x, m, now)) {
+            i64 o = scr;
+            for (i64 i = MP(m, M_IN0), e = MP(m, M_IN1); i < e; i++) o += pop(x, LS(i), now, o);
+            double *store = F + x->mem + MP(m, M_MEMB);
+            for (i64 j = 0; j < p; j++) store[(recv + j) % ring] = F[scr + j];
+            MP(m, M_S) = recv + p;
+            act = BUSY;
+        }
+    }
+    return act;
+}
+
+/* Send the oldest result on when it has matured and the output has room (II = 1 pipeline). */
+INLINE int pe_retire(const Ctx *x, i64 m, i64 now) {
+    i64 lat = MP(m, M_P + 5), w = MP(m, M_P + 7);
+    i64 n_pipe = MP(m, M_S + 1), h = MP(m, M_S + 2);
+    if (n_pipe == 0 || x->I[x->pipe + MP(m, M_E + 7) + h] > now) return IDLE;
+    i64 c_out = LS(MP(m, M_OUT0));
+    if (!room(x, c_out, now)) return BLOCKED;
+    push(x, c_out, now, x->mem + MP(m, M_MEMB) + h * w);
+    h += 1;
+    MP(m, M_S + 2) = h == lat ? 0 : h;
+    MP(m, M_S + 1) = n_pipe - 1;
+    return BUSY;
+}
+
+/* IDLE when the PE can fire now, else why not (FINISHED, BLOCKED on a full pipeline, STARVED). */
+INLINE int pe_ready(const Ctx *x, i64 m, i64 now) {
+    if (MP(m, M_S) >= MP(m, M_E + 1) * MP(m, M_E + 6)) return FINISHED;
+    if (MP(m, M_S + 1) >= MP(m, M_P + 5)) return BLOCKED;
+    if (!ins_avail(x, m, now)) return STARVED;
+    return IDLE;
+}
+
+/* Consume one beat per port, evaluate the stencil for the lane's point(s), enter the pipeline. */
+static void pe_fire(const Ctx *x, i64 m, i64 now) {
+    const i64 *I = x->I;
+    double *F = x->F;
+    i64 c0 = MP(m, M_P), c1 = MP(m, M_P + 1), k0 = MP(m, M_P + 2), p0 = MP(m, M_P + 3);
+    i64 n_ports = MP(m, M_P + 4), lat = MP(m, M_P + 5), lane = MP(m, M_P + 6), w = MP(m, M_P + 7);
+    i64 lanes = MP(m, M_E), v = MP(m, M_E + 1), per_tile = MP(m, M_E + 2);
+    i64 s0 = MP(m, M_E + 3), s1 = MP(m, M_E + 4), s2 = MP(m, M_E + 5);
+    i64 fired = MP(m, M_S), n_pipe = MP(m, M_S + 1), h = MP(m, M_S + 2);
+    i64 scr = x->scr;
+    i64 in0 = MP(m, M_IN0), in1 = MP(m, M_IN1);
+    for (i64 i = in0; i < in1; i++) {
+        i64 j = i - in0;
+        i64 got = pop(x, LS(i), now, scr + j * w);
+        if (got == 1)
+            for (i64 e = 1; e < w; e++) F[scr + j * w + e] = F[scr + j * w];
+    }
+    i64 vals = scr + n_ports * w;
+    i64 n_tile = fired % v;
+    i64 slot = h + n_pipe;
+    if (slot >= lat) slot -= lat;
+    i64 out = x->mem + MP(m, M_MEMB) + slot * w;
+    const i64 *port = I + x->pinfo + 6 * p0;
+    const double *pval = F + x->pval + p0;
+    int preserve = MP(m, M_R) == 1;
+    i64 addr = n_tile * lanes + lane;
+    i64 x2 = addr % s2, x1 = (addr / s2) % s1, x0 = addr / (s2 * s1);
+    for (i64 e = 0; e < w; e++, addr++) {
+        double result = 0.0;
+        if (addr < per_tile) {
+            for (i64 j = 0; j < n_ports; j++) {
+                const i64 *q = port + 6 * j;
+                i64 y0 = x0 + q[0], y1 = x1 + q[1], y2 = x2 + q[2];
+                double value;
+                if (0 <= y0 && y0 < s0 && 0 <= y1 && y1 < s1 && 0 <= y2 && y2 < s2)
+                    value = F[scr + j * w + e];
+                else if (q[3] == 0)
+                    value = pval[j];
+                else if (q[3] == 1)
+                    value = F[scr + q[4] * w + e];
+                else
+                    value = 0.0;
+                F[vals + j] = value;
+            }
+            result = x->ev ? x->ev(MP(m, M_EV), F + vals, F + x->cnst + k0, F + x->temps)
+                           : evaluate(x, c0, c1, k0, vals);
+            if (preserve && !(MP(m, M_R + 2) <= x0 && x0 < s0 - MP(m, M_R + 5) && MP(m, M_R + 3) <= x1 &&
+                              x1 < s1 - MP(m, M_R + 6) && MP(m, M_R + 4) <= x2 && x2 < s2 - MP(m, M_R + 7)))
+                result = F[scr + MP(m, M_R + 1) * w + e]; /* border: preserve keeps the input value */
+        }
+        F[out + e] = result;
+        /* the next lane element: advance the point (x0, x1, x2) in C order */
+        if (++x2 == s2) {
+            x2 = 0;
+            if (++x1 == s1) {
+                x1 = 0;
+                ++x0;
+            }
+        }
+    }
+    x->I[x->pipe + MP(m, M_E + 7) + slot] = now + lat;
+    MP(m, M_S + 1) = n_pipe + 1;
+    MP(m, M_S) = fired + 1;
+}
+
+/* A PE group (SODA's k PEs of a stage; one PE elsewhere) works as one: its leader retires every lane's
+ * oldest result, then fires all lanes together when all can; other lanes report what the leader did
+ * for them. */
+INLINE int pe(const Ctx *x, i64 m, i64 now) {
+    if (MP(m, M_GROUP) == m) {
+        i64 g0 = MP(m, M_GRP0), g1 = MP(m, M_GRP1);
+        for (i64 g = g0; g < g1; g++) {
+            i64 q = LS(g);
+            MP(q, M_S + 3) = pe_retire(x, q, now);
+        }
+        int why = IDLE;
+        for (i64 g = g0; g < g1; g++) {
+            int r = pe_ready(x, LS(g), now);
+            if (r != IDLE) {
+                why = r;
+                break;
+            }
+        }
+        for (i64 g = g0; g < g1; g++) {
+            i64 q = LS(g);
+            if (why == IDLE) {
+                pe_fire(x, q, now);
+                MP(q, M_FIRE) = BUSY;
+            } else {
+                MP(q, M_FIRE) = why;
+            }
+        }
+    }
+    i64 act = MP(m, M_S + 3), f = MP(m, M_FIRE);
+    if (f == BUSY || act == BUSY) return BUSY;
+    if (act == IDLE) return (int)f;
+    return (int)act;
+}
+
+/* ---------------------------------------------------------------------------------------- cycle loop */
+
+/* What a cycle's evaluate phase learned: for the deadlock test and the done test. */
+typedef struct {
+    int progress, waiting, done;
+    i64 firings;
+} Cycle;
+
+/* Account for module m's activity this cycle: statistics and the trace. */
+INLINE void account(const Ctx *x, Cycle *cy, int8_t *trace_row, i64 m, int act) {
+    if (act == WAIT_BW) {
+        cy->waiting = 1; /* bandwidth credit accrues with time */
+        act = BLOCKED;
+    }
+    if (act == BUSY) {
+        MP(m, M_BUSY) += 1;
+        cy->firings += 1;
+        cy->progress = 1;
+    } else if (act == STARVED) {
+        MP(m, M_STARVED) += 1;
+    } else if (act == BLOCKED) {
+        MP(m, M_BLOCKED) += 1;
+    }
+    if (trace_row) trace_row[m] = (int8_t)act;
+}
+
+/* Modules of each kind, in design order; memory ports (readers and writers) share one list. */
+enum { L_PORTS, L_BCAST, L_FIFO, L_TAP, L_WINDOW, L_PE, N_LISTS };
+
+static int list_of(i64 kind) {
+    switch (kind) {
+    case K_READER: case K_WRITER: return L_PORTS;
+    case K_BCAST: return L_BCAST;
+    case K_FIFO: return L_FIFO;
+    case K_TAP: return L_TAP;
+    case K_WINDOW: return L_WINDOW;
+    default: return L_PE;
+    }
+}
+
+/* Advance the design from cycle now0 for at most limit cycles. trace [trace_len x n_mod] and occupancy
+ * [trace_len x n_ch] record each module's activity and each channel's beats at the end of the cycles
+ * from trace_from on. Writes (status, cycle reached, module firings) to outcome; status is RUNNING,
+ * DONE or DEADLOCK; -1 when memory ran out. */
+void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 trace_from, i64 now0,
+         i64 limit, i64 *outcome, Evaluator ev) {
+    const Ctx ctx = {I, F, I[H_MOD], I[H_CH], I[H_LIST], I[H_PIPE], I[H_DEST], I[H_CODE], I[H_PINFO],
+                     I[H_STORE], I[H_MEM], I[H_SCR], I[H_STACK], I[H_TEMPS], I[H_STREAM], I[H_OUT],
+                     I[H_CONST], I[H_PVAL], I[H_MODF], I[H_BW], I[H_OUTX], ev};
+    const Ctx *x = &ctx;
+    const i64 n_mod = I[H_NMOD], n_ch = I[H_NCH], n_bank = I[H_NBANK];
+    i64 *lists = malloc(sizeof(i64) * (size_t)(n_mod + 1));
+    if (!lists) {
+        outcome[0] = -1;
+        return;
+    }
+    i64 start[N_LISTS + 1] = {0};
+    for (i64 m = 0; m < n_mod; m++) start[list_of(MP(m, M_KIND)) + 1] += 1;
+    for (int k = 0; k < N_LISTS; k++) start[k + 1] += start[k];
+    i64 fill[N_LISTS];
+    for (int k = 0; k < N_LISTS; k++) fill[k] = start[k];
+    for (i64 m = 0; m < n_mod; m++) lists[fill[list_of(MP(m, M_KIND))]++] = m;
+
+    i64 firings = 0, idle_cycles = 0, now = now0, status = RUNNING;
+    const i64 end = now0 + limit;
+    while (now < end) {
+        /* phase 1: refill - bandwidth credit of every bank */
+        for (i64 b = 0; b < n_bank; b++) {
+            double *bw = F + x->bw + BWCOLS * b;
+            double credit = bw[0] + bw[1];
+            bw[0] = bw[2] < credit ? bw[2] : credit;
+            bw[3] = bw[4]; /* bytes writers were refused last cycle: reserved for them now */
+            bw[4] = 0.0;
+        }
+        Cycle cy = {0, 0, 1, 0};
+        const i64 t = now - trace_from;
+        int8_t *row = (t >= 0 && t < trace_len) ? trace + t * n_mod : NULL;
+        /* phase 2: evaluate every module against the start-of-cycle channel state (and fire it) */
+        for (i64 i = start[L_PORTS]; i < start[L_PORTS + 1]; i++) {
+            i64 m = lists[i];
+            int act;
+            if (MP(m, M_KIND) == K_READER) {
+                act = reader(x, m, now);
+            } else {
+                act = writer(x, m, now);
+                if (act != FINISHED) cy.done = 0;
+            }
+            account(x, &cy, row, m, act);
+        }
+        for (i64 i = start[L_BCAST]; i < start[L_BCAST + 1]; i++) account(x, &cy, row, lists[i], bcast(x, lists[i], now));
+        for (i64 i = start[L_FIFO]; i < start[L_FIFO + 1]; i++) account(x, &cy, row, lists[i], fifo(x, lists[i], now));
+        for (i64 i = start[L_TAP]; i < start[L_TAP + 1]; i++) account(x, &cy, row, lists[i], tap(x, lists[i], now));
+        for (i64 i = start[L_WINDOW]; i < start[L_WINDOW + 1]; i++) account(x, &cy, row, lists[i], window(x, lists[i], now));
+        for (i64 i = start[L_PE]; i < start[L_PE + 1]; i++) {
+            i64 m = lists[i];
+            int act = pe(x, m, now);
+            /* a result in flight matures with time */
+            if (MP(m, M_S + 1) > 0 && I[x->pipe + MP(m, M_E + 7) + MP(m, M_S + 2)] > now) cy.waiting = 1;
+            account(x, &cy, row, m, act);
+        }
+        firings += cy.firings;
+        /* phase 3: commit is implicit (push/pop stamps); the cycle ends */
+        if (row)
+            for (i64 c = 0; c < n_ch; c++) occupancy[t * n_ch + c] = CH(c, C_COUNT);
+        now += 1;
+        if (cy.done) {
+            status = DONE;
+            break;
+        }
+        if (cy.progress || cy.waiting) {
+            idle_cycles = 0;
+        } else if (++idle_cycles >= 2) {
+            status = DEADLOCK;
+            break;
+        }
+    }
+    free(lists);
+    outcome[0] = status;
+    outcome[1] = now;
+    outcome[2] = firings;
+}
