@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from stencilmap import __version__, present
-from stencilmap.analyze import AnalyzeConfig, analyze
+from stencilmap import __version__
 from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
-from stencilmap.run import RunConfig, run
+
+# Every command imports its job when it runs, so that `--help` answers at once.
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -73,6 +73,9 @@ def run_cmd(
       stencilmap run examples/jacobi2d.soda --shape 256,256 --seed 7 --json
       stencilmap run examples/heat3d.json --input a=a.npy --out results/
     """  # fmt: skip
+    from stencilmap import present
+    from stencilmap.run import RunConfig, run
+
     report = run(RunConfig(program, inputs, seed, shape, out_dir))
     _warn(report.program.warnings)
     if as_json:
@@ -125,6 +128,9 @@ def analyze_cmd(
       stencilmap analyze examples/dag_listing1.json --arch stencilflow --json
       stencilmap analyze examples/laplace2d.soda --arch pcm --iterate 8 --dot laplace.dot
     """  # fmt: skip
+    from stencilmap import present
+    from stencilmap.analyze import AnalyzeConfig, analyze
+
     report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot))
     _warn(report.program.warnings)
     if as_json:

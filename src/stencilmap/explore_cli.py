@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -17,9 +18,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from stencilmap.cli_common import parse_shape, user_errors
-from stencilmap.explore import ExploreConfig, ExploreResult, explore
-from stencilmap.explore.plot import write_space_plot
-from stencilmap.explore.space import ARCHS
+
+if TYPE_CHECKING:  # the search is imported when the command runs: `--help` stays instant
+    from stencilmap.explore import ExploreConfig, ExploreResult
+
+#: The builders explore searches (``explore.space.ARCHS``; tests/test_cli_speed.py checks they agree).
+ARCHS = ("soda", "stencilflow", "pcm")
 
 COLUMNS = (
     "#",
@@ -64,8 +68,10 @@ class _Bar:
 def run_explore(config: ExploreConfig, err: Console) -> ExploreResult:
     """``explore`` with a progress bar on ``err`` (hidden when it is not a terminal)."""
     columns = (TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    from stencilmap.explore import explore
+
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
-        return explore(config, _Bar(progress))
+        return explore(config, _Bar(progress), lambda line: click.echo(line, err=True))
 
 
 def print_explore(result: ExploreResult, console: Console) -> None:
@@ -189,6 +195,9 @@ def explore_cmd(
       stencilmap explore examples/jacobi2d.soda --device ku060 --iterations 1000 --shape 4096,4096
       stencilmap explore examples/heat3d.json --device stratix10 --json --plot space.png
     """  # fmt: skip
+    from stencilmap.explore import ExploreConfig
+    from stencilmap.explore.plot import write_space_plot
+
     config = ExploreConfig(
         program=program,
         device=device,

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from stencilmap.cli_common import parse_shape, user_errors
-from stencilmap.model.devices import device_names, load_device
-from stencilmap.model.estimate import estimate
-from stencilmap.model.report import EstimateConfig, EstimateReport
-from stencilmap.model.roofline import RooflineConfig, RooflineReport, roofline
+
+if TYPE_CHECKING:  # the models are imported when a command runs: `--help` stays instant
+    from stencilmap.model.report import EstimateReport
+    from stencilmap.model.roofline import RooflineReport
 
 ARCHS = ["soda", "stencilflow", "pcm", "cgra", "emax", "roofline"]
 
@@ -50,10 +50,14 @@ def _rows(title: str, rows: list[tuple[str, str]]) -> Table:
 
 
 def devices_json() -> list[dict[str, Any]]:
+    from stencilmap.model.devices import device_names, load_device
+
     return [load_device(name).to_json() for name in device_names()]
 
 
 def print_devices(console: Console) -> None:
+    from stencilmap.model.devices import device_names, load_device
+
     table = Table(title="device catalog", title_justify="left")
     for col in ("device", "kind", "clock", "DRAM", "peak BW", "E_coef", "practical", "peak fp32", "models"):
         table.add_column(col, justify="left" if col in ("device", "kind", "DRAM", "models") else "right")
@@ -180,6 +184,9 @@ def estimate_cmd(
           --iterations 15360 --shape 32768,4096 --clock-mhz 270
       stencilmap estimate examples/heat3d.json --device stratix10 --vector 8 --json
     """  # fmt: skip
+    from stencilmap.model.estimate import estimate
+    from stencilmap.model.report import EstimateConfig
+
     config = EstimateConfig(program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz)
     report = estimate(config)
     if as_json:
@@ -250,6 +257,8 @@ def roofline_cmd(
       stencilmap roofline examples/stencil1d_r8.json --device cgra-tia
       stencilmap roofline examples/jacobi2d.soda --device ku060 --plot roofline.png --json
     """  # fmt: skip
+    from stencilmap.model.roofline import RooflineConfig, roofline
+
     report = roofline(RooflineConfig(program, device, shape, iterate, plot))
     if as_json:
         click.echo(json.dumps(roofline_json(report), indent=2))

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -26,8 +26,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
-from stencilmap.sim.validate import OutputCheck
-from stencilmap.simulate import SimulateConfig, SimulateReport, lanes_of, simulate
+
+if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
+    from stencilmap.sim import SimResult
+    from stencilmap.sim.validate import OutputCheck
+    from stencilmap.simulate import SimulateReport
 
 ARCHS = ["soda", "stencilflow", "pcm"]
 #: Rows of the stall and channel tables in the text report (``--json`` has them all).
@@ -83,7 +86,10 @@ def _bandwidth_json(report: SimulateReport) -> dict[str, Any]:
 
 
 def simulate_json(report: SimulateReport) -> dict[str, Any]:
-    """The report as one JSON-ready dict (sorted where order is free; deterministic but for ``seconds``)."""
+    """The report as one JSON-ready dict (sorted where order is free; deterministic but for the
+    ``*seconds``: the whole job, the cycle loop alone, and compilation in this run)."""
+    from stencilmap.simulate import lanes_of
+
     p, r, v, f = report.program, report.result, report.validation, report.facts
     first = v.first_mismatch
     dl = r.deadlock
@@ -138,12 +144,18 @@ def simulate_json(report: SimulateReport) -> dict[str, Any]:
         "firings": r.firings,
         "outputs": {k: str(x) for k, x in report.outputs.items()},
         "trace": str(report.trace) if report.trace is not None else None,
-        "seconds": round(r.seconds, 6),
+        "seconds": round(report.seconds, 6),
+        "sim_seconds": round(r.sim_seconds, 6),
+        "compile_seconds": round(r.compile_seconds, 6),
         "warnings": list(p.warnings),
     }  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------- text
+
+
+def _per_second(r: SimResult) -> str:
+    return f"{r.cycles / r.sim_seconds:,.0f} cycles/s" if r.sim_seconds > 0 else "—"
 
 
 def _dims(shape: tuple[object, ...]) -> str:
@@ -186,6 +198,8 @@ def _verdict(report: SimulateReport) -> str:
 
 def _summary(report: SimulateReport) -> Table:
     r, f, b = report.result, report.facts, report.bandwidth
+    from stencilmap.simulate import lanes_of
+
     lanes = lanes_of(report.design)
     predicted = f"{f.runtime_cycles:,} (L = {f.latency_cycles:,}, N = {f.points:,}, k·W = {lanes})"
     if b.slowdown > 1:
@@ -196,7 +210,7 @@ def _summary(report: SimulateReport) -> Table:
         ("cycles per output point", f"{r.cycles_per_output:.4g} ({r.output_points:,} points)"),
         ("predicted C = L + N/(k·W)", predicted),
         ("validation", _verdict(report)),
-        ("module firings / wall time", f"{r.firings:,} / {r.seconds:.3f} s"),
+        ("module firings / cycle loop", f"{r.firings:,} / {r.sim_seconds:.3f} s ({_per_second(r)})"),
     ]
     table = Table(title="simulation", title_justify="left", show_header=False)
     table.add_column("what")
@@ -334,6 +348,10 @@ class ProgressBar:
             self.task = self.bar.add_task("simulate", total=total)
         self.bar.update(self.task, completed=cycle, total=max(total, cycle))
 
+    def note(self, line: str) -> None:
+        """A line on stderr (the job says it is compiling), whether or not the bar shows."""
+        click.echo(line, err=True)
+
     def __enter__(self) -> ProgressBar:
         return self
 
@@ -426,12 +444,14 @@ def simulate_cmd(
       stencilmap simulate examples/dag_listing1.json --delay-buffers min
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
     """  # fmt: skip
+    from stencilmap.simulate import SimulateConfig, simulate
+
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
         "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
     )  # fmt: skip
     with ProgressBar() as bar:
-        report = simulate(config, bar.update)
+        report = simulate(config, bar.update, bar.note)
     for w in report.program.warnings:
         click.echo(f"warning: {w}", err=True)
     if as_json:

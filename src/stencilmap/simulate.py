@@ -158,8 +158,10 @@ class SimulateReport:
         )
 
 
-def simulate(config: SimulateConfig, progress: Progress | None = None) -> SimulateReport:
-    """Run the whole job; see the module docstring."""
+def simulate(
+    config: SimulateConfig, progress: Progress | None = None, notify: Callable[[str], None] | None = None
+) -> SimulateReport:
+    """Run the whole job; see the module docstring. ``notify(line)``: said before anything compiles."""
     start = time.perf_counter()
     if config.trace is not None:
         trace_format(config.trace)  # a bad suffix is a usage error: say so before simulating
@@ -168,7 +170,9 @@ def simulate(config: SimulateConfig, progress: Progress | None = None) -> Simula
     arch = config.arch or default_arch(program)
     design = build(arch, program, _build_config(config))
     facts = prediction(program, design)
-    result = simulate_design(program, design, values, _sim_config(config, device), _scaled(progress, facts))
+    result = simulate_design(
+        program, design, values, _sim_config(config, device), _scaled(progress, facts), notify
+    )
     reference = run_reference(program, values)
     validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
     out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name

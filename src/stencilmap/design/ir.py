@@ -76,12 +76,23 @@ class Design:
     device: str | None = None
     clock_mhz: float | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
+    # look-ups by name, derived once: a design of 10,000 modules is walked in linear time
+    _by_name: dict[str, Module] = field(init=False, repr=False, compare=False)
+    _inputs: dict[str, tuple[Channel, ...]] = field(init=False, repr=False, compare=False)
+    _outputs: dict[str, tuple[Channel, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        ins: dict[str, list[Channel]] = {}
+        outs: dict[str, list[Channel]] = {}
+        for c in self.channels:
+            ins.setdefault(c.dst, []).append(c)
+            outs.setdefault(c.src, []).append(c)
+        object.__setattr__(self, "_by_name", {m.name: m for m in reversed(self.modules)})
+        object.__setattr__(self, "_inputs", {k: tuple(v) for k, v in ins.items()})
+        object.__setattr__(self, "_outputs", {k: tuple(v) for k, v in outs.items()})
 
     def module(self, name: str) -> Module:
-        for m in self.modules:
-            if m.name == name:
-                return m
-        raise KeyError(name)
+        return self._by_name[name]
 
     def count(self, kind: str) -> int:
         return sum(1 for m in self.modules if m.kind == kind)
@@ -91,10 +102,10 @@ class Design:
         return dict(sorted(Counter(m.kind for m in self.modules).items()))
 
     def inputs_of(self, name: str) -> tuple[Channel, ...]:
-        return tuple(c for c in self.channels if c.dst == name)
+        return self._inputs.get(name, ())
 
     def outputs_of(self, name: str) -> tuple[Channel, ...]:
-        return tuple(c for c in self.channels if c.src == name)
+        return self._outputs.get(name, ())
 
 
 def verify_design(design: Design) -> None:

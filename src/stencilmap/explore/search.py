@@ -58,8 +58,11 @@ class _Branch:
         return col
 
 
-def explore(config: ExploreConfig, progress: Progress | None = None) -> ExploreResult:
-    """Search the space of ``config`` and simulate its winner (unless ``config.simulate`` is off)."""
+def explore(
+    config: ExploreConfig, progress: Progress | None = None, notify: Callable[[str], None] | None = None
+) -> ExploreResult:
+    """Search the space of ``config`` and simulate its winner (unless ``config.simulate`` is off);
+    ``notify(line)`` is told before the simulator compiles anything."""
     report = progress if progress is not None else _quiet
     space = design_space(config)
     start = perf_counter()
@@ -71,7 +74,7 @@ def explore(config: ExploreConfig, progress: Progress | None = None) -> ExploreR
     top = search.top()
     winner = None
     if config.simulate and top:
-        winner = check_winner(space, top[0], config.sim_points, report)
+        winner = check_winner(space, top[0], config.sim_points, report, notify)
     return ExploreResult(
         space=space,
         top=top,

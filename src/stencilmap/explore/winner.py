@@ -61,7 +61,11 @@ def scaled_shape(program: Program, candidate: Candidate, cap: int) -> tuple[int,
 
 
 def check_winner(
-    space: Space, candidate: Candidate, cap: int, report: Callable[[str, int, int], None]
+    space: Space,
+    candidate: Candidate,
+    cap: int,
+    report: Callable[[str, int, int], None],
+    notify: Callable[[str], None] | None = None,
 ) -> WinnerCheck:
     """Build ``candidate`` on the scaled grid, simulate it with the device's bandwidth, compare cycles."""
     shape = scaled_shape(space.program, candidate, cap)
@@ -80,7 +84,7 @@ def check_winner(
     def progress(cycle: int, _: int) -> None:
         report("simulating", min(cycle, expected), expected)
 
-    result = simulate(chained, design, inputs, SimConfig(bytes_per_cycle_per_bank=rate), progress)
+    result = simulate(chained, design, inputs, SimConfig(bytes_per_cycle_per_bank=rate), progress, notify)
     note = ""
     if result.status == "deadlock":
         note = "the simulation deadlocked: " + " → ".join(

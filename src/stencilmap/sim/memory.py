@@ -19,11 +19,12 @@ HEADER = 32
 M_KIND, M_IN0, M_IN1, M_OUT0, M_OUT1, M_MEMB, M_GROUP, M_GRP0, M_GRP1, M_FIRE = range(10)
 M_BUSY, M_STARVED, M_BLOCKED = 10, 11, 12
 M_P = 13  # 8 kind parameters
-M_E = 21  # 8 more (PE stream geometry)
-M_R = 29  # 8 more (PE border preserve)
-M_S = 37  # 4 state words
+M_S = 21  # 4 state words (beside the parameters: every kind touches 3 cache lines of its row)
+M_E = 25  # 8 more (PE stream geometry)
+M_R = 33  # 8 more (PE border preserve)
 M_EV = 41  # PEs: which of the design's compiled evaluators computes the stencil (engine.py)
-MCOLS = 42
+M_IN = 42  # PEs: the interior, 6 words lo[3], hi[3]: lo <= x < shape - hi puts every port in bounds
+MCOLS = 48
 
 # bank table columns (F): credit, rate per cycle, credit cap, bytes reserved for writers, writers' claims
 BWCOLS = 5

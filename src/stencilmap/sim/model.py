@@ -113,6 +113,7 @@ class _Builder:
         self.ip = np.zeros((n, 8), np.int64)
         self.pe_ex = np.zeros((n, 8), np.int64)
         self.pe_pres = np.zeros((n, 8), np.int64)  # border preserve: on, centre port, box lo[3], hi[3]
+        self.pe_in = np.zeros((n, 6), np.int64)  # interior where every port is in bounds: lo[3], hi[3]
         self._out_x: dict[int, list[int]] = {}  # window buffers: relative address of each output
         self._pe_ins: dict[int, list[int]] = {}  # PEs: input channels in port order
         self.fp = np.zeros((n, 2), np.float64)
@@ -319,6 +320,8 @@ class _Builder:
                 )
             self.pinfo.append([*full, kind, centre.get(zero, 0), 0])
             self.pval.append(round_value(b.value, self.program.field_dtype(field_name)))
+        offsets = np.array([row[:3] for row in self.pinfo[len(self.pinfo) - len(ports) :]] or [[0, 0, 0]])
+        self.pe_in[i] = (*np.maximum(0, -offsets.min(axis=0)), *np.maximum(0, offsets.max(axis=0)))
         self._preserve(i, m, st.name, ports)
         # ports are popped in the order of the ``inputs`` parameter
         self._pe_ins[i] = [self.cindex[by_port[p].name] for p in ports]
@@ -413,7 +416,7 @@ class _Builder:
         scratch_len = max(scratch_len, max((int(self.ip[i, 2]) for i in range(n_mod)
                                             if self.kind[i] in (K.K_READER, K.K_WRITER)), default=1) + 1)  # fmt: skip
         arrays: dict[str, Any] = dict(
-            kind=self.kind, ip=self.ip, pe_ex=self.pe_ex, pe_pres=self.pe_pres, st=np.zeros((n_mod, 4), np.int64), fp=self.fp,
+            kind=self.kind, ip=self.ip, pe_ex=self.pe_ex, pe_pres=self.pe_pres, pe_in=self.pe_in, st=np.zeros((n_mod, 4), np.int64), fp=self.fp,
             in_ptr=in_ptr, in_ch=np.array(in_ch, np.int64), out_ptr=out_ptr, out_ch=np.array(out_ch, np.int64),
             out_x=np.array(out_x, np.int64),
             cap=cap, width=width, count=np.zeros(n_ch, np.int64), head=np.zeros(n_ch, np.int64), base=base,

@@ -395,25 +395,32 @@ static void pe_fire(const Ctx *x, i64 m, i64 now) {
     int preserve = MP(m, M_R) == 1;
     i64 addr = n_tile * lanes + lane;
     i64 x2 = addr % s2, x1 = (addr / s2) % s1, x0 = addr / (s2 * s1);
+    const i64 *in = &MP(m, M_IN); /* every port is in bounds inside this box */
     for (i64 e = 0; e < w; e++, addr++) {
         double result = 0.0;
         if (addr < per_tile) {
-            for (i64 j = 0; j < n_ports; j++) {
-                const i64 *q = port + 6 * j;
-                i64 y0 = x0 + q[0], y1 = x1 + q[1], y2 = x2 + q[2];
-                double value;
-                if (0 <= y0 && y0 < s0 && 0 <= y1 && y1 < s1 && 0 <= y2 && y2 < s2)
-                    value = F[scr + j * w + e];
-                else if (q[3] == 0)
-                    value = pval[j];
-                else if (q[3] == 1)
-                    value = F[scr + q[4] * w + e];
-                else
-                    value = 0.0;
-                F[vals + j] = value;
+            const double *at = F + vals;
+            if (w == 1 && in[0] <= x0 && x0 < s0 - in[3] && in[1] <= x1 && x1 < s1 - in[4] && in[2] <= x2 &&
+                x2 < s2 - in[5]) {
+                at = F + scr; /* the popped beats are the values, in port order */
+            } else {
+                for (i64 j = 0; j < n_ports; j++) {
+                    const i64 *q = port + 6 * j;
+                    i64 y0 = x0 + q[0], y1 = x1 + q[1], y2 = x2 + q[2];
+                    double value;
+                    if (0 <= y0 && y0 < s0 && 0 <= y1 && y1 < s1 && 0 <= y2 && y2 < s2)
+                        value = F[scr + j * w + e];
+                    else if (q[3] == 0)
+                        value = pval[j];
+                    else if (q[3] == 1)
+                        value = F[scr + q[4] * w + e];
+                    else
+                        value = 0.0;
+                    F[vals + j] = value;
+                }
             }
-            result = x->ev ? x->ev(MP(m, M_EV), F + vals, F + x->cnst + k0, F + x->temps)
-                           : evaluate(x, c0, c1, k0, vals);
+            result = x->ev ? x->ev(MP(m, M_EV), at, F + x->cnst + k0, F + x->temps)
+                           : evaluate(x, c0, c1, k0, at - F);
             if (preserve && !(MP(m, M_R + 2) <= x0 && x0 < s0 - MP(m, M_R + 5) && MP(m, M_R + 3) <= x1 &&
                               x1 < s1 - MP(m, M_R + 6) && MP(m, M_R + 4) <= x2 && x2 < s2 - MP(m, M_R + 7)))
                 result = F[scr + MP(m, M_R + 1) * w + e]; /* border: preserve keeps the input value */
