@@ -98,6 +98,7 @@ def pack(model: SimModel) -> Packed:
     mt[:, K.M_E : K.M_E + 8] = a["pe_ex"]
     mt[:, K.M_R : K.M_R + 8] = a["pe_pres"]  # on, centre port, box lo[3], hi[3]
     mt[:, K.M_IN : K.M_IN + 6] = a["pe_in"]
+    mt[:, K.M_T : K.M_T + 4] = a["pe_at"]
 
     ct = I[ch_b : ch_b + n_ch * K.CCOLS].reshape(n_ch, K.CCOLS)
     ct[:, K.C_CAP] = a["cap"]

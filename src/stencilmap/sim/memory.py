@@ -24,7 +24,9 @@ M_E = 25  # 8 more (PE stream geometry)
 M_R = 33  # 8 more (PE border preserve)
 M_EV = 41  # PEs: which of the design's compiled evaluators computes the stencil (engine.py)
 M_IN = 42  # PEs: the interior, 6 words lo[3], hi[3]: lo <= x < shape - hi puts every port in bounds
-MCOLS = 48
+M_T = 48  # 4 more state words kept incrementally instead of divided out each cycle: PEs: the firing's
+# index in its tile and its point (x0, x1, x2); windows: the ring positions of the next firing and input
+MCOLS = 52
 
 # bank table columns (F): credit, rate per cycle, credit cap, bytes reserved for writers, writers' claims
 BWCOLS = 5

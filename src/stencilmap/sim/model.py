@@ -114,6 +114,7 @@ class _Builder:
         self.pe_ex = np.zeros((n, 8), np.int64)
         self.pe_pres = np.zeros((n, 8), np.int64)  # border preserve: on, centre port, box lo[3], hi[3]
         self.pe_in = np.zeros((n, 6), np.int64)  # interior where every port is in bounds: lo[3], hi[3]
+        self.pe_at = np.zeros((n, 4), np.int64)  # PEs' first firing: index in the tile 0, point of the lane
         self._out_x: dict[int, list[int]] = {}  # window buffers: relative address of each output
         self._pe_ins: dict[int, list[int]] = {}  # PEs: input channels in port order
         self.fp = np.zeros((n, 2), np.float64)
@@ -291,6 +292,8 @@ class _Builder:
         self.ip[i] = (self.code_len, self.code_len + len(bc.code), self.const_len, len(self.pinfo), len(ports),
                       lat, lane, w)  # fmt: skip
         s = (1,) * (3 - len(self.stream_shape)) + self.stream_shape
+        s1, s2 = max(1, s[1]), max(1, s[2])
+        self.pe_at[i] = (0, lane // (s2 * s1), (lane // s2) % s1, lane % s2)
         self.pe_ex[i] = (lanes, self._tokens_per_tile(lanes), prod(self.stream_shape), s[0], s[1], s[2],
                          self._tiles_total(), self.pipe_size)  # fmt: skip
         self.pipe_size += lat
@@ -416,7 +419,7 @@ class _Builder:
         scratch_len = max(scratch_len, max((int(self.ip[i, 2]) for i in range(n_mod)
                                             if self.kind[i] in (K.K_READER, K.K_WRITER)), default=1) + 1)  # fmt: skip
         arrays: dict[str, Any] = dict(
-            kind=self.kind, ip=self.ip, pe_ex=self.pe_ex, pe_pres=self.pe_pres, pe_in=self.pe_in, st=np.zeros((n_mod, 4), np.int64), fp=self.fp,
+            kind=self.kind, ip=self.ip, pe_ex=self.pe_ex, pe_pres=self.pe_pres, pe_in=self.pe_in, pe_at=self.pe_at, st=np.zeros((n_mod, 4), np.int64), fp=self.fp,
             in_ptr=in_ptr, in_ch=np.array(in_ch, np.int64), out_ptr=out_ptr, out_ch=np.array(out_ch, np.int64),
             out_x=np.array(out_x, np.int64),
             cap=cap, width=width, count=np.zeros(n_ch, np.int64), head=np.zeros(n_ch, np.int64), base=base,

@@ -290,7 +290,8 @@ INLINE int tap(const Ctx *x, i64 m, i64 now) {
 }
 
 /* A window buffer (StencilFlow internal buffer, PCM shift register): output o carries, at firing n,
- * elements n*P + x_o + [0, w_o) of the stream; it stores at most size elements. */
+ * elements n*P + x_o + [0, w_o) of the stream; it stores at most size elements, in a ring whose
+ * positions of firing n*P and of the next input are kept in M_T, M_T + 1 (no division per element). */
 INLINE int window(const Ctx *x, i64 m, i64 now) {
     i64 p = MP(m, M_P), v = MP(m, M_P + 1), size = MP(m, M_P + 2), x_min = MP(m, M_P + 3);
     i64 x_hi = MP(m, M_P + 4), per_tile = MP(m, M_P + 5), ring = MP(m, M_P + 6), tiles = MP(m, M_P + 7);
@@ -302,27 +303,36 @@ INLINE int window(const Ctx *x, i64 m, i64 now) {
         fired = 0;
         MP(m, M_S) = 0;
         MP(m, M_S + 1) = 0;
+        MP(m, M_T) = 0;
+        MP(m, M_T + 1) = 0;
     }
     double *F = x->F;
-    const double *mem = F + x->mem + MP(m, M_MEMB);
+    double *mem = F + x->mem + MP(m, M_MEMB);
     i64 scr = x->scr;
     int act = IDLE;
     if (fired < v) {
         i64 need = fired * p + x_hi;
         if (recv >= (per_tile < need ? per_tile : need)) {
             if (outs_room(x, m, now)) {
+                i64 at = MP(m, M_T); /* ring position of element fired * p */
                 for (i64 i = MP(m, M_OUT0), e = MP(m, M_OUT1); i < e; i++) {
-                    i64 c = LS(i);
-                    i64 first = fired * p + x->I[x->outx + i];
-                    i64 w = CH(c, C_WIDTH);
+                    i64 c = LS(i), o = x->I[x->outx + i];
+                    i64 first = fired * p + o, w = CH(c, C_WIDTH);
+                    i64 r = at + o;
+                    while (r < 0) r += ring;
+                    while (r >= ring) r -= ring;
                     for (i64 j = 0; j < w; j++) {
                         i64 a = first + j;
-                        F[scr + j] = (0 <= a && a < per_tile) ? mem[a % ring] : 0.0;
+                        F[scr + j] = (0 <= a && a < per_tile) ? mem[r] : 0.0;
+                        if (++r == ring) r = 0;
                     }
                     push(x, c, now, scr);
                 }
                 fired += 1;
                 MP(m, M_S + 1) = fired;
+                at += p;
+                while (at >= ring) at -= ring;
+                MP(m, M_T) = at;
                 act = BUSY;
             } else {
                 act = BLOCKED;
@@ -337,8 +347,12 @@ INLINE int window(const Ctx *x, i64 m, i64 now) {
         if (recv + p - oldest <= size && ins_avail(x, m, now)) {
             i64 o = scr;
             for (i64 i = MP(m, M_IN0), e = MP(m, M_IN1); i < e; i++) o += pop(x, LS(i), now, o);
-            double *store = F + x->mem + MP(m, M_MEMB);
-            for (i64 j = 0; j < p; j++) store[(recv + j) % ring] = F[scr + j];
+            i64 r = MP(m, M_T + 1); /* ring position of element recv */
+            for (i64 j = 0; j < p; j++) {
+                mem[r] = F[scr + j];
+                if (++r == ring) r = 0;
+            }
+            MP(m, M_T + 1) = r;
             MP(m, M_S) = recv + p;
             act = BUSY;
         }
@@ -386,7 +400,7 @@ static void pe_fire(const Ctx *x, i64 m, i64 now) {
             for (i64 e = 1; e < w; e++) F[scr + j * w + e] = F[scr + j * w];
     }
     i64 vals = scr + n_ports * w;
-    i64 n_tile = fired % v;
+    i64 n_tile = MP(m, M_T); /* fired % v, and its point: kept in M_T.. rather than divided out */
     i64 slot = h + n_pipe;
     if (slot >= lat) slot -= lat;
     i64 out = x->mem + MP(m, M_MEMB) + slot * w;
@@ -394,7 +408,7 @@ static void pe_fire(const Ctx *x, i64 m, i64 now) {
     const double *pval = F + x->pval + p0;
     int preserve = MP(m, M_R) == 1;
     i64 addr = n_tile * lanes + lane;
-    i64 x2 = addr % s2, x1 = (addr / s2) % s1, x0 = addr / (s2 * s1);
+    i64 x0 = MP(m, M_T + 1), x1 = MP(m, M_T + 2), x2 = MP(m, M_T + 3);
     const i64 *in = &MP(m, M_IN); /* every port is in bounds inside this box */
     for (i64 e = 0; e < w; e++, addr++) {
         double result = 0.0;
@@ -438,6 +452,24 @@ static void pe_fire(const Ctx *x, i64 m, i64 now) {
     x->I[x->pipe + MP(m, M_E + 7) + slot] = now + lat;
     MP(m, M_S + 1) = n_pipe + 1;
     MP(m, M_S) = fired + 1;
+    /* the next firing's point: lanes further in C order, or the lane's first point of the next tile */
+    if (++n_tile == v) {
+        n_tile = 0;
+        x2 = lane % s2, x1 = (lane / s2) % s1, x0 = lane / (s2 * s1);
+    } else {
+        x0 = MP(m, M_T + 1), x1 = MP(m, M_T + 2), x2 = MP(m, M_T + 3) + lanes;
+        while (x2 >= s2) {
+            x2 -= s2;
+            if (++x1 == s1) {
+                x1 = 0;
+                ++x0;
+            }
+        }
+    }
+    MP(m, M_T) = n_tile;
+    MP(m, M_T + 1) = x0;
+    MP(m, M_T + 2) = x1;
+    MP(m, M_T + 3) = x2;
 }
 
 /* A PE group (SODA's k PEs of a stage; one PE elsewhere) works as one: its leader retires every lane's
