@@ -53,6 +53,16 @@ class Packed:
         return self.F[start : start + size]
 
 
+def _aligned(a: npt.NDArray[Any]) -> Any:
+    """A copy of ``a`` starting on a 64-byte boundary: module rows (``MCOLS`` words, a multiple of 8) and
+    channel rows then each start a cache line."""
+    raw = np.zeros(a.size + 8, a.dtype)
+    skip = (-raw.ctypes.data % 64) // a.itemsize
+    out = raw[skip : skip + a.size]
+    out[:] = a
+    return out
+
+
 def pack(model: SimModel) -> Packed:
     a: dict[str, Any] = model.arrays
     n_mod, n_ch = len(a["kind"]), len(a["cap"])
@@ -64,12 +74,12 @@ def pack(model: SimModel) -> Packed:
              len(a["dest"]), len(code), len(pinfo)]  # fmt: skip
     bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     mod_b, ch_b, list_b, outx_b, pipe_b, dest_b, code_b, pinfo_b = (int(x) for x in bases[1:9])
-    I = np.zeros(int(bases[-1]), np.int64)
+    I = _aligned(np.zeros(int(bases[-1]), np.int64))
 
     fparts = [a["store"], a["mem"], a["scratch"], a["stack"], a["temps"], a["streams"], a["output"], a["consts"],
               a["pval"], np.zeros(2 * n_mod), np.zeros(K.BWCOLS * len(a["rate"]))]  # fmt: skip
     fbases = np.concatenate([[0], np.cumsum([len(p) for p in fparts])]).astype(np.int64)
-    F = np.concatenate([np.asarray(p, np.float64) for p in fparts])
+    F = _aligned(np.concatenate([np.asarray(p, np.float64) for p in fparts]))
     store_b, mem_b, scr_b, stack_b, temps_b, stream_b, out_b, const_b, pval_b, modf_b, bw_b = (
         int(x) for x in fbases[:11]
     )

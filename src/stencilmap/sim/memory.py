@@ -15,18 +15,22 @@ H_STORE, H_MEM, H_SCR, H_STACK, H_TEMPS, H_STREAM, H_OUT, H_CONST, H_PVAL, H_MOD
 )
 HEADER = 32
 
-# module table columns
-M_KIND, M_IN0, M_IN1, M_OUT0, M_OUT1, M_MEMB, M_GROUP, M_GRP0, M_GRP1, M_FIRE = range(10)
-M_BUSY, M_STARVED, M_BLOCKED = 10, 11, 12
-M_P = 13  # 8 kind parameters
-M_S = 21  # 4 state words (beside the parameters: every kind touches 3 cache lines of its row)
-M_E = 25  # 8 more (PE stream geometry)
-M_R = 33  # 8 more (PE border preserve)
-M_EV = 41  # PEs: which of the design's compiled evaluators computes the stencil (engine.py)
-M_IN = 42  # PEs: the interior, 6 words lo[3], hi[3]: lo <= x < shape - hi puts every port in bounds
-M_T = 48  # 4 more state words kept incrementally instead of divided out each cycle: PEs: the firing's
+# module table columns, grouped by cache line (rows are 64-byte aligned): line 0 what every module reads and
+# its statistics; line 1 the state and first parameters (a tap or a reader touches lines 0 and 1 alone)
+M_KIND, M_IN0, M_IN1, M_OUT0, M_OUT1, M_BUSY, M_STARVED, M_BLOCKED = range(8)
+M_S = 8  # 3 state words
+M_MEMB = 11  # base of the module's memory in F
+M_P = 12  # 8 kind parameters
+M_ACT = 20  # PEs: what retiring did this cycle
+M_FIRE = 21  # PEs: what firing did this cycle (the group leader decides for every lane)
+M_GROUP, M_GRP0, M_GRP1 = 22, 23, 24  # PEs: the group's leader, and the leader's CSR list of lanes
+M_EV = 25  # PEs: which of the design's compiled evaluators computes the stencil (engine.py)
+M_T = 26  # 4 more state words kept incrementally instead of divided out each cycle: PEs: the firing's
 # index in its tile and its point (x0, x1, x2); windows: the ring positions of the next firing and input
-MCOLS = 52
+M_E = 32  # 8 more (PE stream geometry)
+M_R = 40  # 8 more (PE border preserve)
+M_IN = 48  # PEs: the interior, 6 words lo[3], hi[3]: lo <= x < shape - hi puts every port in bounds
+MCOLS = 56
 
 # bank table columns (F): credit, rate per cycle, credit cap, bytes reserved for writers, writers' claims
 BWCOLS = 5

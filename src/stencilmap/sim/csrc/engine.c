@@ -480,7 +480,7 @@ INLINE int pe(const Ctx *x, i64 m, i64 now) {
         i64 g0 = MP(m, M_GRP0), g1 = MP(m, M_GRP1);
         for (i64 g = g0; g < g1; g++) {
             i64 q = LS(g);
-            MP(q, M_S + 3) = pe_retire(x, q, now);
+            MP(q, M_ACT) = pe_retire(x, q, now);
         }
         int why = IDLE;
         for (i64 g = g0; g < g1; g++) {
@@ -500,7 +500,7 @@ INLINE int pe(const Ctx *x, i64 m, i64 now) {
             }
         }
     }
-    i64 act = MP(m, M_S + 3), f = MP(m, M_FIRE);
+    i64 act = MP(m, M_ACT), f = MP(m, M_FIRE);
     if (f == BUSY || act == BUSY) return BUSY;
     if (act == IDLE) return (int)f;
     return (int)act;
