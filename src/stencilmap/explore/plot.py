@@ -9,15 +9,16 @@ other point is both faster and smaller) is a staircase, the winner a star. Writt
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from stencilmap.explore.report import ExploreResult
 from stencilmap.model.plot import save_figure
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn
+    from matplotlib.figure import Figure
 
 Array = npt.NDArray[Any]
 #: the utilization axis ends here (%): points far over the limits would squeeze the feasible ones
@@ -41,6 +42,9 @@ def pareto_front(util: Array, seconds: Array) -> tuple[Array, Array]:
 def space_figure(result: ExploreResult) -> Figure:
     """The labelled scatter of ``result.cloud`` with its Pareto front and winner."""
     cloud, space = result.cloud, result.space
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(7.2, 4.8))
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()

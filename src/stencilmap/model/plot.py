@@ -14,13 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
 from stencilmap.errors import StencilmapError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: it costs ~0.5 s
+    from matplotlib.figure import Figure
+
     from stencilmap.model.roofline import RooflineReport
 
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -32,6 +30,8 @@ def save_figure(path: Path, draw: Callable[[], Figure]) -> None:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise StencilmapError("the plot must be a .png or .svg file", str(path))
+    import matplotlib
+
     with matplotlib.rc_context({"svg.hashsalt": "stencilmap", "svg.fonttype": "path"}):
         figure = draw()
         buffer = io.BytesIO()
@@ -52,6 +52,9 @@ def roofline_figure(report: RooflineReport) -> Figure:
     focus = [v for v in (intensity, ridge, peak / report.peak_bandwidth_gbs) if v > 0]
     lo, hi = min(focus) / 16, max(focus) * 16
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(7.0, 4.6))
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()

@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
@@ -175,6 +174,8 @@ def _result(
 
 def _deadlock(packed: Packed, now: int) -> Deadlock:
     """Which unfinished modules wait on which channel, and a cycle in that wait-for graph."""
+    import networkx as nx
+
     d = packed.model.design
     waits: list[Waiting] = []
     g = nx.DiGraph()
