@@ -13,9 +13,12 @@ import pytest
 
 from stencilmap.errors import StencilmapError
 from stencilmap.sim import SimConfig, SimResult, simulate
+from stencilmap.sim import memory as K
 from stencilmap.sim.engine import _straight_line
+from stencilmap.sim.layout import pack
+from stencilmap.sim.model import lower
 from tests.conftest import CORPUS_SODA, CORPUS_STENCILFLOW, EXAMPLE_FILES, corpus_or_skip
-from tests.sim.helpers import built, inputs_for, lanes_config, load_small, soda
+from tests.sim.helpers import built, explain, inputs_for, lanes_config, load_small, run_design, soda
 
 PROGRAMS: list[Path] = corpus_or_skip(CORPUS_SODA + CORPUS_STENCILFLOW) + EXAMPLE_FILES
 LANES = {"soda": 2, "stencilflow": 4, "pcm": 2}
@@ -110,3 +113,22 @@ def test_a_missing_compiler_is_a_clear_error(tmp_path: Path, monkeypatch: pytest
     program, design, values = _jacobi()
     with pytest.raises(StencilmapError, match="needs a C compiler: 'no-such-compiler' was not found"):
         simulate(program, design, values)  # type: ignore[arg-type]
+
+
+def test_ten_thousand_modules_simulate_in_linear_memory() -> None:
+    """k = 16 lanes, q = 100 stages: 9,602 modules and 16,016 channels, valid; the engine's tables grow with
+    modules, channels and the grid, nothing quadratic (the lowering once scanned every channel per module)."""
+    text = (
+        "kernel: big\nunroll factor: 16\ninput float: v(32, *)\n"
+        "output float: w(0, 0) = (v(0, -1) + v(-1, 0) + v(0, 0) + v(1, 0) + v(0, 1)) * 0.2f\n"
+        "iterate: 100\nborder: ignore\n"
+    )
+    program, design = built(soda(text, (204, 32)), "soda")
+    assert len(design.modules) > 9_500
+    values = inputs_for(program)
+    packed = pack(lower(design, program, values))
+    grid = 204 * 32
+    tables = len(design.modules) * K.MCOLS + len(design.channels) * K.CCOLS
+    assert packed.I.size < 2 * tables + 4 * grid
+    run = run_design(program, design)
+    assert run.validation.valid, explain(run)
