@@ -295,7 +295,9 @@ def place(d: int, p: int, columns: int, coeff: dict[Offset, float], const: float
 
 
 def _moved(i: Instruction, row: int, col: int) -> Instruction:
-    return Instruction(row, col, i.unit, i.op, i.dst, i.srcs, i.rgi, i.dist, i.plane, i.dz, i.dy, i.dx, i.coeff)
+    return Instruction(
+        row, col, i.unit, i.op, i.dst, i.srcs, i.rgi, i.dist, i.plane, i.dz, i.dy, i.dx, i.coeff
+    )
 
 
 _UNITS = {"EAG": 0, "EX1": 1, "EX2": 2}
@@ -323,7 +325,9 @@ def verify_mapping(m: EmaxMapping) -> None:
             raise StencilmapError(f"EMAX instruction at ({i.row}, {i.col}) outside {m.rows} × {m.columns}")
         for s in i.srcs:
             if s not in written and s not in loaded and s != "rgi":
-                raise StencilmapError(f"EMAX instruction at ({i.row}, {i.col}) reads '{s}' before it is written")
+                raise StencilmapError(
+                    f"EMAX instruction at ({i.row}, {i.col}) reads '{s}' before it is written"
+                )
         if i.dst in written:
             raise StencilmapError(f"EMAX register '{i.dst}' written twice")
         written.add(i.dst)

@@ -157,6 +157,21 @@ def timeline(
     return Timeline(states, executions)
 
 
+def step_timeline(
+    d: int, p: int, n_rows: int, shape: tuple[int, int, int], chunks: int, itemsize: int,
+    host_bps: float | None, lmm_bps: float, f_hz: float,
+) -> Timeline:  # fmt: skip
+    """The closed-form timeline of one time step of a (Z, Y, X) grid: every execution moves the mean
+    bytes (``mapped_streams`` of ``stream_points`` in, the outputs back) and computes a chunk's stream
+    through the FIFOs plus the pipeline of ``n_rows`` rows."""
+    z, y, x = shape
+    streams = mapped_streams(d, p, y, z, chunks)
+    bytes_in = streams // chunks * sum(stream_points(x, d, chunks)) * itemsize
+    executions = chunks * y * ceil(z / p)
+    cycles = ceil(x / chunks) + 2 * d + n_rows
+    return timeline(bytes_in / executions, z * y * x * itemsize / executions, cycles, executions, host_bps, lmm_bps, f_hz)  # fmt: skip
+
+
 # ------------------------------------------------------------------------------------------ estimate
 
 

@@ -33,6 +33,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from stencilmap.design.emax import EmaxMapping, Instruction, execution_order
 from stencilmap.model.devices import Device
+from stencilmap.model.emax import Timeline, step_timeline
 
 Array = npt.NDArray[Any]
 
@@ -75,6 +76,8 @@ class Schedule:
 class EmaxRun:
     """What the EMAX simulation produced."""
 
+    mapping: EmaxMapping
+    model: Timeline  # the closed form (``model.emax.step_timeline``) for comparison
     output: Array
     executions: tuple[Execution, ...]
     schedule: Schedule
@@ -92,6 +95,19 @@ class EmaxRun:
     @property
     def bytes_out(self) -> int:
         return sum(e.bytes_out for e in self.executions)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "lmm_streams": self.lmm_streams,
+            "x_chunks": self.mapping.x_chunks,
+            "p": self.mapping.p,
+            "rows": self.mapping.rows,
+            "executions": len(self.executions),
+            "bytes_ddr_to_lmm": self.bytes_in,
+            "bytes_lmm_to_ddr": self.bytes_out,
+            "timeline": self.schedule.to_json(),
+            "model_total_s": self.model.seconds,
+        }
 
     @property
     def cycles(self) -> int:
@@ -133,11 +149,11 @@ def simulate_emax(m: EmaxMapping, values: Array, device: Device) -> EmaxRun:
             group = _Group(m, dtype)
             for y in range(Y):
                 executions.append(_execute(m, program, group, grid, out, (z0, y, c, x0, n)))
-    schedule = schedule_states(
-        executions, device.host_bandwidth_gbs * 1e9 if device.host_bandwidth_gbs else None,
-        device.practical_bandwidth_gbs * 1e9, device.clock_mhz * 1e6,
-    )  # fmt: skip
-    return EmaxRun(out, tuple(executions), schedule, device.clock_mhz, time.perf_counter() - start)
+    host = device.host_bandwidth_gbs * 1e9 if device.host_bandwidth_gbs else None
+    rates = (host, device.practical_bandwidth_gbs * 1e9, device.clock_mhz * 1e6)
+    schedule = schedule_states(executions, *rates)
+    closed = step_timeline(m.degree, m.p, m.rows, m.shape, m.x_chunks, dtype.itemsize, *rates)
+    return EmaxRun(m, closed, out, tuple(executions), schedule, device.clock_mhz, time.perf_counter() - start)
 
 
 def _execute(
@@ -180,7 +196,13 @@ def _execute(
 
 
 def _step(
-    i: Instruction, m: EmaxMapping, group: _Group, y: int, n: int, regs: dict[str, Array], fifos: dict[str, Array]
+    i: Instruction,
+    m: EmaxMapping,
+    group: _Group,
+    y: int,
+    n: int,
+    regs: dict[str, Array],
+    fifos: dict[str, Array],
 ) -> None:
     """One instruction on the n words of this execution (operands as registers of n lanes in time)."""
     d = m.degree
