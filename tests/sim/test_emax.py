@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from dataclasses import replace
 from pathlib import Path
 
@@ -137,10 +138,18 @@ def test_schedule_of_identical_executions_is_the_closed_form() -> None:
 
 
 def test_states_never_share_a_path() -> None:
-    """Busy time on each path never exceeds the elapsed time: states 1 & 5 and 2 & 3 are exclusive."""
+    """§5.1: states 1 & 5 and 2 & 3 never overlap; each state follows the previous state of its execution;
+    different executions' states do overlap (Fig. 12)."""
     _, r, _ = run(EXAMPLES / STARS[2], 2, (8, 16, 64))
-    t1, t2, t3, t4, t5 = r.schedule.state_seconds
-    assert max(t1 + t5, t2 + t3, t4) <= r.schedule.total_s <= t1 + t2 + t3 + t4 + t5
+    s = schedule_states(list(r.executions), 4e8, 8e8, 2e8, keep_intervals=True)
+    assert s.total_s == r.schedule.total_s and len(s.intervals) == 5 * len(r.executions)
+    for path in ({1, 5}, {2, 3}, {4}):
+        spans = sorted((a, b) for st, _, a, b in s.intervals if st in path)
+        assert all(b0 <= a1 + 1e-15 for (_, b0), (a1, _) in pairwise(spans))
+    when = {(st, e): (a, b) for st, e, a, b in s.intervals}
+    assert all(when[(st - 1, e)][1] <= a + 1e-15 for (st, e), (a, _) in when.items() if st > 1)
+    t1, t2, t3, t4, t5 = s.state_seconds
+    assert max(t1 + t5, t2 + t3, t4) <= s.total_s < 0.8 * (t1 + t2 + t3 + t4 + t5)  # overlapped
 
 
 def _estimate(path: Path, p: int, shape: str) -> dict[str, float]:

@@ -65,6 +65,8 @@ class Schedule:
 
     state_seconds: tuple[float, float, float, float, float]
     total_s: float
+    #: (state 1..5, execution, start, end) of every state, when asked for (``keep_intervals``)
+    intervals: tuple[tuple[int, int, float, float], ...] = ()
 
     def to_json(self) -> dict[str, float]:
         out = {name: t for name, t in zip(STATES, self.state_seconds, strict=True)}
@@ -228,7 +230,11 @@ def _step(
 
 
 def schedule_states(
-    executions: list[Execution], host_bps: float | None, lmm_bps: float, f_hz: float
+    executions: list[Execution],
+    host_bps: float | None,
+    lmm_bps: float,
+    f_hz: float,
+    keep_intervals: bool = False,
 ) -> Schedule:
     """List-schedule the five states of every execution (see the module docstring). ``host_bps`` None:
     the host shares DDR3 (no copies)."""
@@ -246,6 +252,7 @@ def schedule_states(
     end = [[0.0] * count for _ in range(5)]
     nxt = [0] * 5
     free = {"host": 0.0, "lmm": 0.0, "writeback": 0.0}
+    kept: list[tuple[int, int, float, float]] = []
     for _ in range(5 * count):
         best: tuple[float, int, int] | None = None
         for s in range(4, -1, -1):  # on a tie the later state goes first: it drains
@@ -261,5 +268,8 @@ def schedule_states(
         end[s][e] = begin + durations[e][s]
         free[_PATHS[s]] = end[s][e]
         nxt[s] += 1
+        if keep_intervals:
+            kept.append((s + 1, e, begin, end[s][e]))
     busy = tuple(sum(d[s] for d in durations) for s in range(5))
-    return Schedule((busy[0], busy[1], busy[2], busy[3], busy[4]), end[4][-1] if count else 0.0)
+    total = end[4][-1] if count else 0.0
+    return Schedule((busy[0], busy[1], busy[2], busy[3], busy[4]), total, tuple(kept))
