@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import pairwise
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
