@@ -216,6 +216,15 @@ def _fmt(v: float) -> str:
 
 def basic_pattern(d: int, plane: int, p: int, coeff: dict[Offset, float], const: float) -> list[Instruction]:
     """The instructions of plane ``plane`` of a group of p (relative rows and columns, unmirrored)."""
+    loads, acc = _load_rows(d, plane, p, coeff, const)
+    return loads + _x_taps(d, plane) + _tail_rows(d, plane, coeff, acc)
+
+
+def _load_rows(
+    d: int, plane: int, p: int, coeff: dict[Offset, float], const: float
+) -> tuple[list[Instruction], str]:
+    """Rows 0..2d: the Y column (dist 1), the Z neighbours beside it, the accumulator column (EMAX §4.3,
+    Fig. 8); returns them and the accumulator's last register."""
     out: list[Instruction] = []
     acc, w = RGI_ZERO, 2 * d + 1  # the accumulator column
     for r in range(2 * d + 1):
@@ -227,21 +236,33 @@ def basic_pattern(d: int, plane: int, p: int, coeff: dict[Offset, float], const:
         z = plane + k
         z_reg = _stream(z, 0)
         # the neighbour plane's stream: another plane's centre inside the group, else loaded here once
-        # (by the first plane for planes below the group, the last one for planes above)
+        # (by the first plane for planes below the group, the last one for planes above; EMAX §4.4)
         if not 0 <= z < p and (plane == 0 if k < 0 else plane == p - 1):
             out.append(Instruction(r, 1, "EAG", "LD", z_reg, rgi=str(d), plane=plane, dz=z, dy=0))
-        src0 = acc if acc != RGI_ZERO else "rgi"
+        src0 = acc if acc != RGI_ZERO else "rgi"  # the first FMA adds to the constant, held in RGI
         rgi = _fmt(const) if acc == RGI_ZERO else RGI_ZERO
         e1 = _reg(plane, f"acc{r}a")
         out.append(Instruction(r, w, "EX1", "FMA", e1, (src0, y_reg), rgi, plane=plane, coeff=coeff.get((0, k, 0), 0.0)))  # fmt: skip
         acc = _reg(plane, f"acc{r}")
         out.append(Instruction(r, w, "EX2", "FMA", acc, (e1, z_reg), plane=plane, coeff=coeff.get((k, 0, 0), 0.0)))  # fmt: skip
+    return out, acc
+
+
+def _x_taps(d: int, plane: int) -> list[Instruction]:
+    """Row d: the X neighbours x−d..x+d from the FIFOs the centre LMM fills (EMAX §4.3)."""
     centre = _stream(plane, 0)
-    for c in range(1, 2 * d + 1):
-        dx = c - d - 1 if c <= d else c - d
-        out.append(Instruction(d, c, "EX1", "FIFO", _reg(plane, f"x{dx:+d}"), (centre,), plane=plane, dx=dx))
-    # row 2d+1: the centre and the X pairs times their coefficients
-    r = 2 * d + 1
+    taps = [c - d - 1 if c <= d else c - d for c in range(1, 2 * d + 1)]
+    return [
+        Instruction(d, c, "EX1", "FIFO", _reg(plane, f"x{dx:+d}"), (centre,), plane=plane, dx=dx)
+        for c, dx in enumerate(taps, start=1)
+    ]
+
+
+def _tail_rows(d: int, plane: int, coeff: dict[Offset, float], acc: str) -> list[Instruction]:
+    """Rows 2d+1..2d+4: the centre and X pairs times their coefficients, their partial sums (three per PE:
+    EX1 adds two, EX2 a third), + the accumulator, the store."""
+    out: list[Instruction] = []
+    r, centre = 2 * d + 1, _stream(plane, 0)
     partials = [_reg(plane, "px0")]
     out.append(Instruction(r, 0, "EX1", "FMUL", partials[0], (centre,), plane=plane, coeff=coeff.get((0, 0, 0), 0.0)))  # fmt: skip
     for k in range(1, d + 1):
@@ -249,11 +270,10 @@ def basic_pattern(d: int, plane: int, p: int, coeff: dict[Offset, float], const:
         out.append(Instruction(r, k, "EX1", "FMUL", lo, (_reg(plane, f"x{-k:+d}"),), plane=plane, coeff=coeff.get((0, 0, -k), 0.0)))  # fmt: skip
         out.append(Instruction(r, k, "EX2", "FMA", hi, (lo, _reg(plane, f"x{k:+d}")), plane=plane, coeff=coeff.get((0, 0, k), 0.0)))  # fmt: skip
         partials.append(hi)
-    # row 2d+2: partial sums, three per PE (EX1 adds two, EX2 a third); a lone one passes on
     sums: list[str] = []
     for g, i in enumerate(range(0, len(partials), 3)):
         group = partials[i : i + 3]
-        if len(group) == 1:
+        if len(group) == 1:  # a lone partial passes on
             sums.append(group[0])
             continue
         s1 = _reg(plane, f"s{g}a")
@@ -265,7 +285,6 @@ def basic_pattern(d: int, plane: int, p: int, coeff: dict[Offset, float], const:
         sums.append(s1)
     if len(sums) > 2:
         raise _fail(f"degree {d}: the X sum needs more than the two ALUs of one PE")
-    # row 2d+3: X sum + acc; row 2d+4: the store
     total = _reg(plane, "sum")
     out.append(Instruction(r + 2, 0, "EX1", "FADD", total if len(sums) == 1 else _reg(plane, "sum1"), (sums[0], acc), plane=plane))  # fmt: skip
     if len(sums) == 2:
