@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stencilmap.backends.reference import run_reference
 from stencilmap.design.emax import EmaxMapping, map_emax
@@ -218,3 +220,44 @@ def test_fig_13_14_time_falls_with_stage_count(tmp_path: Path, degree: int, ps: 
     saved = 1 - times[-1] / times[0]
     bound = 1 - 2 / (2 * degree + 2)  # host streams per point: (2d + 1) in + 1 out, at best 1 + 1
     assert 0.4 < saved < bound < 0.9
+
+
+# ------------------------------------------------------------------------------------------ properties
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    degree=st.integers(1, 3),
+    p=st.integers(1, 4),
+    zyx=st.tuples(st.integers(1, 9), st.integers(1, 9), st.integers(1, 24)),
+    coeffs=st.lists(st.integers(-9, 9), min_size=19, max_size=19),
+    dtype=st.sampled_from(["float", "double"]),
+)
+def test_random_stars_simulate_valid(
+    tmp_path_factory: pytest.TempPathFactory,
+    degree: int,
+    p: int,
+    zyx: tuple[int, int, int],
+    coeffs: list[int],
+    dtype: str,
+) -> None:
+    """Any symmetric degree-d star with any coefficients, any p ≤ Z, any small grid: valid, and the
+    streams moved are the mapping's count."""
+    z, y, x = zyx
+    p = min(p, z)
+    offsets = [(0, 0, 0)] + [
+        tuple(s * k if a == axis else 0 for a in range(3))
+        for k in range(1, degree + 1)
+        for axis in range(3)
+        for s in (-1, 1)
+    ]
+    terms = " + ".join(f"{c / 8}f * v({o[2]}, {o[1]}, {o[0]})" for c, o in zip(coeffs, offsets, strict=False))
+    path = tmp_path_factory.mktemp("star") / "s.soda"
+    path.write_text(
+        f"kernel: s\nburst width: 512\nunroll factor: 1\ninput dram 0 {dtype}: v(16, 16, *)\n"
+        f"output dram 1 {dtype}:\n  w(0, 0, 0) = 1.5f + {terms}\niterate: 1\nborder: ignore\ncluster: none\n"
+    )
+    m, r, v = run(path, p, (z, y, x))
+    assert v.valid, v.first_mismatch
+    assert m.degree == degree and m.rows == model.rows(degree, p)
+    assert r.lmm_streams == model.mapped_streams(degree, p, y, z, 1)
