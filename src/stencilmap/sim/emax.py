@@ -12,7 +12,11 @@ things, and nothing is taken from the reference:
 * **Execution** (state 3) interprets the mnemonics row by row: ``LD`` reads an LMM through the EAG
   (``count`` words from ``RGI``), ``FIFO`` reads a tap of the FIFO that the centre LMM fills (the FIFO
   holds the last 2d + 1 words; at cycle t tap dx is word t + d + dx), the ALU ops compute in the
-  program's float type with their RGI constants, ``ST`` writes the result into the PE's LMM.
+  program's float type with their RGI constants (``FMA`` d = a + c·b rounds the product and the sum, as
+  NumPy does; the result matches the reference within its tolerance, not bit for bit, since the library
+  sums c_o·v(o) in its own order), ``ST`` writes the result into the PE's LMM. Loads go first: they read
+  LMMs that state 2 filled, and a packed plane may use a load mapped in a lower row (through the ring,
+  §3.1); the cycles of state 3 are the stream through the FIFOs plus one per row, ring hops not counted.
 * State 4 moves the stored results LMM → DDR3; states 1 and 5 are the host copies.
 
 The timeline schedules every execution's five states in order (each after the previous state of the
