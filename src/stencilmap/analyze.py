@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
 from stencilmap.design.dot import to_dot
@@ -14,6 +15,9 @@ from stencilmap.io import write_text_atomically
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.verify import verify
+
+if TYPE_CHECKING:
+    from stencilmap.design.emax import EmaxMapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +31,7 @@ class AnalyzeConfig:
     vector: int | None = None
     shape: tuple[int, ...] | None = None
     dot: Path | None = None
+    asm: Path | None = None  # --arch emax: write the mnemonics here
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,8 @@ class AnalyzeReport:
     facts: ProgramAnalysis
     design: Design
     dot: Path | None
+    emax: EmaxMapping | None = None
+    asm: Path | None = None
 
 
 def default_arch(program: Program) -> str:
@@ -54,10 +61,19 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         if value is not None and value < 1:
             raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
     arch = config.arch or default_arch(program)
+    if config.asm is not None and arch != "emax":
+        raise StencilmapError("--asm writes EMAX mnemonics: it needs --arch emax")
     facts = analyze_program(program, unroll=config.unroll, vector=config.vector)
     design = build(
         arch, program, BuildConfig(unroll=config.unroll, iterate=config.iterate, vector=config.vector)
     )
     if config.dot is not None:
         write_text_atomically(config.dot, to_dot(design))
-    return AnalyzeReport(program, arch, facts, design, config.dot)
+    mapping = None
+    if arch == "emax":
+        from stencilmap.design.emax import map_emax, mnemonics
+
+        mapping = map_emax(program, BuildConfig(unroll=config.unroll))
+        if config.asm is not None:
+            write_text_atomically(config.asm, mnemonics(mapping))
+    return AnalyzeReport(program, arch, facts, design, config.dot, mapping, config.asm)

@@ -93,11 +93,15 @@ def _warn(warnings: tuple[str, ...]) -> None:
 @click.argument("program", type=click.Path(path_type=Path))
 @click.option(
     "--arch",
-    type=click.Choice(["soda", "stencilflow", "pcm"]),
+    type=click.Choice(["soda", "stencilflow", "pcm", "emax"]),
     help="Microarchitecture  [default: soda for .soda, stencilflow for .json].",
 )
 @click.option(
-    "--unroll", type=int, metavar="K", help="PEs per stage k (SODA) / P_cell (PCM)  [default: the program's]."
+    "--unroll",
+    type=int,
+    metavar="K",
+    help="PEs per stage k (SODA) / P_cell (PCM) / parallel Z mappings p (EMAX)  [default: the program's; "
+    "EMAX: the most that fit].",
 )
 @click.option("--iterate", type=int, metavar="Q", help="Stages q (SODA) / PCMs d  [default: the program's].")
 @click.option(
@@ -106,6 +110,9 @@ def _warn(warnings: tuple[str, ...]) -> None:
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option(
     "--dot", type=click.Path(path_type=Path), metavar="FILE", help="Write the design as Graphviz DOT."
+)
+@click.option(
+    "--asm", type=click.Path(path_type=Path), metavar="FILE", help="Write the EMAX mnemonics (--arch emax)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @user_errors
@@ -117,6 +124,7 @@ def analyze_cmd(
     vector: int | None,
     shape: tuple[int, ...] | None,
     dot: Path | None,
+    asm: Path | None,
     as_json: bool,
 ) -> None:
     """Analyze PROGRAM and build its spatial design: windows, halos, reuse chains, delay buffers,
@@ -127,11 +135,12 @@ def analyze_cmd(
       stencilmap analyze examples/jacobi2d.soda --unroll 4
       stencilmap analyze examples/dag_listing1.json --arch stencilflow --json
       stencilmap analyze examples/laplace2d.soda --arch pcm --iterate 8 --dot laplace.dot
+      stencilmap analyze examples/star3d_degree3.soda --arch emax --unroll 2 --asm fd6.asm
     """  # fmt: skip
     from stencilmap import present
     from stencilmap.analyze import AnalyzeConfig, analyze
 
-    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot))
+    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm))
     _warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(present.analyze_json(report), indent=2))

@@ -82,6 +82,11 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
         dot=str(report.dot) if report.dot is not None else None,
         total_buffer_elements=design_buffer_elements(report),
     )
+    if report.emax is not None:
+        from stencilmap.design.emax import emax_json
+
+        out["emax"] = emax_json(report.emax)
+        out["asm"] = str(report.asm) if report.asm is not None else None
     return out
 
 
@@ -148,6 +153,10 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     console.print(_stencil_table(f))
     if report.arch in ("soda", "pcm"):
         console.print(_reuse_table(f))
+    if report.emax is not None:
+        from stencilmap.design.emax import emax_json
+
+        console.print("EMAX mapping: " + ", ".join(f"{k} {v:,}" for k, v in emax_json(report.emax).items()))
     if report.arch == "stencilflow":
         console.print(_delay_table(f))
     summary = Table(title="summary", title_justify="left", show_header=False)
@@ -181,3 +190,5 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     console.print(summary)
     if report.dot is not None:
         console.print(f"DOT written to {report.dot}")
+    if report.asm is not None:
+        console.print(f"EMAX mnemonics written to {report.asm}")

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
     from stencilmap.sim.validate import OutputCheck
     from stencilmap.simulate import SimulateReport
 
-ARCHS = ["soda", "stencilflow", "pcm"]
+ARCHS = ["soda", "stencilflow", "pcm", "emax"]
 #: Rows of the stall and channel tables in the text report (``--json`` has them all).
 TOP_MODULES = 10
 TOP_CHANNELS = 5
@@ -148,6 +148,7 @@ def simulate_json(report: SimulateReport) -> dict[str, Any]:
         "sim_seconds": round(r.sim_seconds, 6),
         "compile_seconds": round(r.compile_seconds, 6),
         "warnings": list(p.warnings),
+        **({"emax": report.emax.to_json()} if report.emax is not None else {}),
     }  # fmt: skip
 
 
@@ -204,11 +205,18 @@ def _summary(report: SimulateReport) -> Table:
     predicted = f"{f.runtime_cycles:,} (L = {f.latency_cycles:,}, N = {f.points:,}, k·W = {lanes})"
     if b.slowdown > 1:
         predicted += f"; ×{b.slowdown:.3g} bandwidth-bound (OpenCL eq. 6): {report.predicted_cycles:,}"
+    model = ("predicted C = L + N/(k·W)", predicted)
+    if report.emax is not None:
+        e = report.emax
+        model = (
+            "EMAX model (§5.1 closed form)",
+            f"{e.model.seconds:.4g} s; simulated {e.schedule.total_s:.4g} s",
+        )
     rows = [
         ("status", r.status),
         ("cycles", f"[bold]{r.cycles:,}[/bold]"),
         ("cycles per output point", f"{r.cycles_per_output:.4g} ({r.output_points:,} points)"),
-        ("predicted C = L + N/(k·W)", predicted),
+        model,
         ("validation", _verdict(report)),
         ("module firings / cycle loop", f"{r.firings:,} / {r.sim_seconds:.3f} s ({_per_second(r)})"),
     ]
@@ -289,7 +297,7 @@ def _design_params(report: SimulateReport) -> str:
     shown = [
         f"{k}={v}"
         for k, v in report.design.parameters
-        if k in ("k", "q", "W", "P_cell", "d", "delay_buffers")
+        if k in ("k", "q", "W", "P_cell", "d", "delay_buffers", "degree", "p", "rows", "x_chunks")
     ]
     tiles = p.get("tiles_total", 1)
     if isinstance(tiles, int) and tiles > 1:
@@ -312,8 +320,15 @@ def print_simulation(report: SimulateReport, console: Console) -> None:
         f"{params}; {where}"
     )
     console.print(_summary(report))
-    console.print(_stall_table(report))
-    console.print(_channel_table(report))
+    if report.emax is not None:
+        e = report.emax
+        states = ", ".join(f"{k} {v:.4g} s" for k, v in e.schedule.to_json().items())
+        console.print(
+            f"EMAX: {e.lmm_streams:,} X-streams DDR3 → LMM in {len(e.executions):,} executions; {states}"
+        )
+    else:
+        console.print(_stall_table(report))
+        console.print(_channel_table(report))
     console.print(_bandwidth_table(report))
     for line in _deadlock_lines(report):
         console.print(line)
@@ -382,7 +397,7 @@ class ProgressBar:
 @click.option(
     "--device",
     metavar="NAME",
-    help="Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited].",
+    help="Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited; emax for --arch emax].",
 )
 @click.option(
     "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
@@ -443,6 +458,7 @@ def simulate_cmd(
       stencilmap simulate examples/jacobi2d.soda --unroll 4 --device ku060
       stencilmap simulate examples/dag_listing1.json --delay-buffers min
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
+      stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
     """  # fmt: skip
     from stencilmap.simulate import SimulateConfig, simulate
 

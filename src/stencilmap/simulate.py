@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from math import ceil, prod
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from stencilmap.sim import SimConfig, SimResult
 from stencilmap.sim import simulate as simulate_design
 from stencilmap.sim.trace import Trace, trace_format, write_trace
 from stencilmap.sim.validate import Validation, validate
+
+if TYPE_CHECKING:
+    from stencilmap.sim.emax import EmaxRun
 
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
 Progress = Callable[[int, int], None]
@@ -143,6 +146,7 @@ class SimulateReport:
     outputs: Mapping[str, Path]
     trace: Path | None
     seconds: float
+    emax: EmaxRun | None = None  # --arch emax: the EMAX simulation (LMM streams, five-state timeline)
 
     @property
     def valid(self) -> bool:
@@ -170,9 +174,13 @@ def simulate(
     arch = config.arch or default_arch(program)
     design = build(arch, program, _build_config(config))
     facts = prediction(program, design)
-    result = simulate_design(
-        program, design, values, _sim_config(config, device), _scaled(progress, facts), notify
-    )
+    emax_run = None
+    if arch == "emax":
+        result, emax_run, device = _simulate_emax(config, program, values, design)
+    else:
+        result = simulate_design(
+            program, design, values, _sim_config(config, device), _scaled(progress, facts), notify
+        )
     reference = run_reference(program, values)
     validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
     out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
@@ -181,8 +189,32 @@ def simulate(
     bandwidth = _bandwidth(program, design, result, device)
     return SimulateReport(
         program, arch, design, device, result, validation, facts, bandwidth, written, trace,
-        time.perf_counter() - start,
+        time.perf_counter() - start, emax_run,
     )  # fmt: skip
+
+
+def _simulate_emax(
+    config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
+) -> tuple[SimResult, EmaxRun, Device]:
+    """EMAX designs run on their own simulator (``sim.emax``): LMMs, FIFOs and the five-state timeline."""
+    from stencilmap.design.emax import emax_device, map_emax
+    from stencilmap.sim.emax import simulate_emax
+
+    if config.trace is not None or config.tile is not None or (config.iterate or 1) != 1:
+        raise StencilmapError("--arch emax simulates one time step without --trace, --tile or --iterate")
+    build_config = _build_config(config)
+    mapping = map_emax(program, build_config)
+    device = emax_device(build_config)
+    run = simulate_emax(mapping, values[mapping.field], device)
+    shape = tuple(int(n or 0) for n in program.shape)
+    result = SimResult(
+        design=design, status="done", cycles=run.cycles,
+        outputs={mapping.output: run.output.reshape(shape)}, modules=(), channel_peaks={},
+        bytes_read={mapping.field: float(run.bytes_in)}, bytes_written={mapping.output: float(run.bytes_out)},
+        firings=len(mapping.instructions) * len(run.executions), seconds=run.sim_seconds,
+        output_points=prod(shape), sim_seconds=run.sim_seconds,
+    )  # fmt: skip
+    return result, run, device
 
 
 def bind(config: SimulateConfig) -> tuple[Program, dict[str, Array]]:

@@ -7,7 +7,9 @@ Module kinds cover the microarchitectures stencilmap builds:
 * ``fifo``: a reuse-chain FIFO segment; ``shift_register``: an OpenCL-style shift register with taps;
 * ``internal_buffer`` / ``delay``: StencilFlow's per-field window buffer and per-edge delay buffer;
 * ``broadcast``: one input copied to several consumers;
-* ``pe``: a stencil's expression for one lane (pipelined, II = 1, ``latency`` cycles).
+* ``pe``: a stencil's expression for one lane (pipelined, II = 1, ``latency`` cycles);
+* ``emax_pe``: one PE of an EMAX mapping (``design.emax``), its instructions as parameters; EMAX designs
+  run on their own simulator (``sim.emax``), not the dataflow engine.
 
 Every channel has exactly one producer and one consumer; a PE declares the input ports it needs
 (``params["inputs"]``) and each must be fed by exactly one channel. Readers have no input, writers no
@@ -24,7 +26,16 @@ from typing import Literal
 from stencilmap.errors import StencilmapError
 
 ModuleKind = Literal[
-    "reader", "writer", "forward", "fifo", "shift_register", "internal_buffer", "delay", "broadcast", "pe"
+    "reader",
+    "writer",
+    "forward",
+    "fifo",
+    "shift_register",
+    "internal_buffer",
+    "delay",
+    "broadcast",
+    "pe",
+    "emax_pe",
 ]
 ParamValue = int | float | str | tuple[int, ...] | tuple[str, ...]
 

@@ -52,4 +52,4 @@ def build(name: str, program: Program, config: BuildConfig) -> Design:
 
 def _load() -> None:
     """Import the builder modules so that their ``@register`` runs."""
-    from stencilmap.design import pcm, pipeline, soda  # noqa: F401
+    from stencilmap.design import emax, pcm, pipeline, soda  # noqa: F401

@@ -79,6 +79,30 @@ def max_mappings(d: int, available_rows: int, z: int) -> int:
     return p
 
 
+def group_streams(d: int, p: int, z: int, z0: int) -> int:
+    """X-streams one step along Y of the Z group starting at plane ``z0`` moves DDR → LMM once the Y
+    column is primed: the group's own planes (one new Y stream each, the rest reused through ``dist``)
+    and the 2d neighbour planes beyond it, both clipped to the grid's ``z`` planes. Inside the grid
+    this is formula (2), 2d + p."""
+    planes = range(max(0, z0 - d), min(z, z0 + p + d))
+    return len(planes)
+
+
+def mapped_streams(d: int, p: int, y: int, z: int, chunks: int) -> int:
+    """X-streams a whole time step moves DDR → LMM under the mapping (``design.emax``): every Z group
+    sweeps Y once and each stream exists once per X chunk. Streams outside the grid (the Y and Z
+    halos) are never moved, so an interior group's sweep is exactly formula (3), y(2d + p); formula
+    (4) adds the first-step term (1) on top, which the paper neglects for p < y (§4.5)."""
+    return chunks * y * sum(group_streams(d, p, z, z0) for z0 in range(0, z, p))
+
+
+def stream_points(x: int, d: int, chunks: int) -> tuple[int, ...]:
+    """Points of one X-stream per chunk that exist in the grid: the chunk and its 2d halo, clipped
+    (Fig. 7: chunks of ⌈x / chunks⌉ points overlap by the halo)."""
+    n = ceil(x / chunks)
+    return tuple(min(x, c * n + n + d) - max(0, c * n - d) for c in range(chunks) if c * n < x)
+
+
 def x_chunks(x: int, d: int, itemsize: int, lmm_bytes: int) -> int:
     """X chunks so that a chunk's stream (its points and the 2d halo) fits one LMM (§4.2 (3), Fig. 7)."""
     for chunks in range(1, x + 1):
@@ -133,6 +157,21 @@ def timeline(
     return Timeline(states, executions)
 
 
+def step_timeline(
+    d: int, p: int, n_rows: int, shape: tuple[int, int, int], chunks: int, itemsize: int,
+    host_bps: float | None, lmm_bps: float, f_hz: float,
+) -> Timeline:  # fmt: skip
+    """The closed-form timeline of one time step of a (Z, Y, X) grid: every execution moves the mean
+    bytes (``mapped_streams`` of ``stream_points`` in, the outputs back) and computes a chunk's stream
+    through the FIFOs plus the pipeline of ``n_rows`` rows."""
+    z, y, x = shape
+    streams = mapped_streams(d, p, y, z, chunks)
+    bytes_in = streams // chunks * sum(stream_points(x, d, chunks)) * itemsize
+    executions = chunks * y * ceil(z / p)
+    cycles = ceil(x / chunks) + 2 * d + n_rows
+    return timeline(bytes_in / executions, z * y * x * itemsize / executions, cycles, executions, host_bps, lmm_bps, f_hz)  # fmt: skip
+
+
 # ------------------------------------------------------------------------------------------ estimate
 
 
@@ -147,7 +186,8 @@ class Plan:
     x_stream: int  # points of one chunk's stream, halo included
     itemsize: int
     executions: int
-    streams_in: int  # X-streams moved to the LMMs: formula (4) per Z group and X chunk
+    streams_in: int  # X-streams moved to the LMMs: ``mapped_streams`` (≈ formula (4) without its (1) term)
+    bytes_in: int  # bytes those streams hold (each the in-grid part of a chunk and its halo)
 
 
 def plan(ctx: ModelContext) -> Plan:
@@ -167,13 +207,20 @@ def plan(ctx: ModelContext) -> Plan:
         raise StencilmapError(str(exc)) from None
     available = device.resource("pe_rows") or 0
     p = ctx.config.unroll if ctx.config.unroll is not None else max_mappings(d, available, z)
-    if p < 1:
+    if p < 1 or rows(d, p) > available:
         raise StencilmapError(
-            f"a degree-{d} mapping needs {rows(d, 1)} rows; '{device.name}' has {available}"
+            f"a degree-{d} mapping of p = {max(p, 1)} needs {rows(d, max(p, 1))} rows (EMAX §4.6); "
+            f"'{device.name}' has {available}"
         )
+    if p > z:
+        raise StencilmapError(f"p = {p} parallel mappings exceed the {z} Z planes")
     groups = ceil(z / p)
-    streams_in = chunks * groups * (first_streams(d, p) + sweep_streams(d, p, y))
-    return Plan(d, p, rows(d, p), chunks, ceil(x / chunks) + 2 * d, size, chunks * y * groups, streams_in)
+    streams_in = mapped_streams(d, p, y, z, chunks)
+    per_chunk = stream_points(x, d, chunks)
+    bytes_in = streams_in // chunks * sum(per_chunk) * size
+    return Plan(
+        d, p, rows(d, p), chunks, ceil(x / chunks) + 2 * d, size, chunks * y * groups, streams_in, bytes_in
+    )
 
 
 def estimate_emax(ctx: ModelContext) -> EstimateReport:
@@ -183,7 +230,7 @@ def estimate_emax(ctx: ModelContext) -> EstimateReport:
     if (cfg.iterate or 1) != 1:
         raise StencilmapError("the EMAX library computes one time step per call (EMAX §4.2): --iterate must be 1")  # fmt: skip
     pl = plan(ctx)
-    bytes_in = pl.streams_in * pl.x_stream * pl.itemsize / pl.executions
+    bytes_in = pl.bytes_in / pl.executions
     bytes_out = work.output_bytes / pl.executions
     host = device.host_bandwidth_gbs * 1e9 if device.host_bandwidth_gbs else None
     tl = timeline(bytes_in, bytes_out, pl.x_stream + pl.rows, pl.executions, host,
