@@ -1,0 +1,360 @@
+"""The module bodies of a design as C++ functions over ``hls::stream`` (SODA §3.4; StencilFlow §IV).
+
+Each function handles one Design IR module for the whole run (every tile), one beat per iteration of a
+loop pipelined at II = 1, so the sequence of values on every channel is the simulator's token model
+(``layout``). Emitted by ``hls`` (the Vitis kernel) and reused by the OpenCL channel emulation.
+"""
+
+from __future__ import annotations
+
+from math import ceil, prod
+
+from stencilmap.codegen.ctypes_ import bits, ctype, literal
+from stencilmap.codegen.expr import ExprEmitter
+from stencilmap.codegen.layout import Layout
+from stencilmap.codegen.writer import Writer
+from stencilmap.design.ir import Channel, Module
+from stencilmap.errors import StencilmapError
+from stencilmap.program.ir import Program
+
+
+def stream_type(c: Channel) -> str:
+    t = ctype(c.dtype)
+    return f"sm_vec<{t}, {c.width}>" if c.width > 1 else t
+
+
+def _table(values: list[list[int]]) -> str:
+    return "{" + ", ".join("{" + ", ".join(str(v) for v in row) + "}" for row in values) + "}"
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    return [prod(shape[a + 1 :]) for a in range(len(shape))]
+
+
+def coords(w: Writer, index: str, shape: tuple[int, ...], name: str = "c") -> None:
+    """``const long c{a} = …;``: the C-order coordinates of linear ``index`` over ``shape``."""
+    for a, (n, s) in enumerate(zip(shape, _strides(shape), strict=True)):
+        w.line(f"const long {name}{a} = ({index} / {s}L) % {n}L;")
+
+
+class ModuleEmitter:
+    """Emits ``void name(args) { … }`` for one module; ``args`` are its channels (and a memory port)."""
+
+    def __init__(self, lay: Layout, exprs: ExprEmitter, burst: int, pragmas: bool = True) -> None:
+        self.lay, self.exprs, self.burst, self.pragmas = lay, exprs, burst, pragmas
+        self.stencil_functions: dict[tuple[str, tuple[str, ...]], str] = {}
+        self.names = lay.names()
+
+    @property
+    def program(self) -> Program:
+        return self.lay.program
+
+    def pragma(self, w: Writer, text: str) -> None:
+        if self.pragmas:
+            w.pragma(f"HLS {text}")
+
+    def signature(self, m: Module, mem: str | None) -> str:
+        args = [f"hls::stream<{stream_type(c)}>& in{n}" for n, c in enumerate(self.lay.ins(m))]
+        args += [f"hls::stream<{stream_type(c)}>& out{n}" for n, c in enumerate(self.lay.outs(m))]
+        if mem is not None:
+            args.insert(0 if m.kind == "reader" else len(args), mem)
+        return f"static void {self.names[m.name]}({', '.join(args)})"
+
+    def emit(self, w: Writer, m: Module) -> None:
+        w.line(f"// {m.name}: {m.kind}{self._about(m)}")
+        handler = {
+            "reader": self.reader, "writer": self.writer, "broadcast": self.broadcast, "fifo": self.copy,
+            "delay": self.copy, "forward": self.tap, "internal_buffer": self.window,
+            "shift_register": self.window, "pe": self.pe,
+        }[m.kind]  # fmt: skip
+        handler(w, m)
+        w.line()
+
+    def _about(self, m: Module) -> str:
+        keys = ("field", "stencil", "stage", "lane", "offset", "depth", "size", "bank", "fanout")
+        shown = [f"{k}={m.param(k)}" for k in keys if m.param(k) is not None]
+        return f" ({', '.join(shown)})" if shown else ""
+
+    def total(self) -> str:
+        return f"{len(self.lay.tiles) * self.lay.tokens}L"
+
+    # -------------------------------------------------------------------------------- memory ports
+
+    def mem_type(self, field: str) -> str:
+        return f"ap_uint<{self.burst}>"
+
+    def _beat_layout(self, chans: list[Channel]) -> list[tuple[int, int, int]]:
+        """(channel index, first beat element, width) per channel."""
+        out, at = [], 0
+        for n, c in enumerate(chans):
+            out.append((n, at, c.width))
+            at += c.width
+        return out
+
+    def _field_address(self, field: str) -> str:
+        axes = self.program.field_axes(field)
+        own = tuple(self.lay.shape[a] for a in axes)
+        terms = [f"g{a} * {s}L" for a, s in zip(axes, _strides(own), strict=True)]
+        return " + ".join(terms) if terms else "0L"
+
+    def reader(self, w: Writer, m: Module) -> None:
+        field = str(m.param("field"))
+        dtype = self.program.field_dtype(field)
+        T, outs = ctype(dtype), self.lay.outs(m)
+        beat = sum(c.width for c in outs)
+        boxes = self.lay.tile_boxes(m)
+        mem = f"const {self.mem_type(field)}* mem"
+        with w.block(self.signature(m, mem)):
+            w.line(f"static const long start[{len(boxes)}][{self.lay.rank}] = {_table([[lo for lo, _ in b] for b in boxes])};")
+            with w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"):
+                with w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
+                    self.pragma(w, "pipeline II=1")
+                    w.line(f"{T} beat[{beat}];")
+                    with w.block(f"for (int e = 0; e < {beat}; ++e)"):
+                        self.pragma(w, "unroll")
+                        w.line(f"const long i = n * {beat}L + e;")
+                        w.line(f"beat[e] = {literal(0, dtype)};")
+                        with w.block(f"if (i < {self.lay.points}L)"):
+                            coords(w, "i", self.lay.stream_shape)
+                            for a in range(self.lay.rank):
+                                w.line(f"const long g{a} = c{a} + start[t][{a}];")
+                            w.line(f"beat[e] = sm_load<{T}, {bits(dtype)}, {self.burst}>(mem, {self._field_address(field)});")
+                    self._push_beat(w, outs, "beat")
+
+    def _push_beat(self, w: Writer, outs: list[Channel], beat: str) -> None:
+        for n, first, width in self._beat_layout(outs):
+            if width == 1:
+                w.line(f"out{n}.write({beat}[{first}]);")
+            else:
+                w.line(f"{stream_type(outs[n])} v{n};")
+                w.line(f"for (int e = 0; e < {width}; ++e) v{n}.v[e] = {beat}[{first} + e];")
+                w.line(f"out{n}.write(v{n});")
+
+    def _pop_beat(self, w: Writer, ins: list[Channel], beat: str, T: str) -> None:
+        total = sum(c.width for c in ins)
+        w.line(f"{T} {beat}[{total}];")
+        for n, first, width in self._beat_layout(ins):
+            if width == 1:
+                w.line(f"{beat}[{first}] = in{n}.read();")
+            else:
+                w.line(f"const {stream_type(ins[n])} v{n} = in{n}.read();")
+                w.line(f"for (int e = 0; e < {width}; ++e) {beat}[{first} + e] = v{n}.v[e];")
+
+    def writer(self, w: Writer, m: Module) -> None:
+        field = str(m.param("field"))
+        dtype = self.program.field_dtype(field)
+        T, ins = ctype(dtype), self.lay.ins(m)
+        beat = sum(c.width for c in ins)
+        boxes, owned = self.lay.tile_boxes(m), self.lay.owned_boxes(m)
+        mem = f"{self.mem_type(field)}* mem"
+        with w.block(self.signature(m, mem)):
+            w.line(f"static const long start[{len(boxes)}][{self.lay.rank}] = {_table([[lo for lo, _ in b] for b in boxes])};")
+            w.line(f"static const long own_lo[{len(boxes)}][{self.lay.rank}] = {_table([[lo for lo, _ in b] for b in owned])};")
+            w.line(f"static const long own_hi[{len(boxes)}][{self.lay.rank}] = {_table([[hi for _, hi in b] for b in owned])};")
+            with w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"):
+                with w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
+                    self.pragma(w, "pipeline II=1")
+                    self._pop_beat(w, ins, "beat", T)
+                    with w.block(f"for (int e = 0; e < {beat}; ++e)"):
+                        self.pragma(w, "unroll")
+                        w.line(f"const long i = n * {beat}L + e;")
+                        w.line(f"if (i >= {self.lay.points}L) continue;  // padding of the last beat")
+                        coords(w, "i", self.lay.stream_shape)
+                        inside = []
+                        for a in range(self.lay.rank):
+                            w.line(f"const long g{a} = c{a} + start[t][{a}];")
+                            inside.append(f"g{a} >= own_lo[t][{a}] && g{a} < own_hi[t][{a}]")
+                        w.line(f"if (!({' && '.join(inside)})) continue;  // another tile owns this point")
+                        w.line(f"sm_store<{T}, {bits(dtype)}, {self.burst}>(mem, {self._field_address(field)}, beat[e]);")
+
+    # ------------------------------------------------------------------------------------ plumbing
+
+    def broadcast(self, w: Writer, m: Module) -> None:
+        c = self.lay.ins(m)[0]
+        with w.block(self.signature(m, None)):
+            with w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
+                self.pragma(w, "pipeline II=1")
+                w.line(f"const {stream_type(c)} x = in0.read();")
+                for n in range(len(self.lay.outs(m))):
+                    w.line(f"out{n}.write(x);")
+
+    def copy(self, w: Writer, m: Module) -> None:
+        """A FIFO segment / delay buffer: its storage is its input stream's depth (see ``hls``)."""
+        with w.block(self.signature(m, None)):
+            with w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
+                self.pragma(w, "pipeline II=1")
+                w.line("out0.write(in0.read());")
+
+    def tap(self, w: Writer, m: Module) -> None:
+        """SODA §3.4 forwarder: lane element n + s goes to the PEs at firing n; all go down the chain."""
+        x, k = int(str(m.param("offset", 0))), int(str(m.param("lanes", 1)))
+        s, v = (x - x % k) // k, self.lay.tokens
+        dtype = self.lay.ins(m)[0].dtype
+        T, zero = ctype(dtype), literal(0, dtype)
+        outs = self.lay.outs(m)
+        has_next = any(c.src_port == "next" for c in outs)
+        to_pes = range(len(outs) - 1 if has_next else len(outs))
+        forward = f" out{len(outs) - 1}.write(x);" if has_next else ""
+        with w.block(self.signature(m, None)):
+            w.line(f"// at firing n the PEs take lane element n + ({s}) of {v} per tile")
+            with w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"):
+                with w.block(f"steps: for (long step = 0; step < {v + abs(s)}L; ++step)"):
+                    self.pragma(w, "pipeline II=1")
+                    if s >= 0:
+                        w.line(f"{T} x = {zero};")
+                        w.line(f"if (step < {v}L) {{ x = in0.read();{forward} }}")
+                        w.line(f"const {T} y = step < {v}L ? x : {zero};")
+                        w.line(f"if (step >= {s}L) {{ {' '.join(f'out{o}.write(y);' for o in to_pes)} }}")
+                    else:
+                        w.line(f"const long want = step + ({s});  // lane element for firing `step`")
+                        w.line(f"{T} x = {zero};")
+                        w.line(f"if (want >= 0) {{ x = in0.read();{forward} }}")
+                        w.line(f"const {T} y = want >= 0 ? x : {zero};")
+                        w.line(f"if (step < {v}L) {{ {' '.join(f'out{o}.write(y);' for o in to_pes)} }}")
+
+    def window(self, w: Writer, m: Module) -> None:
+        """A window buffer: output o carries, at firing n, elements n·P + x_o + [0, w_o) (StencilFlow
+        §IV-A internal buffer; OpenCL-platform shift register)."""
+        ins, outs = self.lay.ins(m), self.lay.outs(m)
+        p = sum(c.width for c in ins)
+        rel, size = self.lay.window(m)
+        v = self.lay.tokens
+        per_tile = v * p
+        x_min = min(rel) if rel else 0
+        x_hi = max(x + c.width for x, c in zip(rel, outs, strict=True)) if rel else p
+        lead = max(0, ceil(x_hi / p) - 1)  # beats read before the first firing
+        ring = max(size, (lead + 1) * p - x_min)
+        dtype = ins[0].dtype
+        T, zero = ctype(dtype), literal(0, dtype)
+        with w.block(self.signature(m, None)):
+            w.line(f"{T} ring[{ring}];  // {ring} elements ({m.kind} size {m.param('size')})")
+            self.pragma(w, "dependence variable=ring inter false")
+            with w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"):
+                with w.block(f"steps: for (long step = 0; step < {v + lead}L; ++step)"):
+                    self.pragma(w, "pipeline II=1")
+                    with w.block(f"if (step < {v}L)"):
+                        self._pop_beat(w, ins, "beat", T)
+                        w.line(f"for (int e = 0; e < {p}; ++e) ring[(step * {p}L + e) % {ring}L] = beat[e];")
+                    w.line(f"const long n = step - {lead}L;  // the firing of this step")
+                    w.line("if (n < 0) continue;")
+                    for o, (x, c) in enumerate(zip(rel, outs, strict=True)):
+                        w.line(f"{stream_type(c)} o{o};")
+                        with w.block(f"for (int e = 0; e < {c.width}; ++e)"):
+                            w.line(f"const long a = n * {p}L + ({x}) + e;")
+                            value = f"(a >= 0 && a < {per_tile}L) ? ring[a % {ring}L] : {zero}"
+                            w.line(f"o{o}{'.v[e]' if c.width > 1 else ''} = {value};")
+                        w.line(f"out{o}.write(o{o});")
+
+    # ------------------------------------------------------------------------------------------ PE
+
+    def stencil_function(self, stencil: str, ports: tuple[str, ...]) -> str:
+        key = (stencil, ports)
+        if key not in self.stencil_functions:
+            self.stencil_functions[key] = f"compute_{stencil}_{len(self.stencil_functions)}"
+        return self.stencil_functions[key]
+
+    def stencil_definitions(self) -> str:
+        out = []
+        for (stencil, ports), fname in sorted(self.stencil_functions.items(), key=lambda kv: kv[1]):
+            st = self.program.stencil(stencil)
+            assert st is not None
+            out.append(self.exprs.stencil_function(st, ports, fname))
+        return "\n".join(out)
+
+    def pe(self, w: Writer, m: Module) -> None:
+        """A stencil lane (SODA §3.3 PE): the point's reads, its boundary values, its expression."""
+        st = self.program.stencil(str(m.param("stencil")))
+        assert st is not None
+        ports = tuple(str(p) for p in m.param("inputs", ()))  # type: ignore[union-attr]
+        ins = self.lay.ins(m)
+        width = max((c.width for c in ins), default=int(str(m.param("width", 1))))
+        lanes = int(str(m.param("lanes", 0) or width))
+        lane = int(str(m.param("lane", 0)))
+        fname = self.stencil_function(st.name, ports)
+        out = self.lay.outs(m)[0]
+        T = ctype(st.dtype)
+        shape = self.lay.stream_shape
+        with w.block(self.signature(m, None)):
+            with w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"):
+                with w.block(f"firings: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
+                    self.pragma(w, "pipeline II=1")
+                    for j, c in enumerate(ins):
+                        w.line(f"const {stream_type(c)} p{j} = in{j}.read();")
+                    w.line(f"{stream_type(out)} r;")
+                    with w.block(f"for (int e = 0; e < {width}; ++e)"):
+                        self.pragma(w, "unroll")
+                        w.line(f"const long addr = n * {lanes}L + {lane} + e;")
+                        w.line(f"{T} value = {literal(0, st.dtype)};  // padding")
+                        with w.block(f"if (addr < {self.lay.points}L)"):
+                            coords(w, "addr", shape)
+                            args = self._port_values(w, m, ins, ports, width)
+                            w.line(f"value = {fname}({', '.join(args)});")
+                            self._preserve(w, m, ports, width, shape)
+                        w.line(f"r{'.v[e]' if out.width > 1 else ''} = value;")
+                    w.line("out0.write(r);")
+
+    def _element(self, j: int, c: Channel) -> str:
+        return f"p{j}.v[e]" if c.width > 1 else f"p{j}"
+
+    def _port_values(
+        self, w: Writer, m: Module, ins: list[Channel], ports: tuple[str, ...], width: int
+    ) -> list[str]:
+        """One local per port: the streamed value inside the tile, else the boundary's."""
+        st = self.program.stencil(str(m.param("stencil")))
+        assert st is not None
+        rank = self.lay.rank
+        args = []
+        for j, port in enumerate(ports):
+            field, _, off_text = port.partition("@")
+            offset = tuple(int(t) for t in off_text.strip("()").split(",") if t)
+            full = [0] * rank
+            for a, o in zip(self.program.field_axes(field), offset, strict=True):
+                full[a] = o
+            dtype = self.program.field_dtype(field)
+            T = ctype(dtype)
+            inside = " && ".join(
+                f"c{a} + ({full[a]}) >= 0 && c{a} + ({full[a]}) < {self.lay.stream_shape[a]}L"
+                for a in range(rank) if full[a] != 0
+            ) or "true"  # fmt: skip
+            b = st.boundary_of(field)
+            if b.kind == "constant":
+                other = literal(b.value, dtype)
+            elif b.kind == "copy":
+                from stencilmap.design.common import port_name
+
+                centre = port_name(field, (0,) * len(offset))
+                if centre not in ports:
+                    raise StencilmapError(f"PE '{m.name}' has a copy boundary on '{field}' but no centre port")
+                k = ports.index(centre)
+                other = self._element(k, ins[k])
+            else:
+                other = f"{literal(0, dtype)}  /* shrink: undefined, not compared */"
+            w.line(f"const {T} a{j} = ({inside}) ? {self._element(j, ins[j])} : {other};")
+            args.append(f"a{j}")
+        return args
+
+    def _preserve(self, w: Writer, m: Module, ports: tuple[str, ...], width: int, shape: tuple[int, ...]) -> None:
+        """``border: preserve``: outside the pass's valid box the output keeps the paired input."""
+        p = self.program
+        stencil = str(m.param("stencil"))
+        if p.border != "preserve" or stencil not in p.outputs:
+            return
+        from dataclasses import replace
+
+        from stencilmap.analysis.dag import node_name
+        from stencilmap.analysis.halos import accumulated_halos
+        from stencilmap.design.common import port_name
+
+        if any(b.kind != "shrink" for s in p.stencils for _, b in s.boundary):
+            raise StencilmapError("border: preserve with constant or copy boundaries has no code generation")
+        paired = p.inputs[p.outputs.index(stencil)]
+        centre = port_name(paired.name, (0,) * len(paired.axes))
+        if centre not in ports:
+            raise StencilmapError(f"border: preserve needs output '{stencil}' to read '{paired.name}' at its centre")
+        halo = accumulated_halos(replace(p, iterate=1))[node_name(stencil, 1, 1)]
+        inside = " && ".join(
+            f"c{a} >= {halo.low[a]} && c{a} < {shape[a] - halo.high[a]}" for a in range(len(shape))
+        )
+        k = ports.index(centre)
+        c = self.lay.ins(m)[k]
+        w.line(f"if (!({inside})) value = {self._element(k, c)};  // border: preserve")
