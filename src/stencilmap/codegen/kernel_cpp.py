@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from math import ceil, prod
 
-from stencilmap.codegen.ctypes_ import bits, ctype, literal
+from stencilmap.codegen.ctypes_ import Dialect, bits, ctype, literal
 from stencilmap.codegen.expr import ExprEmitter
 from stencilmap.codegen.layout import Layout
 from stencilmap.codegen.writer import Writer
@@ -48,6 +48,36 @@ class ModuleEmitter:
     @property
     def program(self) -> Program:
         return self.lay.program
+
+    # ---- the dialect: HLS C++ here; ``opencl_channels`` overrides these for Intel OpenCL channels
+
+    dialect: Dialect = "cpp"
+
+    def ct(self, dtype: str) -> str:
+        return ctype(dtype, self.dialect)
+
+    def lit(self, value: float | int | bool, dtype: str) -> str:
+        return literal(value, dtype, self.dialect)
+
+    def stype(self, c: Channel) -> str:
+        return stream_type(c)
+
+    def rd(self, n: int) -> str:
+        """Reading the module's input channel ``n``."""
+        return f"in{n}.read()"
+
+    def wr(self, n: int, value: str) -> str:
+        """Writing ``value`` to the module's output channel ``n``."""
+        return f"out{n}.write({value})"
+
+    def load(self, dtype: str, addr: str) -> str:
+        return f"sm_load<{self.ct(dtype)}, {bits(dtype)}, {self.burst}>(mem, {addr})"
+
+    def store(self, dtype: str, addr: str, value: str) -> str:
+        return f"sm_store<{self.ct(dtype)}, {bits(dtype)}, {self.burst}>(mem, {addr}, {value})"
+
+    def table(self, name: str, rows: list[list[int]]) -> str:
+        return f"static const long {name}[{len(rows)}][{len(rows[0])}] = {_table(rows)};"
 
     def pragma(self, w: Writer, text: str) -> None:
         if self.pragmas:
@@ -100,12 +130,12 @@ class ModuleEmitter:
     def reader(self, w: Writer, m: Module) -> None:
         field = str(m.param("field"))
         dtype = self.program.field_dtype(field)
-        T, outs = ctype(dtype), self.lay.outs(m)
+        T, outs = self.ct(dtype), self.lay.outs(m)
         beat = sum(c.width for c in outs)
         boxes = self.lay.tile_boxes(m)
         mem = f"const {self.mem_type(field)}* mem"
         with w.block(self.signature(m, mem)):
-            w.line(f"static const long start[{len(boxes)}][{self.lay.rank}] = {_table([[lo for lo, _ in b] for b in boxes])};")
+            w.line(self.table("start", [[lo for lo, _ in b] for b in boxes]))
             with w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"):
                 with w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
                     self.pragma(w, "pipeline II=1")
@@ -113,44 +143,44 @@ class ModuleEmitter:
                     with w.block(f"for (int e = 0; e < {beat}; ++e)"):
                         self.pragma(w, "unroll")
                         w.line(f"const long i = n * {beat}L + e;")
-                        w.line(f"beat[e] = {literal(0, dtype)};")
+                        w.line(f"beat[e] = {self.lit(0, dtype)};")
                         with w.block(f"if (i < {self.lay.points}L)"):
                             coords(w, "i", self.lay.stream_shape)
                             for a in range(self.lay.rank):
                                 w.line(f"const long g{a} = c{a} + start[t][{a}];")
-                            w.line(f"beat[e] = sm_load<{T}, {bits(dtype)}, {self.burst}>(mem, {self._field_address(field)});")
+                            w.line(f"beat[e] = {self.load(dtype, self._field_address(field))};")
                     self._push_beat(w, outs, "beat")
 
     def _push_beat(self, w: Writer, outs: list[Channel], beat: str) -> None:
         for n, first, width in self._beat_layout(outs):
             if width == 1:
-                w.line(f"out{n}.write({beat}[{first}]);")
+                w.line(self.wr(n, f"{beat}[{first}]") + ";")
             else:
-                w.line(f"{stream_type(outs[n])} v{n};")
+                w.line(f"{self.stype(outs[n])} v{n};")
                 w.line(f"for (int e = 0; e < {width}; ++e) v{n}.v[e] = {beat}[{first} + e];")
-                w.line(f"out{n}.write(v{n});")
+                w.line(self.wr(n, f"v{n}") + ";")
 
     def _pop_beat(self, w: Writer, ins: list[Channel], beat: str, T: str) -> None:
         total = sum(c.width for c in ins)
         w.line(f"{T} {beat}[{total}];")
         for n, first, width in self._beat_layout(ins):
             if width == 1:
-                w.line(f"{beat}[{first}] = in{n}.read();")
+                w.line(f"{beat}[{first}] = {self.rd(n)};")
             else:
-                w.line(f"const {stream_type(ins[n])} v{n} = in{n}.read();")
+                w.line(f"const {self.stype(ins[n])} v{n} = {self.rd(n)};")
                 w.line(f"for (int e = 0; e < {width}; ++e) {beat}[{first} + e] = v{n}.v[e];")
 
     def writer(self, w: Writer, m: Module) -> None:
         field = str(m.param("field"))
         dtype = self.program.field_dtype(field)
-        T, ins = ctype(dtype), self.lay.ins(m)
+        T, ins = self.ct(dtype), self.lay.ins(m)
         beat = sum(c.width for c in ins)
         boxes, owned = self.lay.tile_boxes(m), self.lay.owned_boxes(m)
         mem = f"{self.mem_type(field)}* mem"
         with w.block(self.signature(m, mem)):
-            w.line(f"static const long start[{len(boxes)}][{self.lay.rank}] = {_table([[lo for lo, _ in b] for b in boxes])};")
-            w.line(f"static const long own_lo[{len(boxes)}][{self.lay.rank}] = {_table([[lo for lo, _ in b] for b in owned])};")
-            w.line(f"static const long own_hi[{len(boxes)}][{self.lay.rank}] = {_table([[hi for _, hi in b] for b in owned])};")
+            w.line(self.table("start", [[lo for lo, _ in b] for b in boxes]))
+            w.line(self.table("own_lo", [[lo for lo, _ in b] for b in owned]))
+            w.line(self.table("own_hi", [[hi for _, hi in b] for b in owned]))
             with w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"):
                 with w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
                     self.pragma(w, "pipeline II=1")
@@ -165,7 +195,7 @@ class ModuleEmitter:
                             w.line(f"const long g{a} = c{a} + start[t][{a}];")
                             inside.append(f"g{a} >= own_lo[t][{a}] && g{a} < own_hi[t][{a}]")
                         w.line(f"if (!({' && '.join(inside)})) continue;  // another tile owns this point")
-                        w.line(f"sm_store<{T}, {bits(dtype)}, {self.burst}>(mem, {self._field_address(field)}, beat[e]);")
+                        w.line(self.store(dtype, self._field_address(field), "beat[e]") + ";")
 
     # ------------------------------------------------------------------------------------ plumbing
 
@@ -174,27 +204,27 @@ class ModuleEmitter:
         with w.block(self.signature(m, None)):
             with w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
                 self.pragma(w, "pipeline II=1")
-                w.line(f"const {stream_type(c)} x = in0.read();")
+                w.line(f"const {self.stype(c)} x = {self.rd(0)};")
                 for n in range(len(self.lay.outs(m))):
-                    w.line(f"out{n}.write(x);")
+                    w.line(self.wr(n, "x") + ";")
 
     def copy(self, w: Writer, m: Module) -> None:
         """A FIFO segment / delay buffer: its storage is its input stream's depth (see ``hls``)."""
         with w.block(self.signature(m, None)):
             with w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
                 self.pragma(w, "pipeline II=1")
-                w.line("out0.write(in0.read());")
+                w.line(self.wr(0, self.rd(0)) + ";")
 
     def tap(self, w: Writer, m: Module) -> None:
         """SODA §3.4 forwarder: lane element n + s goes to the PEs at firing n; all go down the chain."""
         x, k = int(str(m.param("offset", 0))), int(str(m.param("lanes", 1)))
         s, v = (x - x % k) // k, self.lay.tokens
         dtype = self.lay.ins(m)[0].dtype
-        T, zero = ctype(dtype), literal(0, dtype)
+        T, zero = self.ct(dtype), self.lit(0, dtype)
         outs = self.lay.outs(m)
         has_next = any(c.src_port == "next" for c in outs)
         to_pes = range(len(outs) - 1 if has_next else len(outs))
-        forward = f" out{len(outs) - 1}.write(x);" if has_next else ""
+        forward = f" {self.wr(len(outs) - 1, 'x')};" if has_next else ""
         with w.block(self.signature(m, None)):
             w.line(f"// at firing n the PEs take lane element n + ({s}) of {v} per tile")
             with w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"):
@@ -202,15 +232,15 @@ class ModuleEmitter:
                     self.pragma(w, "pipeline II=1")
                     if s >= 0:
                         w.line(f"{T} x = {zero};")
-                        w.line(f"if (step < {v}L) {{ x = in0.read();{forward} }}")
+                        w.line(f"if (step < {v}L) {{ x = {self.rd(0)};{forward} }}")
                         w.line(f"const {T} y = step < {v}L ? x : {zero};")
-                        w.line(f"if (step >= {s}L) {{ {' '.join(f'out{o}.write(y);' for o in to_pes)} }}")
+                        w.line(f"if (step >= {s}L) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}")
                     else:
                         w.line(f"const long want = step + ({s});  // lane element for firing `step`")
                         w.line(f"{T} x = {zero};")
-                        w.line(f"if (want >= 0) {{ x = in0.read();{forward} }}")
+                        w.line(f"if (want >= 0) {{ x = {self.rd(0)};{forward} }}")
                         w.line(f"const {T} y = want >= 0 ? x : {zero};")
-                        w.line(f"if (step < {v}L) {{ {' '.join(f'out{o}.write(y);' for o in to_pes)} }}")
+                        w.line(f"if (step < {v}L) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}")
 
     def window(self, w: Writer, m: Module) -> None:
         """A window buffer: output o carries, at firing n, elements n·P + x_o + [0, w_o) (StencilFlow
@@ -225,7 +255,7 @@ class ModuleEmitter:
         lead = max(0, ceil(x_hi / p) - 1)  # beats read before the first firing
         ring = max(size, (lead + 1) * p - x_min)
         dtype = ins[0].dtype
-        T, zero = ctype(dtype), literal(0, dtype)
+        T, zero = self.ct(dtype), self.lit(0, dtype)
         with w.block(self.signature(m, None)):
             w.line(f"{T} ring[{ring}];  // {ring} elements ({m.kind} size {m.param('size')})")
             self.pragma(w, "dependence variable=ring inter false")
@@ -238,12 +268,12 @@ class ModuleEmitter:
                     w.line(f"const long n = step - {lead}L;  // the firing of this step")
                     w.line("if (n < 0) continue;")
                     for o, (x, c) in enumerate(zip(rel, outs, strict=True)):
-                        w.line(f"{stream_type(c)} o{o};")
+                        w.line(f"{self.stype(c)} o{o};")
                         with w.block(f"for (int e = 0; e < {c.width}; ++e)"):
                             w.line(f"const long a = n * {p}L + ({x}) + e;")
                             value = f"(a >= 0 && a < {per_tile}L) ? ring[a % {ring}L] : {zero}"
                             w.line(f"o{o}{'.v[e]' if c.width > 1 else ''} = {value};")
-                        w.line(f"out{o}.write(o{o});")
+                        w.line(self.wr(o, f"o{o}") + ";")
 
     # ------------------------------------------------------------------------------------------ PE
 
@@ -272,26 +302,26 @@ class ModuleEmitter:
         lane = int(str(m.param("lane", 0)))
         fname = self.stencil_function(st.name, ports)
         out = self.lay.outs(m)[0]
-        T = ctype(st.dtype)
+        T = self.ct(st.dtype)
         shape = self.lay.stream_shape
         with w.block(self.signature(m, None)):
             with w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"):
                 with w.block(f"firings: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
                     self.pragma(w, "pipeline II=1")
                     for j, c in enumerate(ins):
-                        w.line(f"const {stream_type(c)} p{j} = in{j}.read();")
-                    w.line(f"{stream_type(out)} r;")
+                        w.line(f"const {self.stype(c)} p{j} = {self.rd(j)};")
+                    w.line(f"{self.stype(out)} r;")
                     with w.block(f"for (int e = 0; e < {width}; ++e)"):
                         self.pragma(w, "unroll")
                         w.line(f"const long addr = n * {lanes}L + {lane} + e;")
-                        w.line(f"{T} value = {literal(0, st.dtype)};  // padding")
+                        w.line(f"{T} value = {self.lit(0, st.dtype)};  // padding")
                         with w.block(f"if (addr < {self.lay.points}L)"):
                             coords(w, "addr", shape)
                             args = self._port_values(w, m, ins, ports, width)
                             w.line(f"value = {fname}({', '.join(args)});")
                             self._preserve(w, m, ports, width, shape)
                         w.line(f"r{'.v[e]' if out.width > 1 else ''} = value;")
-                    w.line("out0.write(r);")
+                    w.line(self.wr(0, "r") + ";")
 
     def _element(self, j: int, c: Channel) -> str:
         return f"p{j}.v[e]" if c.width > 1 else f"p{j}"
@@ -311,14 +341,14 @@ class ModuleEmitter:
             for a, o in zip(self.program.field_axes(field), offset, strict=True):
                 full[a] = o
             dtype = self.program.field_dtype(field)
-            T = ctype(dtype)
+            T = self.ct(dtype)
             inside = " && ".join(
                 f"c{a} + ({full[a]}) >= 0 && c{a} + ({full[a]}) < {self.lay.stream_shape[a]}L"
                 for a in range(rank) if full[a] != 0
             ) or "true"  # fmt: skip
             b = st.boundary_of(field)
             if b.kind == "constant":
-                other = literal(b.value, dtype)
+                other = self.lit(b.value, dtype)
             elif b.kind == "copy":
                 from stencilmap.design.common import port_name
 
@@ -328,7 +358,7 @@ class ModuleEmitter:
                 k = ports.index(centre)
                 other = self._element(k, ins[k])
             else:
-                other = f"{literal(0, dtype)}  /* shrink: undefined, not compared */"
+                other = f"{self.lit(0, dtype)}  /* shrink: undefined, not compared */"
             w.line(f"const {T} a{j} = ({inside}) ? {self._element(j, ins[j])} : {other};")
             args.append(f"a{j}")
         return args

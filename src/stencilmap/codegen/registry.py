@@ -44,6 +44,7 @@ class Generated:
     sources: tuple[str, ...]  # files compiled together for verification
     include_dirs: tuple[str, ...]  # folders (relative) on the include path in verification
     standins: tuple[str, ...] = ()  # folders replaced by --hls-include when given
+    flags: tuple[str, ...] = ()  # extra compiler flags of the verification build
 
 
 Emitter = Callable[[Design, Program, Values], Generated]
@@ -90,4 +91,4 @@ def emit(name: str, design: Design, program: Program, values: Values) -> Generat
 
 
 def _load() -> None:
-    from stencilmap.codegen import hls  # noqa: F401
+    from stencilmap.codegen import hls, opencl  # noqa: F401

@@ -98,7 +98,7 @@ def compile_csim(gen: Generated, root: Path, hls_include: Path | None, cache: Pa
         raise StencilmapError(f"--hls-include {hls_include}: no such folder")
     compiler = gxx()
     includes = _include_dirs(gen, root, hls_include)
-    key = _fingerprint(gen, includes, ())
+    key = _fingerprint(gen, includes, gen.flags)
     folder = cache if cache is not None else Path(tempfile.mkdtemp(prefix="stencilmap-csim-"))
     folder.mkdir(parents=True, exist_ok=True)
     exe = folder / f"csim-{key}"
@@ -106,7 +106,7 @@ def compile_csim(gen: Generated, root: Path, hls_include: Path | None, cache: Pa
         return exe, 0.0
     start = time.perf_counter()
     tmp = folder / f".csim-{key}.{os.getpid()}.tmp"
-    cmd = [compiler, *CSIM_FLAGS, *(f"-I{d}" for d in includes), *(str(root / s) for s in gen.sources), "-o", str(tmp)]
+    cmd = [compiler, *CSIM_FLAGS, *gen.flags, *(f"-I{d}" for d in includes), *(str(root / s) for s in gen.sources), "-o", str(tmp)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         tmp.unlink(missing_ok=True)
@@ -142,6 +142,7 @@ def run_csim(
         run_s = time.perf_counter() - start
         if done.returncode != 0:
             status: Literal["deadlock", "failed"] = "deadlock" if done.returncode == 4 else "failed"
-            tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+            tail = next((ln for ln in lines if ln.startswith(("deadlock", "error"))), lines[-1])
             return CsimResult(status, {}, compile_s, run_s, tail)
         return CsimResult("done", read_outputs(Path(out), gen.ports, shape), compile_s, run_s)

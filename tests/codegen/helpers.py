@@ -1,0 +1,76 @@
+"""Generating, running and checking code for the codegen tests (compiled executables cached per session)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stencilmap.backends.reference import run_reference
+from stencilmap.codegen.opencl_run import pocl_available
+from stencilmap.codegen.registry import Generated, emit
+from stencilmap.codegen.verify import CsimResult, run_csim, write_data
+from stencilmap.design.ir import Design
+from stencilmap.design.registry import BuildConfig
+from stencilmap.io import Array
+from stencilmap.program.ir import Program
+from stencilmap.sim.validate import Validation, validate
+from tests.sim.helpers import built, inputs_for
+
+#: (arch, target) pairs code generation supports.
+PAIRS = (("soda", "hls"), ("stencilflow", "hls"), ("pcm", "hls"), ("pcm", "opencl"), ("stencilflow", "opencl"))
+
+
+@dataclass(frozen=True)
+class CodeRun:
+    program: Program
+    design: Design
+    generated: Generated
+    result: CsimResult
+    validation: Validation
+
+
+def needs_runtime(arch: str, target: str) -> None:
+    if arch == "pcm" and target == "opencl" and not pocl_available():
+        pytest.skip("no OpenCL CPU runtime (PoCL): `make opencl` installs it")
+
+
+def write(gen: Generated, folder: Path) -> None:
+    for name, text in gen.files:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def run_generated(
+    program: Program, design: Design, target: str, folder: Path, cache: Path, values: dict[str, Array] | None = None
+) -> CodeRun:
+    """Emit, write, run (C simulation / emulation / PoCL) and validate against the reference."""
+    values = values if values is not None else inputs_for(program)
+    gen = emit(target, design, program, values)
+    write(gen, folder)
+    write_data(folder / "data", gen.ports, values)
+    shape = tuple(int(n or 0) for n in program.shape)
+    if gen.runner == "pocl":
+        from stencilmap.codegen.opencl_run import run_pocl
+
+        result = run_pocl(gen, folder, folder / "data", shape)
+    else:
+        result = run_csim(gen, folder, folder / "data", shape, cache=cache)
+    ref = run_reference(program, values)
+    got = result.outputs if result.status == "done" else {k: np.zeros_like(v) for k, v in ref.outputs.items()}
+    return CodeRun(program, design, gen, result, validate(result.status, got, ref.outputs, ref.defined))
+
+
+def generate_and_run(
+    program: Program, arch: str, target: str, config: BuildConfig, folder: Path, cache: Path
+) -> CodeRun:
+    program, design = built(program, arch, config)
+    return run_generated(program, design, target, folder, cache)
+
+
+def explain(run: CodeRun) -> str:
+    v = run.validation
+    return f"status {run.result.status} ({run.result.message}); first mismatch {v.first_mismatch}"
