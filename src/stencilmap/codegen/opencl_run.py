@@ -46,9 +46,9 @@ def pocl_available() -> bool:
 
 def run_pocl(gen: Generated, root: Path, data: Path, shape: tuple[int, ...]) -> CsimResult:
     """Build ``kernel.cl`` for the CPU device, run the kernel as one work-item, read the outputs."""
+    device = cpu_device()  # first: a missing pyopencl or runtime is a one-line user error
     import pyopencl as cl
 
-    device = cpu_device()
     ctx = cl.Context([device])
     queue = cl.CommandQueue(ctx)
     start = time.perf_counter()
