@@ -35,7 +35,12 @@ def _help_examples() -> list[str]:
 
 @pytest.mark.parametrize("example", _help_examples())
 def test_help_examples_run(example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if "--target opencl" in example and "--arch" not in example and ".soda" in example and not pocl_available():
+    if (
+        "--target opencl" in example
+        and "--arch" not in example
+        and ".soda" in example
+        and not pocl_available()
+    ):
         pytest.skip("no OpenCL CPU runtime (PoCL)")
     monkeypatch.chdir(ROOT)
     args = shlex.split(example)[2:]
@@ -47,7 +52,21 @@ def test_help_examples_run(example: str, tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_json_report_and_csim_outputs(tmp_path: Path) -> None:
     out = tmp_path / "gen"
-    code, text, _ = invoke([JACOBI, "--target", "hls", "--unroll", "2", "--iterate", "2", "--out", str(out), "--verify", "--json"])
+    code, text, _ = invoke(
+        [
+            JACOBI,
+            "--target",
+            "hls",
+            "--unroll",
+            "2",
+            "--iterate",
+            "2",
+            "--out",
+            str(out),
+            "--verify",
+            "--json",
+        ]
+    )
     assert code == 0, text
     report = json.loads(text)
     assert {"files", "valid", "max_abs_error", "compile_seconds", "run_seconds"} <= set(report)
@@ -66,7 +85,9 @@ def test_without_verify_writes_the_files(tmp_path: Path) -> None:
 
 def test_deadlock_is_reported(tmp_path: Path) -> None:
     out = tmp_path / "dl"
-    code, text, _ = invoke([DAG, "--target", "opencl", "--delay-buffers", "min", "--out", str(out), "--verify", "--json"])
+    code, text, _ = invoke(
+        [DAG, "--target", "opencl", "--delay-buffers", "min", "--out", str(out), "--verify", "--json"]
+    )
     assert code == 1
     report = json.loads(text)
     assert report["valid"] is False and report["status"] == "deadlock"
@@ -123,13 +144,17 @@ def test_vendor_include_folder_replaces_the_standins(tmp_path: Path) -> None:
     assert invoke([JACOBI, "--target", "hls", "--out", str(first)])[0] == 0
     vendor = tmp_path / "vendor"
     shutil.copytree(first / "csim_include", vendor)
-    code, out, err = invoke([JACOBI, "--target", "hls", "--verify", "--hls-include", str(vendor), "--out", str(tmp_path / "g")])
+    code, out, err = invoke(
+        [JACOBI, "--target", "hls", "--verify", "--hls-include", str(vendor), "--out", str(tmp_path / "g")]
+    )
     assert code == 0, out + err
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "hls_stream.h").write_text("#error not a usable header\n")
     (broken / "ap_int.h").write_text("\n")
-    code, out, _ = invoke([JACOBI, "--target", "hls", "--verify", "--hls-include", str(broken), "--out", str(tmp_path / "h")])
+    code, out, _ = invoke(
+        [JACOBI, "--target", "hls", "--verify", "--hls-include", str(broken), "--out", str(tmp_path / "h")]
+    )
     assert code == 1 and "g++ failed" in out
 
 

@@ -53,7 +53,9 @@ def codegen_json(report: CodegenReport) -> dict[str, Any]:
 
 def _print(report: CodegenReport) -> None:
     g = report.generated
-    click.echo(f"{report.program.name}: {g.target} code of the {report.design.arch} design ({g.top}) in {report.out_dir}/")
+    click.echo(
+        f"{report.program.name}: {g.target} code of the {report.design.arch} design ({g.top}) in {report.out_dir}/"
+    )
     for f in report.files:
         click.echo(f"  {f}")
     click.echo(f"generated in {report.generate_seconds:.2f} s")
@@ -61,7 +63,9 @@ def _print(report: CodegenReport) -> None:
     if v is None:
         return
     val = v.validation
-    runner = "PoCL" if g.runner == "pocl" else ("channel emulation" if g.target == "opencl" else "C simulation")
+    runner = (
+        "PoCL" if g.runner == "pocl" else ("channel emulation" if g.target == "opencl" else "C simulation")
+    )
     if v.valid:
         exact = "bit-exact" if val.bit_exact else f"within tolerance (max abs error {val.max_abs_error:.3g})"
         click.echo(f"verified by {runner}: valid, {exact} against the reference")
@@ -77,7 +81,9 @@ def _print(report: CodegenReport) -> None:
 
 @click.command("codegen")
 @click.argument("program", type=click.Path(path_type=Path))
-@click.option("--target", required=True, metavar="hls|opencl", help="Vitis HLS C++ (hls) or Intel FPGA OpenCL (opencl).")
+@click.option(
+    "--target", required=True, metavar="hls|opencl", help="Vitis HLS C++ (hls) or Intel FPGA OpenCL (opencl)."
+)
 @click.option(
     "--arch", type=click.Choice(ARCHS),
     help="Microarchitecture  [default: hls: soda / stencilflow by format; opencl: pcm / stencilflow].",
@@ -97,8 +103,19 @@ def _print(report: CodegenReport) -> None:
     "--delay-buffers", type=click.Choice(["computed", "min"]), default="computed", show_default=True,
     help="StencilFlow delay buffers: the computed depths, or depth 1 (to see a deadlock).",
 )  # fmt: skip
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), metavar="DIR", help="Output folder (replaced).")
-@click.option("--verify", is_flag=True, help="Run the code here (g++ C simulation / PoCL) and compare with the reference.")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Output folder (replaced).",
+)
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Run the code here (g++ C simulation / PoCL) and compare with the reference.",
+)
 @click.option(
     "--hls-include", type=click.Path(path_type=Path), metavar="DIR",
     help="Compile --verify against these hls_stream.h / ap_int.h (e.g. $XILINX_HLS/include).",

@@ -115,7 +115,11 @@ def codegen(config: CodegenConfig) -> CodegenReport:
 
 def bind(config: CodegenConfig) -> tuple[Program, dict[str, Array]]:
     """The shape-bound program chained ``iterate`` times, and the values of its inputs and params."""
-    for flag, value in (("--unroll", config.unroll), ("--vector", config.vector), ("--iterate", config.iterate)):
+    for flag, value in (
+        ("--unroll", config.unroll),
+        ("--vector", config.vector),
+        ("--iterate", config.iterate),
+    ):
         if value is not None and value < 1:
             raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
     program = load_program(config.program)
@@ -155,7 +159,9 @@ def _verify(
             arr[~mask] = undefined_value(arr.dtype)
             np.save(stage / "csim" / f"{name}.npy", arr, allow_pickle=False)
             written.append(stage / "csim" / f"{name}.npy")
-    return Verification(validation, result.compile_seconds, result.run_seconds, result.message, tuple(written))
+    return Verification(
+        validation, result.compile_seconds, result.run_seconds, result.message, tuple(written)
+    )
 
 
 def _stage_folder(out_dir: Path) -> Path:

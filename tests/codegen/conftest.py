@@ -12,7 +12,8 @@ FULL = os.environ.get("STENCILMAP_CODEGEN_FULL") == "1"
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "codegen_full: the whole corpus under every (arch, target) pair; run with STENCILMAP_CODEGEN_FULL=1"
+        "markers",
+        "codegen_full: the whole corpus under every (arch, target) pair; run with STENCILMAP_CODEGEN_FULL=1",
     )
 
 

@@ -20,7 +20,13 @@ from stencilmap.sim.validate import Validation, validate
 from tests.sim.helpers import built, inputs_for
 
 #: (arch, target) pairs code generation supports.
-PAIRS = (("soda", "hls"), ("stencilflow", "hls"), ("pcm", "hls"), ("pcm", "opencl"), ("stencilflow", "opencl"))
+PAIRS = (
+    ("soda", "hls"),
+    ("stencilflow", "hls"),
+    ("pcm", "hls"),
+    ("pcm", "opencl"),
+    ("stencilflow", "opencl"),
+)
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,12 @@ def write(gen: Generated, folder: Path) -> None:
 
 
 def run_generated(
-    program: Program, design: Design, target: str, folder: Path, cache: Path, values: dict[str, Array] | None = None
+    program: Program,
+    design: Design,
+    target: str,
+    folder: Path,
+    cache: Path,
+    values: dict[str, Array] | None = None,
 ) -> CodeRun:
     """Emit, write, run (C simulation / emulation / PoCL) and validate against the reference."""
     values = values if values is not None else inputs_for(program)

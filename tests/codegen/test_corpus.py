@@ -52,7 +52,9 @@ def _full_cases() -> list[object]:
 @pytest.mark.codegen_full
 @pytest.mark.skipif(not FULL, reason="the full corpus sweep runs with STENCILMAP_CODEGEN_FULL=1")
 @pytest.mark.parametrize(("path", "arch", "target", "lanes"), _full_cases())
-def test_corpus_verifies(path: Path, arch: str, target: str, lanes: int, tmp_path: Path, csim_cache: Path) -> None:
+def test_corpus_verifies(
+    path: Path, arch: str, target: str, lanes: int, tmp_path: Path, csim_cache: Path
+) -> None:
     if path is None:
         pytest.skip("../shared/corpus absent")
     _check(path, arch, target, lanes, tmp_path, csim_cache)

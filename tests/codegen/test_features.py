@@ -68,7 +68,9 @@ def _verify(program, arch: str, target: str, config: BuildConfig, tmp: Path, cac
 
 
 @pytest.mark.parametrize(("arch", "target"), PAIRS, ids=IDS)
-def test_integer_overflow_division_by_zero_and_nan_casts(arch: str, target: str, tmp_path: Path, csim_cache: Path) -> None:
+def test_integer_overflow_division_by_zero_and_nan_casts(
+    arch: str, target: str, tmp_path: Path, csim_cache: Path
+) -> None:
     program = soda(INT_SODA, (12, 16))
     rng = np.random.default_rng(7)
     values = {
@@ -92,7 +94,9 @@ def test_numpy_semantics_lower_dimensional_inputs_and_boundaries(
         "s": np.asarray(3, dtype=np.int32),
     }
     values["a"][2, :5] = 3  # a - 3 == 0: floor division by zero
-    run = _verify(program, arch, target, _lanes(arch, 4 if arch == "stencilflow" else 2), tmp_path, csim_cache, values)
+    run = _verify(
+        program, arch, target, _lanes(arch, 4 if arch == "stencilflow" else 2), tmp_path, csim_cache, values
+    )
     assert run.validation.bit_exact
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-import numpy as np
+import numpy.typing as npt
 
 from stencilmap.codegen.ctypes_ import Dialect, concrete, ctype, literal
 from stencilmap.codegen.helpers import helper_name
@@ -43,7 +44,7 @@ class ExprEmitter:
     """Emits C for expressions of one program; ``helpers`` collects the (op, type) helpers used."""
 
     program: Program
-    params: Mapping[str, np.ndarray]  # type: ignore[type-arg]
+    params: Mapping[str, npt.NDArray[Any]]
     dialect: Dialect = "cpp"
     helpers: set[tuple[str, str]] = field(default_factory=set)
 
@@ -145,7 +146,7 @@ class ExprEmitter:
                 return self.call("mod_c", t, x, y) if integer else f"{self.std}fmod({x}, {y})"
             return self.call("mod_py", t, x, y)
         if e.op == "//":
-            return self.call("floordiv", t, x, y) if integer else self.call("floordiv", t, x, y)
+            return self.call("floordiv", t, x, y)  # NumPy floor division, integer or float
         if e.op == "**":
             return self.call("pow", t, x, y) if integer else f"{self.std}pow({x}, {y})"
         raise StencilmapError(f"operator '{e.op}' has no code generation")
@@ -187,14 +188,18 @@ class ExprEmitter:
         names = {p: port_variable(p) for p in ports}
         if len(set(names.values())) != len(names):
             names = {p: f"in{n}" for n, p in enumerate(ports)}
-        args = ", ".join(f"{ctype(self.program.field_dtype(p.partition('@')[0]), self.dialect)} {names[p]}" for p in ports)
+        args = ", ".join(
+            f"{ctype(self.program.field_dtype(p.partition('@')[0]), self.dialect)} {names[p]}" for p in ports
+        )
         lines = [f"static inline {ctype(stencil.dtype, self.dialect)} {fname}({args or 'void'}) {{"]
         temps: dict[str, str] = {}
         for tmp in stencil.temps:
             value = self.emit(tmp.expr, env, names, temps)
             ty = temp_types[tmp.name]
             var = "t_" + re.sub(r"\W", "_", tmp.name)
-            lines.append(f"    const {ctype(ty, self.dialect)} {var} = {self.conv(value, infer(tmp.expr, env), ty)};")
+            lines.append(
+                f"    const {ctype(ty, self.dialect)} {var} = {self.conv(value, infer(tmp.expr, env), ty)};"
+            )
             temps[tmp.name] = var
         value = self.emit(stencil.expr, env, names, temps)
         lines.append(f"    return {self.conv(value, infer(stencil.expr, env), stencil.dtype)};")

@@ -94,7 +94,11 @@ def _define(op: str, t: str, dialect: Dialect) -> str:
             f"        e >>= 1;\n    }}\n    return ({T})r;\n}}\n"
         )
     if op == "abs":
-        return f"{head}({T} a) {{ return a < 0 ? {neg}(a) : a; }}\n" if signed else f"{head}({T} a) {{ return a; }}\n"
+        return (
+            f"{head}({T} a) {{ return a < 0 ? {neg}(a) : a; }}\n"
+            if signed
+            else f"{head}({T} a) {{ return a; }}\n"
+        )
     if op in ("min", "max"):
         cmp = "<=" if op == "min" else ">="
         return f"{head}({T} a, {T} b) {{ return a {cmp} b ? a : b; }}\n"

@@ -14,7 +14,7 @@ from importlib import resources
 from math import ceil, prod
 
 from stencilmap.codegen import host_files
-from stencilmap.codegen.ctypes_ import bits, ctype
+from stencilmap.codegen.ctypes_ import bits
 from stencilmap.codegen.expr import ExprEmitter
 from stencilmap.codegen.helpers import helpers_text
 from stencilmap.codegen.kernel_cpp import ModuleEmitter, stream_type
@@ -65,7 +65,9 @@ def _check_burst(burst: int, ports: tuple[Port, ...]) -> None:
     for port in ports:
         b = bits(port.dtype)
         if burst % b or burst % 8:
-            raise StencilmapError(f"burst width {burst} is not a whole number of {b}-bit elements of '{port.field}'")
+            raise StencilmapError(
+                f"burst width {burst} is not a whole number of {b}-bit elements of '{port.field}'"
+            )
 
 
 @register("hls", ("soda", "stencilflow", "pcm"))
@@ -97,7 +99,9 @@ def emit_hls(design: Design, program: Program, values: Values) -> Generated:
 
 def _header(lay: Layout, top: str, ports: tuple[Port, ...], burst: int) -> str:
     w = Writer()
-    w.line(f"// {top}: the top function of the {lay.design.arch} design of '{lay.program.name}' (stencilmap).")
+    w.line(
+        f"// {top}: the top function of the {lay.design.arch} design of '{lay.program.name}' (stencilmap)."
+    )
     w.line(f"// Structure: {SECTIONS[lay.design.arch]}.")
     guard = f"{top.upper()}_H"
     w.line(f"#ifndef {guard}")
@@ -118,7 +122,8 @@ def _header(lay: Layout, top: str, ports: tuple[Port, ...], burst: int) -> str:
 
 def _args(ports: tuple[Port, ...], burst: int) -> str:
     return ", ".join(
-        f"{'const ' if p.direction == 'in' else ''}ap_uint<{burst}>* {p.direction}_{identifier(p.field)}" for p in ports
+        f"{'const ' if p.direction == 'in' else ''}ap_uint<{burst}>* {p.direction}_{identifier(p.field)}"
+        for p in ports
     )
 
 
@@ -166,7 +171,13 @@ def _storage(m: Module, c: Channel) -> int:
 
 
 def _top(
-    w: Writer, lay: Layout, top: str, ports: tuple[Port, ...], burst: int, order: tuple[Module, ...], mods: ModuleEmitter
+    w: Writer,
+    lay: Layout,
+    top: str,
+    ports: tuple[Port, ...],
+    burst: int,
+    order: tuple[Module, ...],
+    mods: ModuleEmitter,
 ) -> None:
     d = lay.design
     chan_id = {c.name: f"c{n}" for n, c in enumerate(d.channels)}

@@ -38,16 +38,22 @@ def hls_testbench(top: str, ports: tuple[Port, ...], burst: int) -> str:
         w.line("std::vector<unsigned char> raw(bytes);")
         w.line("const long got = (long)std::fread(raw.data(), 1, raw.size(), f);")
         w.line("std::fclose(f);")
-        w.line('if (got != bytes) { std::fprintf(stderr, "%s: %ld bytes, expected %ld\\n", path.c_str(), got, bytes); return false; }')
+        w.line(
+            'if (got != bytes) { std::fprintf(stderr, "%s: %ld bytes, expected %ld\\n", path.c_str(), got, bytes); return false; }'
+        )
         with w.block("for (long i = 0; i < bytes; ++i)"):
-            w.line(f"words[i / {burst // 8}].range((int)(i % {burst // 8}) * 8 + 7, (int)(i % {burst // 8}) * 8) = (uint64_t)raw[i];")
+            w.line(
+                f"words[i / {burst // 8}].range((int)(i % {burst // 8}) * 8 + 7, (int)(i % {burst // 8}) * 8) = (uint64_t)raw[i];"
+            )
         w.line("return true;")
     w.line()
     with w.block("static bool save(const std::string& path, const std::vector<word_t>& words, long bytes)"):
         w.line("std::vector<unsigned char> raw(bytes);")
         with w.block("for (long i = 0; i < bytes; ++i)"):
             w.line(f"word_t word = words[i / {burst // 8}];")
-            w.line(f"raw[i] = (unsigned char)word.range((int)(i % {burst // 8}) * 8 + 7, (int)(i % {burst // 8}) * 8).to_uint64();")
+            w.line(
+                f"raw[i] = (unsigned char)word.range((int)(i % {burst // 8}) * 8 + 7, (int)(i % {burst // 8}) * 8).to_uint64();"
+            )
         w.line('FILE* f = std::fopen(path.c_str(), "wb");')
         w.line("if (!f) return false;")
         w.line("const bool ok = std::fwrite(raw.data(), 1, raw.size(), f) == raw.size();")
@@ -67,7 +73,9 @@ def hls_testbench(top: str, ports: tuple[Port, ...], burst: int) -> str:
         for p in ports:
             if p.direction == "out":
                 nbytes = p.elements * bits(p.dtype) // 8
-                w.line(f'if (!save(out_dir + "/{p.field}.bin", out_{identifier(p.field)}, {nbytes}L)) return 1;')
+                w.line(
+                    f'if (!save(out_dir + "/{p.field}.bin", out_{identifier(p.field)}, {nbytes}L)) return 1;'
+                )
         w.line("return 0;")
     return w.text()
 
@@ -87,7 +95,9 @@ def xrt_host(top: str, ports: tuple[Port, ...], burst: int) -> str:
     w.line("#include <xrt/xrt_kernel.h>")
     w.line()
     with w.block("int main(int argc, char** argv)"):
-        w.line('if (argc != 4) { std::fprintf(stderr, "usage: %s KERNEL.xclbin DATA_DIR OUT_DIR\\n", argv[0]); return 2; }')
+        w.line(
+            'if (argc != 4) { std::fprintf(stderr, "usage: %s KERNEL.xclbin DATA_DIR OUT_DIR\\n", argv[0]); return 2; }'
+        )
         w.line("const std::string in_dir = argv[2], out_dir = argv[3];")
         w.line("xrt::device device(0);")
         w.line("const auto uuid = device.load_xclbin(argv[1]);")
@@ -101,7 +111,9 @@ def xrt_host(top: str, ports: tuple[Port, ...], burst: int) -> str:
                 with w.block(""):
                     w.line(f'std::ifstream f(in_dir + "/{p.field}.bin", std::ios::binary);')
                     w.line(f"std::vector<char> bytes({size}, 0);")
-                    w.line(f"if (!f.read(bytes.data(), {nbytes})) {{ std::fprintf(stderr, \"cannot read {p.field}.bin\\n\"); return 1; }}")
+                    w.line(
+                        f'if (!f.read(bytes.data(), {nbytes})) {{ std::fprintf(stderr, "cannot read {p.field}.bin\\n"); return 1; }}'
+                    )
                     w.line(f"{name}.write(bytes.data());")
                     w.line(f"{name}.sync(XCL_BO_SYNC_BO_TO_DEVICE);")
         w.line(f"auto run = kernel({', '.join(f'bo_{p.direction}_{identifier(p.field)}' for p in ports)});")
@@ -143,7 +155,7 @@ def hls_tcl(top: str) -> str:
     w.line("open_solution -reset solution -flow_target vitis")
     w.line("set_part $::env(PART)")
     w.line("create_clock -period 3.33")
-    w.line("csim_design -argv \"$::env(DATA) $::env(OUT)\"")
+    w.line('csim_design -argv "$::env(DATA) $::env(OUT)"')
     w.line("csynth_design")
     w.line("exit")
     return w.text()

@@ -136,20 +136,22 @@ class ModuleEmitter:
         mem = f"const {self.mem_type(field)}* mem"
         with w.block(self.signature(m, mem)):
             w.line(self.table("start", [[lo for lo, _ in b] for b in boxes]))
-            with w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"):
-                with w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
-                    self.pragma(w, "pipeline II=1")
-                    w.line(f"{T} beat[{beat}];")
-                    with w.block(f"for (int e = 0; e < {beat}; ++e)"):
-                        self.pragma(w, "unroll")
-                        w.line(f"const long i = n * {beat}L + e;")
-                        w.line(f"beat[e] = {self.lit(0, dtype)};")
-                        with w.block(f"if (i < {self.lay.points}L)"):
-                            coords(w, "i", self.lay.stream_shape)
-                            for a in range(self.lay.rank):
-                                w.line(f"const long g{a} = c{a} + start[t][{a}];")
-                            w.line(f"beat[e] = {self.load(dtype, self._field_address(field))};")
-                    self._push_beat(w, outs, "beat")
+            with (
+                w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"),
+                w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"),
+            ):
+                self.pragma(w, "pipeline II=1")
+                w.line(f"{T} beat[{beat}];")
+                with w.block(f"for (int e = 0; e < {beat}; ++e)"):
+                    self.pragma(w, "unroll")
+                    w.line(f"const long i = n * {beat}L + e;")
+                    w.line(f"beat[e] = {self.lit(0, dtype)};")
+                    with w.block(f"if (i < {self.lay.points}L)"):
+                        coords(w, "i", self.lay.stream_shape)
+                        for a in range(self.lay.rank):
+                            w.line(f"const long g{a} = c{a} + start[t][{a}];")
+                        w.line(f"beat[e] = {self.load(dtype, self._field_address(field))};")
+                self._push_beat(w, outs, "beat")
 
     def _push_beat(self, w: Writer, outs: list[Channel], beat: str) -> None:
         for n, first, width in self._beat_layout(outs):
@@ -181,39 +183,39 @@ class ModuleEmitter:
             w.line(self.table("start", [[lo for lo, _ in b] for b in boxes]))
             w.line(self.table("own_lo", [[lo for lo, _ in b] for b in owned]))
             w.line(self.table("own_hi", [[hi for _, hi in b] for b in owned]))
-            with w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"):
-                with w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
-                    self.pragma(w, "pipeline II=1")
-                    self._pop_beat(w, ins, "beat", T)
-                    with w.block(f"for (int e = 0; e < {beat}; ++e)"):
-                        self.pragma(w, "unroll")
-                        w.line(f"const long i = n * {beat}L + e;")
-                        w.line(f"if (i >= {self.lay.points}L) continue;  // padding of the last beat")
-                        coords(w, "i", self.lay.stream_shape)
-                        inside = []
-                        for a in range(self.lay.rank):
-                            w.line(f"const long g{a} = c{a} + start[t][{a}];")
-                            inside.append(f"g{a} >= own_lo[t][{a}] && g{a} < own_hi[t][{a}]")
-                        w.line(f"if (!({' && '.join(inside)})) continue;  // another tile owns this point")
-                        w.line(self.store(dtype, self._field_address(field), "beat[e]") + ";")
+            with (
+                w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"),
+                w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"),
+            ):
+                self.pragma(w, "pipeline II=1")
+                self._pop_beat(w, ins, "beat", T)
+                with w.block(f"for (int e = 0; e < {beat}; ++e)"):
+                    self.pragma(w, "unroll")
+                    w.line(f"const long i = n * {beat}L + e;")
+                    w.line(f"if (i >= {self.lay.points}L) continue;  // padding of the last beat")
+                    coords(w, "i", self.lay.stream_shape)
+                    inside = []
+                    for a in range(self.lay.rank):
+                        w.line(f"const long g{a} = c{a} + start[t][{a}];")
+                        inside.append(f"g{a} >= own_lo[t][{a}] && g{a} < own_hi[t][{a}]")
+                    w.line(f"if (!({' && '.join(inside)})) continue;  // another tile owns this point")
+                    w.line(self.store(dtype, self._field_address(field), "beat[e]") + ";")
 
     # ------------------------------------------------------------------------------------ plumbing
 
     def broadcast(self, w: Writer, m: Module) -> None:
         c = self.lay.ins(m)[0]
-        with w.block(self.signature(m, None)):
-            with w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
-                self.pragma(w, "pipeline II=1")
-                w.line(f"const {self.stype(c)} x = {self.rd(0)};")
-                for n in range(len(self.lay.outs(m))):
-                    w.line(self.wr(n, "x") + ";")
+        with w.block(self.signature(m, None)), w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
+            self.pragma(w, "pipeline II=1")
+            w.line(f"const {self.stype(c)} x = {self.rd(0)};")
+            for n in range(len(self.lay.outs(m))):
+                w.line(self.wr(n, "x") + ";")
 
     def copy(self, w: Writer, m: Module) -> None:
         """A FIFO segment / delay buffer: its storage is its input stream's depth (see ``hls``)."""
-        with w.block(self.signature(m, None)):
-            with w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
-                self.pragma(w, "pipeline II=1")
-                w.line(self.wr(0, self.rd(0)) + ";")
+        with w.block(self.signature(m, None)), w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
+            self.pragma(w, "pipeline II=1")
+            w.line(self.wr(0, self.rd(0)) + ";")
 
     def tap(self, w: Writer, m: Module) -> None:
         """SODA §3.4 forwarder: lane element n + s goes to the PEs at firing n; all go down the chain."""
@@ -227,20 +229,22 @@ class ModuleEmitter:
         forward = f" {self.wr(len(outs) - 1, 'x')};" if has_next else ""
         with w.block(self.signature(m, None)):
             w.line(f"// at firing n the PEs take lane element n + ({s}) of {v} per tile")
-            with w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"):
-                with w.block(f"steps: for (long step = 0; step < {v + abs(s)}L; ++step)"):
-                    self.pragma(w, "pipeline II=1")
-                    if s >= 0:
-                        w.line(f"{T} x = {zero};")
-                        w.line(f"if (step < {v}L) {{ x = {self.rd(0)};{forward} }}")
-                        w.line(f"const {T} y = step < {v}L ? x : {zero};")
-                        w.line(f"if (step >= {s}L) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}")
-                    else:
-                        w.line(f"const long want = step + ({s});  // lane element for firing `step`")
-                        w.line(f"{T} x = {zero};")
-                        w.line(f"if (want >= 0) {{ x = {self.rd(0)};{forward} }}")
-                        w.line(f"const {T} y = want >= 0 ? x : {zero};")
-                        w.line(f"if (step < {v}L) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}")
+            with (
+                w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"),
+                w.block(f"steps: for (long step = 0; step < {v + abs(s)}L; ++step)"),
+            ):
+                self.pragma(w, "pipeline II=1")
+                if s >= 0:
+                    w.line(f"{T} x = {zero};")
+                    w.line(f"if (step < {v}L) {{ x = {self.rd(0)};{forward} }}")
+                    w.line(f"const {T} y = step < {v}L ? x : {zero};")
+                    w.line(f"if (step >= {s}L) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}")
+                else:
+                    w.line(f"const long want = step + ({s});  // lane element for firing `step`")
+                    w.line(f"{T} x = {zero};")
+                    w.line(f"if (want >= 0) {{ x = {self.rd(0)};{forward} }}")
+                    w.line(f"const {T} y = want >= 0 ? x : {zero};")
+                    w.line(f"if (step < {v}L) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}")
 
     def window(self, w: Writer, m: Module) -> None:
         """A window buffer: output o carries, at firing n, elements n·P + x_o + [0, w_o) (StencilFlow
@@ -259,21 +263,23 @@ class ModuleEmitter:
         with w.block(self.signature(m, None)):
             w.line(f"{T} ring[{ring}];  // {ring} elements ({m.kind} size {m.param('size')})")
             self.pragma(w, "dependence variable=ring inter false")
-            with w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"):
-                with w.block(f"steps: for (long step = 0; step < {v + lead}L; ++step)"):
-                    self.pragma(w, "pipeline II=1")
-                    with w.block(f"if (step < {v}L)"):
-                        self._pop_beat(w, ins, "beat", T)
-                        w.line(f"for (int e = 0; e < {p}; ++e) ring[(step * {p}L + e) % {ring}L] = beat[e];")
-                    w.line(f"const long n = step - {lead}L;  // the firing of this step")
-                    w.line("if (n < 0) continue;")
-                    for o, (x, c) in enumerate(zip(rel, outs, strict=True)):
-                        w.line(f"{self.stype(c)} o{o};")
-                        with w.block(f"for (int e = 0; e < {c.width}; ++e)"):
-                            w.line(f"const long a = n * {p}L + ({x}) + e;")
-                            value = f"(a >= 0 && a < {per_tile}L) ? ring[a % {ring}L] : {zero}"
-                            w.line(f"o{o}{'.v[e]' if c.width > 1 else ''} = {value};")
-                        w.line(self.wr(o, f"o{o}") + ";")
+            with (
+                w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"),
+                w.block(f"steps: for (long step = 0; step < {v + lead}L; ++step)"),
+            ):
+                self.pragma(w, "pipeline II=1")
+                with w.block(f"if (step < {v}L)"):
+                    self._pop_beat(w, ins, "beat", T)
+                    w.line(f"for (int e = 0; e < {p}; ++e) ring[(step * {p}L + e) % {ring}L] = beat[e];")
+                w.line(f"const long n = step - {lead}L;  // the firing of this step")
+                w.line("if (n < 0) continue;")
+                for o, (x, c) in enumerate(zip(rel, outs, strict=True)):
+                    w.line(f"{self.stype(c)} o{o};")
+                    with w.block(f"for (int e = 0; e < {c.width}; ++e)"):
+                        w.line(f"const long a = n * {p}L + ({x}) + e;")
+                        value = f"(a >= 0 && a < {per_tile}L) ? ring[a % {ring}L] : {zero}"
+                        w.line(f"o{o}{'.v[e]' if c.width > 1 else ''} = {value};")
+                    w.line(self.wr(o, f"o{o}") + ";")
 
     # ------------------------------------------------------------------------------------------ PE
 
@@ -304,24 +310,26 @@ class ModuleEmitter:
         out = self.lay.outs(m)[0]
         T = self.ct(st.dtype)
         shape = self.lay.stream_shape
-        with w.block(self.signature(m, None)):
-            with w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"):
-                with w.block(f"firings: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
-                    self.pragma(w, "pipeline II=1")
-                    for j, c in enumerate(ins):
-                        w.line(f"const {self.stype(c)} p{j} = {self.rd(j)};")
-                    w.line(f"{self.stype(out)} r;")
-                    with w.block(f"for (int e = 0; e < {width}; ++e)"):
-                        self.pragma(w, "unroll")
-                        w.line(f"const long addr = n * {lanes}L + {lane} + e;")
-                        w.line(f"{T} value = {self.lit(0, st.dtype)};  // padding")
-                        with w.block(f"if (addr < {self.lay.points}L)"):
-                            coords(w, "addr", shape)
-                            args = self._port_values(w, m, ins, ports, width)
-                            w.line(f"value = {fname}({', '.join(args)});")
-                            self._preserve(w, m, ports, width, shape)
-                        w.line(f"r{'.v[e]' if out.width > 1 else ''} = value;")
-                    w.line(self.wr(0, "r") + ";")
+        with (
+            w.block(self.signature(m, None)),
+            w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"),
+            w.block(f"firings: for (long n = 0; n < {self.lay.tokens}L; ++n)"),
+        ):
+            self.pragma(w, "pipeline II=1")
+            for j, c in enumerate(ins):
+                w.line(f"const {self.stype(c)} p{j} = {self.rd(j)};")
+            w.line(f"{self.stype(out)} r;")
+            with w.block(f"for (int e = 0; e < {width}; ++e)"):
+                self.pragma(w, "unroll")
+                w.line(f"const long addr = n * {lanes}L + {lane} + e;")
+                w.line(f"{T} value = {self.lit(0, st.dtype)};  // padding")
+                with w.block(f"if (addr < {self.lay.points}L)"):
+                    coords(w, "addr", shape)
+                    args = self._port_values(w, m, ins, ports, width)
+                    w.line(f"value = {fname}({', '.join(args)});")
+                    self._preserve(w, m, ports, width, shape)
+                w.line(f"r{'.v[e]' if out.width > 1 else ''} = value;")
+            w.line(self.wr(0, "r") + ";")
 
     def _element(self, j: int, c: Channel) -> str:
         return f"p{j}.v[e]" if c.width > 1 else f"p{j}"
@@ -354,7 +362,9 @@ class ModuleEmitter:
 
                 centre = port_name(field, (0,) * len(offset))
                 if centre not in ports:
-                    raise StencilmapError(f"PE '{m.name}' has a copy boundary on '{field}' but no centre port")
+                    raise StencilmapError(
+                        f"PE '{m.name}' has a copy boundary on '{field}' but no centre port"
+                    )
                 k = ports.index(centre)
                 other = self._element(k, ins[k])
             else:
@@ -363,7 +373,9 @@ class ModuleEmitter:
             args.append(f"a{j}")
         return args
 
-    def _preserve(self, w: Writer, m: Module, ports: tuple[str, ...], width: int, shape: tuple[int, ...]) -> None:
+    def _preserve(
+        self, w: Writer, m: Module, ports: tuple[str, ...], width: int, shape: tuple[int, ...]
+    ) -> None:
         """``border: preserve``: outside the pass's valid box the output keeps the paired input."""
         p = self.program
         stencil = str(m.param("stencil"))
@@ -380,7 +392,9 @@ class ModuleEmitter:
         paired = p.inputs[p.outputs.index(stencil)]
         centre = port_name(paired.name, (0,) * len(paired.axes))
         if centre not in ports:
-            raise StencilmapError(f"border: preserve needs output '{stencil}' to read '{paired.name}' at its centre")
+            raise StencilmapError(
+                f"border: preserve needs output '{stencil}' to read '{paired.name}' at its centre"
+            )
         halo = accumulated_halos(replace(p, iterate=1))[node_name(stencil, 1, 1)]
         inside = " && ".join(
             f"c{a} >= {halo.low[a]} && c{a} < {shape[a] - halo.high[a]}" for a in range(len(shape))

@@ -31,5 +31,11 @@ def emit_opencl(design: Design, program: Program, values: Values) -> Generated:
         "README.md": opencl_host.readme(design, program, top, ports, pcm_header=f"{top}.h"),
     }
     return Generated(
-        "opencl", tuple(sorted(files.items())), top, ports, "pocl", sources=("kernel.cl",), include_dirs=(".",)
+        "opencl",
+        tuple(sorted(files.items())),
+        top,
+        ports,
+        "pocl",
+        sources=("kernel.cl",),
+        include_dirs=(".",),
     )

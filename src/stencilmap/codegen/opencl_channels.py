@@ -93,9 +93,15 @@ def emit_channels(design: Design, program: Program, values: Values) -> Generated
     w.line("// Structure: StencilFlow §IV/§VI-A — one kernel per module (readers, writers, broadcasts, delay")
     w.line("// buffers, each stencil unit's internal buffers and PE), channels with the design's depths.")
     w.line(f"// Design parameters: {', '.join(f'{k}={v}' for k, v in design.parameters)}")
-    w.lines_of(PRELUDE.replace("#if defined(INTELFPGA_CL)", "#if defined(INTELFPGA_CL)\n#define SM_AUTORUN __attribute__((max_global_work_dim(0))) __attribute__((autorun))", 1).replace(
-        "#define SM_SINGLE_WORK_ITEM\n#endif", "#define SM_SINGLE_WORK_ITEM\n#define SM_AUTORUN\n#endif"
-    ))
+    w.lines_of(
+        PRELUDE.replace(
+            "#if defined(INTELFPGA_CL)",
+            "#if defined(INTELFPGA_CL)\n#define SM_AUTORUN __attribute__((max_global_work_dim(0))) __attribute__((autorun))",
+            1,
+        ).replace(
+            "#define SM_SINGLE_WORK_ITEM\n#endif", "#define SM_SINGLE_WORK_ITEM\n#define SM_AUTORUN\n#endif"
+        )
+    )
     w.line()
     for dtype, width in sorted(mods.vectors):
         w.line(f"typedef struct {{ {mods.ct(dtype)} v[{width}]; }} sm_vec_{SUFFIX[dtype]}_{width};")
@@ -112,7 +118,12 @@ def emit_channels(design: Design, program: Program, values: Values) -> Generated
         "kernel.cl": w.text(),
         "opencl_emulation.h": support_file("opencl_emulation.h"),
         "emulate.cpp": _emulation_main(lay, mods, ports),
-        "host.cpp": opencl_host.host(top, ports, [mods.names[m.name] for m in lay.order() if m.kind in ("reader", "writer")], f"{top}.aocx"),
+        "host.cpp": opencl_host.host(
+            top,
+            ports,
+            [mods.names[m.name] for m in lay.order() if m.kind in ("reader", "writer")],
+            f"{top}.aocx",
+        ),
         "Makefile": opencl_host.makefile(top, "kernel.cl", emulation="emulate.cpp"),
         "README.md": opencl_host.readme(design, program, top, ports),
     }
@@ -157,14 +168,18 @@ def _emulation_main(lay: Layout, mods: ChannelEmitter, ports: tuple[Port, ...]) 
             if p.direction == "in":
                 with w.block(""):
                     w.line(f'FILE* f = std::fopen((in_dir + "/{p.field}.bin").c_str(), "rb");')
-                    w.line(f"if (!f || std::fread({name}.data(), sizeof({t}), {p.elements}, f) != {p.elements}) return 1;")
+                    w.line(
+                        f"if (!f || std::fread({name}.data(), sizeof({t}), {p.elements}, f) != {p.elements}) return 1;"
+                    )
                     w.line("std::fclose(f);")
         w.line("sm_run_kernels({")
         with w.indent():
             for m in lay.order():
                 call = mods.names[m.name]
                 if m.kind in ("reader", "writer"):
-                    arg = f"{'in' if m.kind == 'reader' else 'out'}_{identifier(str(m.param('field')))}.data()"
+                    arg = (
+                        f"{'in' if m.kind == 'reader' else 'out'}_{identifier(str(m.param('field')))}.data()"
+                    )
                     w.line(f'{{"{m.name}", [&]() {{ {call}({arg}); }}}},')
                 else:
                     w.line(f'{{"{m.name}", [&]() {{ {call}(); }}}},')
@@ -174,7 +189,9 @@ def _emulation_main(lay: Layout, mods: ChannelEmitter, ports: tuple[Port, ...]) 
                 t = mods.ct(storage(p.dtype))
                 with w.block(""):
                     w.line(f'FILE* f = std::fopen((out_dir + "/{p.field}.bin").c_str(), "wb");')
-                    w.line(f"if (!f || std::fwrite(out_{identifier(p.field)}.data(), sizeof({t}), {p.elements}, f) != {p.elements}) return 1;")
+                    w.line(
+                        f"if (!f || std::fwrite(out_{identifier(p.field)}.data(), sizeof({t}), {p.elements}, f) != {p.elements}) return 1;"
+                    )
                     w.line("std::fclose(f);")
         w.line("return 0;")
     return w.text()

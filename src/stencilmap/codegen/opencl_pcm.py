@@ -112,7 +112,9 @@ class PcmKernel:
         for st in self.order:
             for f in self.fields(st):
                 w.line(f"#define DELTA_{self._sr(st, f)} ({self._delta(st, f)})")
-                w.line(f"#define SIZE_{self._sr(st, f)} (DELTA_{self._sr(st, f)} * P_CELL + P_CELL - ({min(self.taps(st, f))}))")
+                w.line(
+                    f"#define SIZE_{self._sr(st, f)} (DELTA_{self._sr(st, f)} * P_CELL + P_CELL - ({min(self.taps(st, f))}))"
+                )
         w.line()
         w.line("#endif")
         return w.text()
@@ -135,14 +137,17 @@ class PcmKernel:
         body = Writer()
         self._body(body, ports)
         w = Writer()
-        w.line(f"// {self.top}: Intel FPGA OpenCL single-work-item kernel of the PCM design of '{self.program.name}'")
+        w.line(
+            f"// {self.top}: Intel FPGA OpenCL single-work-item kernel of the PCM design of '{self.program.name}'"
+        )
         w.line("// (stencilmap). Structure: OpenCL FPGA platform §3, Algorithm 1 — one loop, one beat of")
         w.line("// P_CELL cells per cycle, D chained PCMs of shift registers and PE lanes.")
         w.line(f'#include "{self.top}.h"')
         w.lines_of(PRELUDE)
         w.line()
         functions = [
-            self.exprs.stencil_function(st, self.ports[st.name], f"compute_{identifier(st.name)}") for st in self.order
+            self.exprs.stencil_function(st, self.ports[st.name], f"compute_{identifier(st.name)}")
+            for st in self.order
         ]  # before the helpers: they record the helpers they call
         w.lines_of(helpers_text(self.exprs.helpers, "opencl"))
         w.line()
@@ -172,7 +177,9 @@ class PcmKernel:
             with w.block("for (int t = 0; t < D; ++t)"):
                 for st in self.order:
                     for f in self.fields(st):
-                        w.line(f"for (int i = 0; i < SIZE_{self._sr(st, f)}; ++i) sr_{self._sr(st, f)}[t][i] = 0;")
+                        w.line(
+                            f"for (int i = 0; i < SIZE_{self._sr(st, f)}; ++i) sr_{self._sr(st, f)}[t][i] = 0;"
+                        )
             w.line()
             with w.block("cycles: for (long c = 0; c < BEATS + D * LAG_PASS; ++c)"):
                 self._readers(w)
@@ -227,7 +234,9 @@ class PcmKernel:
                 sr = f"sr_{self._sr(st, f)}[t]"
                 T = ctype(prog.field_dtype(f), "opencl")
                 w.line("#pragma unroll")
-                w.line(f"for (int i = SIZE_{self._sr(st, f)} - 1; i >= P_CELL; --i) {sr}[i] = {sr}[i - P_CELL];")
+                w.line(
+                    f"for (int i = SIZE_{self._sr(st, f)} - 1; i >= P_CELL; --i) {sr}[i] = {sr}[i - P_CELL];"
+                )
                 if self.is_stencil(f) or self.chained.get(f) is None or self.d == 1:
                     src = self._source(f)
                     w.line(f"for (int j = 0; j < P_CELL; ++j) {sr}[P_CELL - 1 - j] = {src}[j];")
@@ -279,7 +288,9 @@ class PcmKernel:
             elif b.kind == "copy":
                 centre = port_name(field, (0,) * len(offset))
                 if centre not in ports:
-                    raise StencilmapError(f"stencil '{st.name}' has a copy boundary on '{field}' but no centre read")
+                    raise StencilmapError(
+                        f"stencil '{st.name}' has a copy boundary on '{field}' but no centre read"
+                    )
                 other = f"cell_{port_variable(centre)}"
             else:
                 other = f"{literal(0, dtype, 'opencl')} /* shrink: undefined, not compared */"
@@ -302,7 +313,9 @@ class PcmKernel:
         paired = prog.inputs[prog.outputs.index(st.name)]
         centre = port_name(paired.name, (0,) * len(paired.axes))
         if centre not in self.ports[st.name]:
-            raise StencilmapError(f"border: preserve needs output '{st.name}' to read '{paired.name}' at its centre")
+            raise StencilmapError(
+                f"border: preserve needs output '{st.name}' to read '{paired.name}' at its centre"
+            )
         halo = accumulated_halos(replace(prog, iterate=1))[node_name(st.name, 1, 1)]
         inside = " && ".join(
             f"c{a} >= {halo.low[a]} && c{a} < S{a} - {halo.high[a]}" for a in range(len(self.shape))

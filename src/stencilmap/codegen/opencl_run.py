@@ -24,7 +24,9 @@ def cpu_device() -> Any:
     try:
         import pyopencl as cl
     except ImportError:
-        raise StencilmapError(f"pyopencl is not installed: running OpenCL here needs it and PoCL ({INSTALL})") from None
+        raise StencilmapError(
+            f"pyopencl is not installed: running OpenCL here needs it and PoCL ({INSTALL})"
+        ) from None
     try:
         platforms = cl.get_platforms()
     except Exception:  # pyopencl raises its own LogicError/RuntimeError when no ICD is installed
@@ -56,7 +58,9 @@ def run_pocl(gen: Generated, root: Path, data: Path, shape: tuple[int, ...]) -> 
         program = cl.Program(ctx, (root / gen.sources[0]).read_text()).build(options=[f"-I{root}"])
     except cl.RuntimeError as exc:
         first = next((ln for ln in str(exc).splitlines() if "error" in ln), str(exc).splitlines()[0])
-        return CsimResult("failed", {}, time.perf_counter() - start, 0.0, f"OpenCL build failed: {first.strip()}")
+        return CsimResult(
+            "failed", {}, time.perf_counter() - start, 0.0, f"OpenCL build failed: {first.strip()}"
+        )
     compile_s = time.perf_counter() - start
     buffers, outputs = [], {}
     mf = cl.mem_flags

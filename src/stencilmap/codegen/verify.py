@@ -92,7 +92,9 @@ def _fingerprint(gen: Generated, includes: list[Path], extra: tuple[str, ...]) -
     return h.hexdigest()[:24]
 
 
-def compile_csim(gen: Generated, root: Path, hls_include: Path | None, cache: Path | None) -> tuple[Path, float]:
+def compile_csim(
+    gen: Generated, root: Path, hls_include: Path | None, cache: Path | None
+) -> tuple[Path, float]:
     """The C-simulation executable of the files under ``root`` (cached), and the seconds compiling took."""
     if hls_include is not None and not hls_include.is_dir():
         raise StencilmapError(f"--hls-include {hls_include}: no such folder")
@@ -106,7 +108,15 @@ def compile_csim(gen: Generated, root: Path, hls_include: Path | None, cache: Pa
         return exe, 0.0
     start = time.perf_counter()
     tmp = folder / f".csim-{key}.{os.getpid()}.tmp"
-    cmd = [compiler, *CSIM_FLAGS, *gen.flags, *(f"-I{d}" for d in includes), *(str(root / s) for s in gen.sources), "-o", str(tmp)]
+    cmd = [
+        compiler,
+        *CSIM_FLAGS,
+        *gen.flags,
+        *(f"-I{d}" for d in includes),
+        *(str(root / s) for s in gen.sources),
+        "-o",
+        str(tmp),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         tmp.unlink(missing_ok=True)
@@ -136,9 +146,13 @@ def run_csim(
     with tempfile.TemporaryDirectory(prefix="stencilmap-csim-out-") as out:
         start = time.perf_counter()
         try:
-            done = subprocess.run([str(exe), str(data), out], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+            done = subprocess.run(
+                [str(exe), str(data), out], capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+            )
         except subprocess.TimeoutExpired:
-            return CsimResult("failed", {}, compile_s, RUN_TIMEOUT_S, f"C simulation ran past {RUN_TIMEOUT_S:.0f} s")
+            return CsimResult(
+                "failed", {}, compile_s, RUN_TIMEOUT_S, f"C simulation ran past {RUN_TIMEOUT_S:.0f} s"
+            )
         run_s = time.perf_counter() - start
         if done.returncode != 0:
             status: Literal["deadlock", "failed"] = "deadlock" if done.returncode == 4 else "failed"
