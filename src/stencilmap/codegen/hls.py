@@ -17,12 +17,12 @@ from stencilmap.codegen import host_files
 from stencilmap.codegen.ctypes_ import bits
 from stencilmap.codegen.expr import ExprEmitter
 from stencilmap.codegen.helpers import helpers_text
-from stencilmap.codegen.kernel_cpp import ModuleEmitter, stream_type
+from stencilmap.codegen.kernel_cpp import ModuleEmitter, fifo_storage, stream_type
 from stencilmap.codegen.layout import Layout, identifier, layout
 from stencilmap.codegen.registry import Generated, Port, Values, register
 from stencilmap.codegen.writer import Writer
 from stencilmap.design.common import DEFAULT_BURST_WIDTH
-from stencilmap.design.ir import Channel, Design, Module
+from stencilmap.design.ir import Design, Module
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 
@@ -164,12 +164,6 @@ def _kernel(lay: Layout, values: Values, burst: int, top: str, ports: tuple[Port
     return w.text()
 
 
-def _storage(m: Module, c: Channel) -> int:
-    """Beats a FIFO segment or delay buffer holds (its storage lives in its input stream)."""
-    depth = int(str(m.param("depth", 1)))
-    return ceil(depth / c.width) if m.kind == "delay" else depth
-
-
 def _top(
     w: Writer,
     lay: Layout,
@@ -193,7 +187,7 @@ def _top(
         for c in d.channels:
             depth = c.depth
             dst = d.module(c.dst)
-            extra = _storage(dst, c) if dst.kind in ("fifo", "delay") else 0
+            extra = fifo_storage(dst, c) if dst.kind in ("fifo", "delay") else 0
             w.line(f'hls::stream<{stream_type(c)}> {chan_id[c.name]}("{c.name}");')
             note = f"  // + {extra} beats of {dst.kind} {dst.name}" if extra else ""
             w.pragma(f"HLS stream variable={chan_id[c.name]} depth={depth + extra}{note}")

@@ -9,18 +9,24 @@ from __future__ import annotations
 
 from math import ceil, prod
 
+from stencilmap.codegen.boundary import inside, port_reads, preserve_box
 from stencilmap.codegen.ctypes_ import Dialect, bits, ctype, literal
 from stencilmap.codegen.expr import ExprEmitter
 from stencilmap.codegen.layout import Layout
 from stencilmap.codegen.writer import Writer
 from stencilmap.design.ir import Channel, Module
-from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 
 
 def stream_type(c: Channel) -> str:
     t = ctype(c.dtype)
     return f"sm_vec<{t}, {c.width}>" if c.width > 1 else t
+
+
+def fifo_storage(m: Module, c: Channel) -> int:
+    """Beats a FIFO segment or delay buffer holds (its storage lives in its input channel's depth)."""
+    depth = int(str(m.param("depth", 1)))
+    return ceil(depth / c.width) if m.kind == "delay" else depth
 
 
 def _table(values: list[list[int]]) -> str:
@@ -110,7 +116,7 @@ class ModuleEmitter:
 
     # -------------------------------------------------------------------------------- memory ports
 
-    def mem_type(self, field: str) -> str:
+    def mem_type(self) -> str:
         return f"ap_uint<{self.burst}>"
 
     def _beat_layout(self, chans: list[Channel]) -> list[tuple[int, int, int]]:
@@ -133,7 +139,7 @@ class ModuleEmitter:
         T, outs = self.ct(dtype), self.lay.outs(m)
         beat = sum(c.width for c in outs)
         boxes = self.lay.tile_boxes(m)
-        mem = f"const {self.mem_type(field)}* mem"
+        mem = f"const {self.mem_type()}* mem"
         with w.block(self.signature(m, mem)):
             w.line(self.table("start", [[lo for lo, _ in b] for b in boxes]))
             with (
@@ -178,7 +184,7 @@ class ModuleEmitter:
         T, ins = self.ct(dtype), self.lay.ins(m)
         beat = sum(c.width for c in ins)
         boxes, owned = self.lay.tile_boxes(m), self.lay.owned_boxes(m)
-        mem = f"{self.mem_type(field)}* mem"
+        mem = f"{self.mem_type()}* mem"
         with w.block(self.signature(m, mem)):
             w.line(self.table("start", [[lo for lo, _ in b] for b in boxes]))
             w.line(self.table("own_lo", [[lo for lo, _ in b] for b in owned]))
@@ -337,39 +343,24 @@ class ModuleEmitter:
     def _port_values(
         self, w: Writer, m: Module, ins: list[Channel], ports: tuple[str, ...], width: int
     ) -> list[str]:
-        """One local per port: the streamed value inside the tile, else the boundary's."""
+        """One local per port: the streamed value inside the tile, else the boundary's (``boundary``)."""
         st = self.program.stencil(str(m.param("stencil")))
         assert st is not None
-        rank = self.lay.rank
+        shape = tuple(f"{n}L" for n in self.lay.stream_shape)
         args = []
-        for j, port in enumerate(ports):
-            field, _, off_text = port.partition("@")
-            offset = tuple(int(t) for t in off_text.strip("()").split(",") if t)
-            full = [0] * rank
-            for a, o in zip(self.program.field_axes(field), offset, strict=True):
-                full[a] = o
-            dtype = self.program.field_dtype(field)
-            T = self.ct(dtype)
-            inside = " && ".join(
-                f"c{a} + ({full[a]}) >= 0 && c{a} + ({full[a]}) < {self.lay.stream_shape[a]}L"
-                for a in range(rank) if full[a] != 0
-            ) or "true"  # fmt: skip
-            b = st.boundary_of(field)
-            if b.kind == "constant":
-                other = self.lit(b.value, dtype)
-            elif b.kind == "copy":
-                from stencilmap.design.common import port_name
-
-                centre = port_name(field, (0,) * len(offset))
-                if centre not in ports:
-                    raise StencilmapError(
-                        f"PE '{m.name}' has a copy boundary on '{field}' but no centre port"
-                    )
-                k = ports.index(centre)
+        for j, read in enumerate(port_reads(self.program, st, ports)):
+            if read.kind == "constant":
+                other = self.lit(read.value, read.dtype)
+            elif read.kind == "copy":
+                k = ports.index(read.centre)
                 other = self._element(k, ins[k])
             else:
-                other = f"{self.lit(0, dtype)}  /* shrink: undefined, not compared */"
-            w.line(f"const {T} a{j} = ({inside}) ? {self._element(j, ins[j])} : {other};")
+                other = f"{self.lit(0, read.dtype)}  /* shrink: undefined, not compared */"
+            value = self._element(j, ins[j])
+            cond = inside(read, shape)
+            w.line(
+                f"const {self.ct(read.dtype)} a{j} = {value if cond == '1' else f'({cond}) ? {value} : {other}'};"
+            )
             args.append(f"a{j}")
         return args
 
@@ -377,28 +368,10 @@ class ModuleEmitter:
         self, w: Writer, m: Module, ports: tuple[str, ...], width: int, shape: tuple[int, ...]
     ) -> None:
         """``border: preserve``: outside the pass's valid box the output keeps the paired input."""
-        p = self.program
-        stencil = str(m.param("stencil"))
-        if p.border != "preserve" or stencil not in p.outputs:
+        kept = preserve_box(self.program, str(m.param("stencil")), ports)
+        if kept is None:
             return
-        from dataclasses import replace
-
-        from stencilmap.analysis.dag import node_name
-        from stencilmap.analysis.halos import accumulated_halos
-        from stencilmap.design.common import port_name
-
-        if any(b.kind != "shrink" for s in p.stencils for _, b in s.boundary):
-            raise StencilmapError("border: preserve with constant or copy boundaries has no code generation")
-        paired = p.inputs[p.outputs.index(stencil)]
-        centre = port_name(paired.name, (0,) * len(paired.axes))
-        if centre not in ports:
-            raise StencilmapError(
-                f"border: preserve needs output '{stencil}' to read '{paired.name}' at its centre"
-            )
-        halo = accumulated_halos(replace(p, iterate=1))[node_name(stencil, 1, 1)]
-        inside = " && ".join(
-            f"c{a} >= {halo.low[a]} && c{a} < {shape[a] - halo.high[a]}" for a in range(len(shape))
-        )
+        centre, low, high = kept
+        box = " && ".join(f"c{a} >= {low[a]} && c{a} < {shape[a] - high[a]}" for a in range(len(shape)))
         k = ports.index(centre)
-        c = self.lay.ins(m)[k]
-        w.line(f"if (!({inside})) value = {self._element(k, c)};  // border: preserve")
+        w.line(f"if (!({box})) value = {self._element(k, self.lay.ins(m)[k])};  // border: preserve")

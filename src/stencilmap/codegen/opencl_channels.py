@@ -18,8 +18,8 @@ from stencilmap.codegen import opencl_host
 from stencilmap.codegen.ctypes_ import SUFFIX, concrete, storage
 from stencilmap.codegen.expr import ExprEmitter
 from stencilmap.codegen.helpers import helpers_text
-from stencilmap.codegen.hls import _storage, ports_of, support_file
-from stencilmap.codegen.kernel_cpp import ModuleEmitter
+from stencilmap.codegen.hls import ports_of, support_file
+from stencilmap.codegen.kernel_cpp import ModuleEmitter, fifo_storage
 from stencilmap.codegen.layout import Layout, identifier, layout
 from stencilmap.codegen.opencl_pcm import PRELUDE
 from stencilmap.codegen.registry import Generated, Port, Values
@@ -138,7 +138,7 @@ def _channels(w: Writer, lay: Layout, mods: ChannelEmitter) -> None:
     decls = []
     for c in d.channels:
         dst = d.module(c.dst)
-        depth = c.depth + (_storage(dst, c) if dst.kind in ("fifo", "delay") else 0)
+        depth = c.depth + (fifo_storage(dst, c) if dst.kind in ("fifo", "delay") else 0)
         decls.append((c, mods.chan[c.name], mods.stype(c), depth))
     w.line("#if defined(SM_EMULATION)")
     for c, name, t, depth in decls:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from math import prod
 
 from stencilmap.analysis.windows import access_sets, linearize
+from stencilmap.codegen.boundary import inside, port_reads, preserve_box
 from stencilmap.codegen.ctypes_ import ctype, literal
 from stencilmap.codegen.expr import ExprEmitter, port_variable
 from stencilmap.codegen.helpers import helpers_text
@@ -259,68 +260,42 @@ class PcmKernel:
                 w.line(f"y_{name}[t][j] = value;")
 
     def _port_values(self, w: Writer, st: Stencil) -> list[str]:
-        """Each port's register cell, then its value with the boundary applied (a copy boundary reads
-        the centre's cell, always inside the grid)."""
+        """Each port's register cell, then its value with the boundary applied (``boundary``; a copy
+        boundary reads the centre's cell, always inside the grid)."""
         prog = self.program
-        rank = len(self.shape)
         ports = self.ports[st.name]
-        for port in ports:
-            field, _, off_text = port.partition("@")
-            offset = tuple(int(t) for t in off_text.strip("()").split(",") if t)
-            x = linearize(offset, prog.field_axes(field), self.shape)
-            idx = f"DELTA_{self._sr(st, field)} * P_CELL + P_CELL - 1 - j - ({x})"
-            T = ctype(prog.field_dtype(field), "opencl")
-            w.line(f"const {T} cell_{port_variable(port)} = sr_{self._sr(st, field)}[t][{idx}];")
+        reads = port_reads(prog, st, ports)
+        for read in reads:
+            x = sum(o * s for o, s in zip(read.offset, self._strides(), strict=True))
+            idx = f"DELTA_{self._sr(st, read.field)} * P_CELL + P_CELL - 1 - j - ({x})"
+            cell = f"sr_{self._sr(st, read.field)}[t][{idx}]"
+            w.line(f"const {ctype(read.dtype, 'opencl')} cell_{port_variable(read.port)} = {cell};")
+        shape = tuple(f"S{a}" for a in range(len(self.shape)))
         args = []
-        for port in ports:
-            field, _, off_text = port.partition("@")
-            offset = tuple(int(t) for t in off_text.strip("()").split(",") if t)
-            full = [0] * rank
-            for a, o in zip(prog.field_axes(field), offset, strict=True):
-                full[a] = o
-            dtype = prog.field_dtype(field)
-            inside = " && ".join(
-                f"c{a} + ({full[a]}) >= 0 && c{a} + ({full[a]}) < S{a}" for a in range(rank) if full[a] != 0
-            ) or "1"  # fmt: skip
-            b = st.boundary_of(field)
-            if b.kind == "constant":
-                other = literal(b.value, dtype, "opencl")
-            elif b.kind == "copy":
-                centre = port_name(field, (0,) * len(offset))
-                if centre not in ports:
-                    raise StencilmapError(
-                        f"stencil '{st.name}' has a copy boundary on '{field}' but no centre read"
-                    )
-                other = f"cell_{port_variable(centre)}"
+        for read in reads:
+            if read.kind == "constant":
+                other = literal(read.value, read.dtype, "opencl")
+            elif read.kind == "copy":
+                other = f"cell_{port_variable(read.centre)}"
             else:
-                other = f"{literal(0, dtype, 'opencl')} /* shrink: undefined, not compared */"
-            var = port_variable(port)
-            w.line(f"const {ctype(dtype, 'opencl')} {var} = ({inside}) ? cell_{var} : {other};")
+                other = f"{literal(0, read.dtype, 'opencl')} /* shrink: undefined, not compared */"
+            var = port_variable(read.port)
+            cond = inside(read, shape)
+            value = f"cell_{var}" if cond == "1" else f"({cond}) ? cell_{var} : {other}"
+            w.line(f"const {ctype(read.dtype, 'opencl')} {var} = {value};")
             args.append(var)
         return args
 
+    def _strides(self) -> list[int]:
+        return [prod(self.shape[a + 1 :]) for a in range(len(self.shape))]
+
     def _preserve(self, w: Writer, st: Stencil) -> None:
-        prog = self.program
-        if prog.border != "preserve" or st.name not in prog.outputs:
+        kept = preserve_box(self.program, st.name, self.ports[st.name])
+        if kept is None:
             return
-        from dataclasses import replace
-
-        from stencilmap.analysis.dag import node_name
-        from stencilmap.analysis.halos import accumulated_halos
-
-        if any(b.kind != "shrink" for s in prog.stencils for _, b in s.boundary):
-            raise StencilmapError("border: preserve with constant or copy boundaries has no code generation")
-        paired = prog.inputs[prog.outputs.index(st.name)]
-        centre = port_name(paired.name, (0,) * len(paired.axes))
-        if centre not in self.ports[st.name]:
-            raise StencilmapError(
-                f"border: preserve needs output '{st.name}' to read '{paired.name}' at its centre"
-            )
-        halo = accumulated_halos(replace(prog, iterate=1))[node_name(st.name, 1, 1)]
-        inside = " && ".join(
-            f"c{a} >= {halo.low[a]} && c{a} < S{a} - {halo.high[a]}" for a in range(len(self.shape))
-        )
-        w.line(f"if (!({inside})) value = {port_variable(centre)};  // border: preserve")
+        centre, low, high = kept
+        box = " && ".join(f"c{a} >= {low[a]} && c{a} < S{a} - {high[a]}" for a in range(len(self.shape)))
+        w.line(f"if (!({box})) value = {port_variable(centre)};  // border: preserve")
 
     def _writers(self, w: Writer) -> None:
         for out in self.program.outputs:

@@ -53,7 +53,7 @@ __kernel SM_SINGLE_WORK_ITEM void blur1d_pcm(__global const float* restrict in_a
                         const float cell_a_0 = sr_b_a[t][DELTA_b_a * P_CELL + P_CELL - 1 - j - (0)];
                         const float cell_a_1 = sr_b_a[t][DELTA_b_a * P_CELL + P_CELL - 1 - j - (1)];
                         const float a_m1 = (c0 + (-1) >= 0 && c0 + (-1) < S0) ? cell_a_m1 : 0.0f /* shrink: undefined, not compared */;
-                        const float a_0 = (1) ? cell_a_0 : 0.0f /* shrink: undefined, not compared */;
+                        const float a_0 = cell_a_0;
                         const float a_1 = (c0 + (1) >= 0 && c0 + (1) < S0) ? cell_a_1 : 0.0f /* shrink: undefined, not compared */;
                         value = compute_b(a_m1, a_0, a_1);
                     }

@@ -100,7 +100,7 @@ static void stage1_b_pe1(hls::stream<float>& in0, hls::stream<float>& in1, hls::
                 if (addr < 16L) {
                     const long c0 = (addr / 1L) % 16L;
                     const float a0 = (c0 + (-1) >= 0 && c0 + (-1) < 16L) ? p0 : 0.0f  /* shrink: undefined, not compared */;
-                    const float a1 = (true) ? p1 : 0.0f  /* shrink: undefined, not compared */;
+                    const float a1 = p1;
                     const float a2 = (c0 + (1) >= 0 && c0 + (1) < 16L) ? p2 : 0.0f  /* shrink: undefined, not compared */;
                     value = compute_b_0(a0, a1, a2);
                 }
@@ -142,7 +142,7 @@ static void stage1_b_pe0(hls::stream<float>& in0, hls::stream<float>& in1, hls::
                 if (addr < 16L) {
                     const long c0 = (addr / 1L) % 16L;
                     const float a0 = (c0 + (-1) >= 0 && c0 + (-1) < 16L) ? p0 : 0.0f  /* shrink: undefined, not compared */;
-                    const float a1 = (true) ? p1 : 0.0f  /* shrink: undefined, not compared */;
+                    const float a1 = p1;
                     const float a2 = (c0 + (1) >= 0 && c0 + (1) < 16L) ? p2 : 0.0f  /* shrink: undefined, not compared */;
                     value = compute_b_0(a0, a1, a2);
                 }

@@ -107,7 +107,7 @@ __kernel SM_AUTORUN void b_pe(void) {
                 if (addr < 16L) {
                     const long c0 = (addr / 1L) % 16L;
                     const float a0 = (c0 + (-1) >= 0 && c0 + (-1) < 16L) ? p0.v[e] : 0.0f  /* shrink: undefined, not compared */;
-                    const float a1 = (true) ? p1.v[e] : 0.0f  /* shrink: undefined, not compared */;
+                    const float a1 = p1.v[e];
                     const float a2 = (c0 + (1) >= 0 && c0 + (1) < 16L) ? p2.v[e] : 0.0f  /* shrink: undefined, not compared */;
                     value = compute_b_0(a0, a1, a2);
                 }
