@@ -15,9 +15,24 @@ from stencilmap.codegen.verify import CsimResult, run_csim, write_data
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
 from stencilmap.io import Array
+from stencilmap.program.data import bind_shape
 from stencilmap.program.ir import Program
 from stencilmap.sim.validate import Validation, validate
-from tests.sim.helpers import built, inputs_for
+from tests.sim.helpers import built, inputs_for, load_small
+
+#: Examples bound to smaller grids than their own (same rank): the emulation runs a thread per kernel.
+SHAPES: dict[str, tuple[int, ...]] = {
+    "dag_listing1.json": (8, 16, 16),
+    "fdtd2d.json": (16, 32),
+    "heat3d.json": (8, 16, 16),
+    "jacobi2d.soda": (24, 32),
+    "jacobi2d_9pt.soda": (24, 32),
+    "jacobi3d.soda": (8, 12, 16),
+    "laplace2d.soda": (24, 32),
+    "star3d_degree2.soda": (10, 12, 16),
+    "star3d_degree3.soda": (12, 12, 16),
+    "stencil1d_r8.json": (512,),
+}
 
 #: (arch, target) pairs code generation supports.
 PAIRS = (
@@ -36,6 +51,12 @@ class CodeRun:
     generated: Generated
     result: CsimResult
     validation: Validation
+
+
+def load_example(path: Path) -> Program:
+    """An example at its codegen test shape (``SHAPES``), a corpus program at ``load_small``'s."""
+    program = load_small(path)
+    return bind_shape(program, {}, SHAPES[path.name]) if path.name in SHAPES else program
 
 
 def needs_runtime(arch: str, target: str) -> None:

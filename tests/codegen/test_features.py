@@ -12,7 +12,7 @@ import pytest
 from stencilmap.design.registry import BuildConfig
 from stencilmap.program.data import bind_shape
 from stencilmap.program.stencilflow import parse_stencilflow
-from tests.codegen.helpers import explain, needs_runtime, run_generated
+from tests.codegen.helpers import explain, load_example, needs_runtime, run_generated
 from tests.conftest import EXAMPLES
 from tests.sim.helpers import built, load_small, soda
 
@@ -117,7 +117,7 @@ def test_soda_3d_tiles(tmp_path: Path, csim_cache: Path) -> None:
 
 
 def test_pcm_opencl_d_pcms_and_p_cell(tmp_path: Path, csim_cache: Path) -> None:
-    program = load_small(EXAMPLES / "laplace2d.soda")
+    program = load_example(EXAMPLES / "laplace2d.soda")
     run = _verify(program, "pcm", "opencl", BuildConfig(unroll=3, iterate=3), tmp_path, csim_cache)
     header = dict(run.generated.files)[f"{run.generated.top}.h"]
     assert "#define D 3" in header and "#define P_CELL 3" in header
@@ -125,7 +125,7 @@ def test_pcm_opencl_d_pcms_and_p_cell(tmp_path: Path, csim_cache: Path) -> None:
 
 
 def test_vectorised_stencilflow_with_lower_dimensional_inputs(tmp_path: Path, csim_cache: Path) -> None:
-    program = load_small(EXAMPLES / "dag_listing1.json")
+    program = load_example(EXAMPLES / "dag_listing1.json")
     for target in ("hls", "opencl"):
         run = _verify(program, "stencilflow", target, BuildConfig(vector=4), tmp_path / target, csim_cache)
         assert run.validation.bit_exact

@@ -252,18 +252,23 @@ class ModuleEmitter:
                     w.line(f"const {T} y = want >= 0 ? x : {zero};")
                     w.line(f"if (step < {v}L) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}")
 
-    def window(self, w: Writer, m: Module) -> None:
-        """A window buffer: output o carries, at firing n, elements n·P + x_o + [0, w_o) (StencilFlow
-        §IV-A internal buffer; OpenCL-platform shift register)."""
-        ins, outs = self.lay.ins(m), self.lay.outs(m)
-        p = sum(c.width for c in ins)
+    def window_geometry(self, m: Module) -> tuple[int, list[int], int, int]:
+        """A window buffer's P (elements per beat), relative address per output, lead (beats read
+        before the first firing: firing n needs elements up to n·P + x_hi − 1) and cells held."""
+        outs = self.lay.outs(m)
+        p = sum(c.width for c in self.lay.ins(m))
         rel, size = self.lay.window(m)
-        v = self.lay.tokens
-        per_tile = v * p
         x_min = min(rel) if rel else 0
         x_hi = max(x + c.width for x, c in zip(rel, outs, strict=True)) if rel else p
-        lead = max(0, ceil(x_hi / p) - 1)  # beats read before the first firing
-        ring = max(size, (lead + 1) * p - x_min)
+        lead = max(0, ceil(x_hi / p) - 1)
+        return p, rel, lead, max(size, (lead + 1) * p - x_min)
+
+    def window(self, w: Writer, m: Module) -> None:
+        """A window buffer: output o carries, at firing n, elements n·P + x_o + [0, w_o) (StencilFlow
+        §IV-A internal buffer; OpenCL-platform shift register), here a ring buffer."""
+        ins, outs = self.lay.ins(m), self.lay.outs(m)
+        p, rel, lead, ring = self.window_geometry(m)
+        v = self.lay.tokens
         dtype = ins[0].dtype
         T, zero = self.ct(dtype), self.lit(0, dtype)
         with w.block(self.signature(m, None)):
@@ -283,7 +288,7 @@ class ModuleEmitter:
                     w.line(f"{self.stype(c)} o{o};")
                     with w.block(f"for (int e = 0; e < {c.width}; ++e)"):
                         w.line(f"const long a = n * {p}L + ({x}) + e;")
-                        value = f"(a >= 0 && a < {per_tile}L) ? ring[a % {ring}L] : {zero}"
+                        value = f"(a >= 0 && a < {v * p}L) ? ring[a % {ring}L] : {zero}"
                         w.line(f"o{o}{'.v[e]' if c.width > 1 else ''} = {value};")
                     w.line(self.wr(o, f"o{o}") + ";")
 

@@ -67,6 +67,41 @@ class ChannelEmitter(ModuleEmitter):
         body = "{" + ", ".join("{" + ", ".join(str(v) for v in r) + "}" for r in rows) + "}"
         return f"const long {name}[{len(rows)}][{len(rows[0])}] = {body};"
 
+    def window(self, w: Writer, m: Module) -> None:
+        """An internal buffer as a shift register (the Intel FPGA idiom): every step it shifts by P and
+        takes P new elements at the top, so each output reads fixed cells: at step s (firing n = s −
+        lead) element n·P + x + e sits in cell SIZE − (lead + 1)·P + x + e."""
+        ins, outs = self.lay.ins(m), self.lay.outs(m)
+        p, rel, lead, size = self.window_geometry(m)
+        v = self.lay.tokens
+        dtype = ins[0].dtype
+        T, zero = self.ct(dtype), self.lit(0, dtype)
+        with w.block(self.signature(m, None)):
+            w.line(f"{T} sr[{size}];  // {size} cells ({m.kind} size {m.param('size')})")
+            w.line(f"for (int i = 0; i < {size}; ++i) sr[i] = {zero};")
+            with (
+                w.block(f"for (int t = 0; t < {len(self.lay.tiles)}; ++t)"),
+                w.block(f"for (long step = 0; step < {v + lead}L; ++step)"),
+            ):
+                w.line("#pragma unroll")
+                w.line(f"for (int i = 0; i < {size - p}; ++i) sr[i] = sr[i + {p}];")
+                with w.block(f"if (step < {v}L)"):
+                    self._pop_beat(w, ins, "beat", T)
+                    w.line("#pragma unroll")
+                    w.line(f"for (int e = 0; e < {p}; ++e) sr[{size - p} + e] = beat[e];")
+                w.line(f"const long n = step - {lead}L;  // the firing of this step")
+                w.line("if (n < 0) continue;")
+                for o, (x, c) in enumerate(zip(rel, outs, strict=True)):
+                    w.line(f"{self.stype(c)} o{o};")
+                    w.line("#pragma unroll")
+                    with w.block(f"for (int e = 0; e < {c.width}; ++e)"):
+                        w.line(f"const long a = n * {p}L + ({x}) + e;")
+                        cell = f"sr[{size - (lead + 1) * p + x} + e]"
+                        w.line(
+                            f"o{o}{'.v[e]' if c.width > 1 else ''} = (a >= 0 && a < {v * p}L) ? {cell} : {zero};"
+                        )
+                    w.line(self.wr(o, f"o{o}") + ";")
+
     def signature(self, m: Module, mem: str | None) -> str:
         name = self.names[m.name]
         if m.kind in ("reader", "writer"):
@@ -129,7 +164,7 @@ def emit_channels(design: Design, program: Program, values: Values) -> Generated
     }
     return Generated(
         "opencl", tuple(sorted(files.items())), top, ports, "csim", sources=("emulate.cpp",), include_dirs=(".",),
-        flags=("-std=c++17", "-pthread"),
+        flags=("-std=c++17", "-O1", "-pthread"),  # -O1: the shift registers move memory every step
     )  # fmt: skip
 
 

@@ -60,33 +60,40 @@ __kernel SM_SINGLE_WORK_ITEM void read_a(__global const float* restrict mem) {
 
 // b.a.buf: internal_buffer (field=a, stencil=b, stage=1, size=4)
 __kernel SM_AUTORUN void b_a_buf(void) {
-    float ring[5];  // 5 elements (internal_buffer size 4)
-    tiles: for (int t = 0; t < 1; ++t) {
-        steps: for (long step = 0; step < 9L; ++step) {
+    float sr[5];  // 5 cells (internal_buffer size 4)
+    for (int i = 0; i < 5; ++i) sr[i] = 0.0f;
+    for (int t = 0; t < 1; ++t) {
+        for (long step = 0; step < 9L; ++step) {
+            #pragma unroll
+            for (int i = 0; i < 3; ++i) sr[i] = sr[i + 2];
             if (step < 8L) {
                 float beat[2];
                 const sm_vec_f32_2 v0 = read_channel_intel(ch_3);
                 for (int e = 0; e < 2; ++e) beat[0 + e] = v0.v[e];
-                for (int e = 0; e < 2; ++e) ring[(step * 2L + e) % 5L] = beat[e];
+                #pragma unroll
+                for (int e = 0; e < 2; ++e) sr[3 + e] = beat[e];
             }
             const long n = step - 1L;  // the firing of this step
             if (n < 0) continue;
             sm_vec_f32_2 o0;
+            #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 const long a = n * 2L + (-1) + e;
-                o0.v[e] = (a >= 0 && a < 16L) ? ring[a % 5L] : 0.0f;
+                o0.v[e] = (a >= 0 && a < 16L) ? sr[0 + e] : 0.0f;
             }
             write_channel_intel(ch_0, o0);
             sm_vec_f32_2 o1;
+            #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 const long a = n * 2L + (0) + e;
-                o1.v[e] = (a >= 0 && a < 16L) ? ring[a % 5L] : 0.0f;
+                o1.v[e] = (a >= 0 && a < 16L) ? sr[1 + e] : 0.0f;
             }
             write_channel_intel(ch_1, o1);
             sm_vec_f32_2 o2;
+            #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 const long a = n * 2L + (1) + e;
-                o2.v[e] = (a >= 0 && a < 16L) ? ring[a % 5L] : 0.0f;
+                o2.v[e] = (a >= 0 && a < 16L) ? sr[2 + e] : 0.0f;
             }
             write_channel_intel(ch_2, o2);
         }

@@ -39,8 +39,7 @@ struct Waiting {
 };
 
 struct Monitor {
-    std::mutex mutex;
-    std::condition_variable changed;
+    std::mutex mutex;  // one lock over every channel: a deadlock check sees a consistent state
     int running = 0;
     std::map<std::thread::id, std::string> names;
     std::map<std::thread::id, Waiting> waiting;
@@ -53,7 +52,7 @@ inline Monitor& monitor() {
     return m;
 }
 
-// Called with the lock held by a kernel about to wait: deadlock when every running kernel waits on a
+// Called with the lock held by a kernel about to wait (or finishing): deadlock when every running kernel waits on a
 // channel that cannot serve it now.
 inline void check_deadlock(Monitor& m) {
     if (m.running == 0 || (int)m.waiting.size() < m.running) return;
@@ -83,7 +82,7 @@ class sm_channel {
         std::unique_lock<std::mutex> lock(m.mutex);
         wait(m, lock, false);
         data_.push_back(value);
-        m.changed.notify_all();
+        readable_.notify_one();  // one reader per channel
     }
     T read() {
         auto& m = sm_emulation::monitor();
@@ -91,7 +90,7 @@ class sm_channel {
         wait(m, lock, true);
         T value = data_.front();
         data_.pop_front();
-        m.changed.notify_all();
+        writable_.notify_one();  // one writer per channel
         return value;
     }
 
@@ -100,13 +99,14 @@ class sm_channel {
         if (m.can_serve[this](reading)) return;
         m.waiting[std::this_thread::get_id()] = sm_emulation::Waiting{this, reading};
         while (!m.can_serve[this](reading)) {
-            sm_emulation::check_deadlock(m);
-            m.changed.wait(lock);
+            sm_emulation::check_deadlock(m);  // the last kernel to wait sees every wait
+            (reading ? readable_ : writable_).wait(lock);
         }
         m.waiting.erase(std::this_thread::get_id());
     }
     int depth_;
     std::deque<T> data_;
+    std::condition_variable readable_, writable_;
 };
 
 template <typename T>
@@ -137,8 +137,7 @@ inline void sm_run_kernels(const std::vector<std::pair<std::string, std::functio
             std::lock_guard<std::mutex> lock(m.mutex);
             m.running -= 1;
             m.names.erase(std::this_thread::get_id());
-            m.changed.notify_all();
-            sm_emulation::check_deadlock(m);
+            sm_emulation::check_deadlock(m);  // the others may all wait on channels this one fed
         });
     }
     for (auto& t : threads) t.join();
