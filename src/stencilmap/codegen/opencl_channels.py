@@ -83,17 +83,17 @@ class ChannelEmitter(ModuleEmitter):
                 w.block(f"for (int t = 0; t < {len(self.lay.tiles)}; ++t)"),
                 w.block(f"for (long step = 0; step < {v + lead}L; ++step)"),
             ):
-                w.line("#pragma unroll")
+                w.line("SM_UNROLL")
                 w.line(f"for (int i = 0; i < {size - p}; ++i) sr[i] = sr[i + {p}];")
                 with w.block(f"if (step < {v}L)"):
                     self._pop_beat(w, ins, "beat", T)
-                    w.line("#pragma unroll")
+                    w.line("SM_UNROLL")
                     w.line(f"for (int e = 0; e < {p}; ++e) sr[{size - p} + e] = beat[e];")
                 w.line(f"const long n = step - {lead}L;  // the firing of this step")
                 w.line("if (n < 0) continue;")
                 for o, (x, c) in enumerate(zip(rel, outs, strict=True)):
                     w.line(f"{self.stype(c)} o{o};")
-                    w.line("#pragma unroll")
+                    w.line("SM_UNROLL")
                     with w.block(f"for (int e = 0; e < {c.width}; ++e)"):
                         w.line(f"const long a = n * {p}L + ({x}) + e;")
                         cell = f"sr[{size - (lead + 1) * p + x} + e]"
@@ -128,15 +128,7 @@ def emit_channels(design: Design, program: Program, values: Values) -> Generated
     w.line("// Structure: StencilFlow §IV/§VI-A — one kernel per module (readers, writers, broadcasts, delay")
     w.line("// buffers, each stencil unit's internal buffers and PE), channels with the design's depths.")
     w.line(f"// Design parameters: {', '.join(f'{k}={v}' for k, v in design.parameters)}")
-    w.lines_of(
-        PRELUDE.replace(
-            "#if defined(INTELFPGA_CL)",
-            "#if defined(INTELFPGA_CL)\n#define SM_AUTORUN __attribute__((max_global_work_dim(0))) __attribute__((autorun))",
-            1,
-        ).replace(
-            "#define SM_SINGLE_WORK_ITEM\n#endif", "#define SM_SINGLE_WORK_ITEM\n#define SM_AUTORUN\n#endif"
-        )
-    )
+    w.lines_of(PRELUDE)
     w.line()
     for dtype, width in sorted(mods.vectors):
         w.line(f"typedef struct {{ {mods.ct(dtype)} v[{width}]; }} sm_vec_{SUFFIX[dtype]}_{width};")

@@ -2,7 +2,7 @@
 (OpenCL paper §3, Algorithm 1, Fig. 4).
 
 One loop, one iteration per cycle. Each cycle the readers take P_CELL new cells of every input; then
-PCM 0 … D−1 (a ``#pragma unroll`` loop) each shift, per stencil and field read, a shift register by
+PCM 0 … D−1 (a loop unrolled on the FPGA, ``SM_UNROLL``) each shift, per stencil and field read, a shift register by
 P_CELL cells, put in the P_CELL cells its producer emits this cycle (a reader, the previous PCM, or an
 earlier stencil of the same PCM), and fire P_CELL PE lanes on the register's taps. PCM t's outputs
 feed PCM t + 1 in the same cycle; the last PCM's go to memory.
@@ -39,8 +39,12 @@ PRELUDE = """\
 #pragma OPENCL FP_CONTRACT OFF
 #if defined(INTELFPGA_CL)
 #define SM_SINGLE_WORK_ITEM __attribute__((max_global_work_dim(0)))
-#else
+#define SM_AUTORUN __attribute__((max_global_work_dim(0))) __attribute__((autorun))
+#define SM_UNROLL _Pragma("unroll")
+#else  // elsewhere (PoCL, the emulation) unrolling only slows the build down
 #define SM_SINGLE_WORK_ITEM
+#define SM_AUTORUN
+#define SM_UNROLL
 #endif
 """
 
@@ -184,7 +188,7 @@ class PcmKernel:
             w.line()
             with w.block("cycles: for (long c = 0; c < BEATS + D * LAG_PASS; ++c)"):
                 self._readers(w)
-                w.line("#pragma unroll")
+                w.line("SM_UNROLL")
                 with w.block("for (int t = 0; t < D; ++t)"):
                     for st in self.order:
                         self._stencil(w, st)
@@ -198,7 +202,7 @@ class PcmKernel:
             out = self.chained.get(inp.name)
             ahead = "0" if out is None or self.d == 1 else f"(LAG_PASS - LAG_{identifier(out)})"
             w.line(f"{T} x_{identifier(inp.name)}[P_CELL];  // input {inp.name}, {ahead} beats ahead")
-            w.line("#pragma unroll")
+            w.line("SM_UNROLL")
             with w.block("for (int j = 0; j < P_CELL; ++j)"):
                 w.line(f"const long i = (c + {ahead}) * P_CELL + j;")
                 w.line(f"x_{identifier(inp.name)}[j] = {literal(0, inp.dtype, 'opencl')};")
@@ -234,7 +238,7 @@ class PcmKernel:
             for f in self.fields(st):
                 sr = f"sr_{self._sr(st, f)}[t]"
                 T = ctype(prog.field_dtype(f), "opencl")
-                w.line("#pragma unroll")
+                w.line("SM_UNROLL")
                 w.line(
                     f"for (int i = SIZE_{self._sr(st, f)} - 1; i >= P_CELL; --i) {sr}[i] = {sr}[i - P_CELL];"
                 )
@@ -248,7 +252,7 @@ class PcmKernel:
                         f"t == 0 ? x_{identifier(f)}[j] : ({T})y_{out}[t - 1][j];"
                     )
             w.line(f"const long n = c - t * LAG_PASS - LAG_{name};  // this PCM's beat of {st.name}")
-            w.line("#pragma unroll")
+            w.line("SM_UNROLL")
             with w.block("for (int j = 0; j < P_CELL; ++j)"):
                 w.line("const long addr = n * P_CELL + j;")
                 w.line(f"{ctype(st.dtype, 'opencl')} value = {literal(0, st.dtype, 'opencl')};")
@@ -303,7 +307,7 @@ class PcmKernel:
             assert st is not None
             name = identifier(out)
             w.line(f"const long n_{name} = c - (D - 1) * LAG_PASS - LAG_{name};  // beat of output {out}")
-            w.line("#pragma unroll")
+            w.line("SM_UNROLL")
             with w.block("for (int j = 0; j < P_CELL; ++j)"):
                 w.line(f"const long addr = n_{name} * P_CELL + j;")
                 value = f"y_{name}[D - 1][j]"

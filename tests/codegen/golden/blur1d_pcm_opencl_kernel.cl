@@ -8,8 +8,12 @@
 #pragma OPENCL FP_CONTRACT OFF
 #if defined(INTELFPGA_CL)
 #define SM_SINGLE_WORK_ITEM __attribute__((max_global_work_dim(0)))
-#else
+#define SM_AUTORUN __attribute__((max_global_work_dim(0))) __attribute__((autorun))
+#define SM_UNROLL _Pragma("unroll")
+#else  // elsewhere (PoCL, the emulation) unrolling only slows the build down
 #define SM_SINGLE_WORK_ITEM
+#define SM_AUTORUN
+#define SM_UNROLL
 #endif
 
 
@@ -26,7 +30,7 @@ __kernel SM_SINGLE_WORK_ITEM void blur1d_pcm(__global const float* restrict in_a
 
     cycles: for (long c = 0; c < BEATS + D * LAG_PASS; ++c) {
         float x_a[P_CELL];  // input a, (LAG_PASS - LAG_b) beats ahead
-        #pragma unroll
+        SM_UNROLL
         for (int j = 0; j < P_CELL; ++j) {
             const long i = (c + (LAG_PASS - LAG_b)) * P_CELL + j;
             x_a[j] = 0.0f;
@@ -35,15 +39,15 @@ __kernel SM_SINGLE_WORK_ITEM void blur1d_pcm(__global const float* restrict in_a
                 x_a[j] = in_a[c0 * 1L];
             }
         }
-        #pragma unroll
+        SM_UNROLL
         for (int t = 0; t < D; ++t) {
             // PCM t, stencil b: shift its registers, fire P_CELL lanes
             {
-                #pragma unroll
+                SM_UNROLL
                 for (int i = SIZE_b_a - 1; i >= P_CELL; --i) sr_b_a[t][i] = sr_b_a[t][i - P_CELL];
                 for (int j = 0; j < P_CELL; ++j) sr_b_a[t][P_CELL - 1 - j] = t == 0 ? x_a[j] : (float)y_b[t - 1][j];
                 const long n = c - t * LAG_PASS - LAG_b;  // this PCM's beat of b
-                #pragma unroll
+                SM_UNROLL
                 for (int j = 0; j < P_CELL; ++j) {
                     const long addr = n * P_CELL + j;
                     float value = 0.0f;
@@ -62,7 +66,7 @@ __kernel SM_SINGLE_WORK_ITEM void blur1d_pcm(__global const float* restrict in_a
             }
         }
         const long n_b = c - (D - 1) * LAG_PASS - LAG_b;  // beat of output b
-        #pragma unroll
+        SM_UNROLL
         for (int j = 0; j < P_CELL; ++j) {
             const long addr = n_b * P_CELL + j;
             if (n_b >= 0 && addr < N_POINTS) out_b[addr] = y_b[D - 1][j];

@@ -7,11 +7,13 @@
 #endif
 #pragma OPENCL FP_CONTRACT OFF
 #if defined(INTELFPGA_CL)
-#define SM_AUTORUN __attribute__((max_global_work_dim(0))) __attribute__((autorun))
 #define SM_SINGLE_WORK_ITEM __attribute__((max_global_work_dim(0)))
-#else
+#define SM_AUTORUN __attribute__((max_global_work_dim(0))) __attribute__((autorun))
+#define SM_UNROLL _Pragma("unroll")
+#else  // elsewhere (PoCL, the emulation) unrolling only slows the build down
 #define SM_SINGLE_WORK_ITEM
 #define SM_AUTORUN
+#define SM_UNROLL
 #endif
 
 typedef struct { float v[2]; } sm_vec_f32_2;
@@ -64,33 +66,33 @@ __kernel SM_AUTORUN void b_a_buf(void) {
     for (int i = 0; i < 5; ++i) sr[i] = 0.0f;
     for (int t = 0; t < 1; ++t) {
         for (long step = 0; step < 9L; ++step) {
-            #pragma unroll
+            SM_UNROLL
             for (int i = 0; i < 3; ++i) sr[i] = sr[i + 2];
             if (step < 8L) {
                 float beat[2];
                 const sm_vec_f32_2 v0 = read_channel_intel(ch_3);
                 for (int e = 0; e < 2; ++e) beat[0 + e] = v0.v[e];
-                #pragma unroll
+                SM_UNROLL
                 for (int e = 0; e < 2; ++e) sr[3 + e] = beat[e];
             }
             const long n = step - 1L;  // the firing of this step
             if (n < 0) continue;
             sm_vec_f32_2 o0;
-            #pragma unroll
+            SM_UNROLL
             for (int e = 0; e < 2; ++e) {
                 const long a = n * 2L + (-1) + e;
                 o0.v[e] = (a >= 0 && a < 16L) ? sr[0 + e] : 0.0f;
             }
             write_channel_intel(ch_0, o0);
             sm_vec_f32_2 o1;
-            #pragma unroll
+            SM_UNROLL
             for (int e = 0; e < 2; ++e) {
                 const long a = n * 2L + (0) + e;
                 o1.v[e] = (a >= 0 && a < 16L) ? sr[1 + e] : 0.0f;
             }
             write_channel_intel(ch_1, o1);
             sm_vec_f32_2 o2;
-            #pragma unroll
+            SM_UNROLL
             for (int e = 0; e < 2; ++e) {
                 const long a = n * 2L + (1) + e;
                 o2.v[e] = (a >= 0 && a < 16L) ? sr[2 + e] : 0.0f;
