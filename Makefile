@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit clean
+.PHONY: install demo test lint typecheck unit opencl clean
 
 install: $(STAMP)
 
@@ -27,8 +27,17 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install
+unit: install opencl
 	$(BIN)/pytest
+
+# PoCL, the OpenCL CPU runtime on which `codegen --target opencl --verify` runs PCM kernels. Installed with
+# apt-get when missing and possible (root, apt); otherwise the OpenCL tests skip, saying why.
+opencl:
+	@if [ -e /etc/OpenCL/vendors/pocl.icd ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		(apt-get update -qq && apt-get install -y -qq pocl-opencl-icd ocl-icd-libopencl1 >/dev/null) \
+		|| echo "could not install PoCL: the OpenCL tests will skip"; \
+	else echo "PoCL missing (apt-get install pocl-opencl-icd): the OpenCL tests will skip"; fi
 
 test: lint typecheck unit
 

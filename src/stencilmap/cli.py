@@ -148,6 +148,7 @@ def analyze_cmd(
         present.print_analysis(report, Console())
 
 
+from stencilmap.codegen_cli import codegen_cmd  # noqa: E402
 from stencilmap.explore_cli import explore_cmd  # noqa: E402
 from stencilmap.model_cli import devices_cmd, estimate_cmd, roofline_cmd  # noqa: E402
 from stencilmap.sim_cli import simulate_cmd  # noqa: E402
@@ -157,6 +158,7 @@ main.add_command(explore_cmd)
 main.add_command(devices_cmd)
 main.add_command(estimate_cmd)
 main.add_command(roofline_cmd)
+main.add_command(codegen_cmd)
 
 if __name__ == "__main__":
     main()

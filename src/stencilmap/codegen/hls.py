@@ -1,0 +1,201 @@
+"""Target ``hls``: a Vitis HLS C++ dataflow kernel of a SODA, StencilFlow or PCM design (SODA §3.4, §4.1).
+
+One function per module of the Design IR (``kernel_cpp``), joined by ``hls::stream`` channels declared
+with the design's depths; a top function under ``#pragma HLS dataflow`` calls them in dataflow order.
+Memory ports are ``m_axi`` with one bundle per DRAM bank, their words ``ap_uint<burst width>`` beats;
+``connectivity.cfg`` maps the bundles to banks for ``v++``. Tiles (SODA §4.2) are streamed by the
+readers and writers from the placement the design records. FIFO segments and delay buffers are copy
+loops whose storage is their input stream's depth (the design's channel depth plus the segment's).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from math import ceil, prod
+
+from stencilmap.codegen import host_files
+from stencilmap.codegen.ctypes_ import bits
+from stencilmap.codegen.expr import ExprEmitter
+from stencilmap.codegen.helpers import helpers_text
+from stencilmap.codegen.kernel_cpp import ModuleEmitter, fifo_storage, stream_type
+from stencilmap.codegen.layout import Layout, identifier, layout
+from stencilmap.codegen.registry import Generated, Port, Values, register
+from stencilmap.codegen.writer import Writer
+from stencilmap.design.common import DEFAULT_BURST_WIDTH
+from stencilmap.design.ir import Design, Module
+from stencilmap.errors import StencilmapError
+from stencilmap.program.ir import Program
+
+#: The paper section each architecture's structure follows.
+SECTIONS = {
+    "soda": "SODA §3.4 (forwarding modules, reuse chains) and §4.1 (dataflow kernel)",
+    "stencilflow": "StencilFlow §IV (units, internal and delay buffers) and §VI-A",
+    "pcm": "OpenCL FPGA platform §3 (PCMs of shift registers), as an HLS dataflow",
+}
+
+
+def support_file(name: str) -> str:
+    """A header shipped in ``codegen/include`` (support code and the C-simulation stand-ins)."""
+    return resources.files("stencilmap.codegen").joinpath("include", name).read_text(encoding="utf-8")
+
+
+def burst_width(design: Design, program: Program) -> int:
+    value = dict(design.parameters).get("burst_width") or program.hints.burst_width or DEFAULT_BURST_WIDTH
+    burst = int(str(value))
+    return burst
+
+
+def ports_of(lay: Layout) -> tuple[Port, ...]:
+    """Memory arguments: readers then writers, in design order."""
+    out = []
+    p = lay.program
+    for kind, direction in (("reader", "in"), ("writer", "out")):
+        for m in lay.design.modules:
+            if m.kind != kind:
+                continue
+            field = str(m.param("field"))
+            inp = p.input(field)
+            own = tuple(lay.shape[a] for a in p.field_axes(field)) if inp is not None else lay.shape
+            bank = m.param("bank", 0)
+            out.append(Port(field, direction, p.field_dtype(field), prod(own), int(str(bank))))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def _check_burst(burst: int, ports: tuple[Port, ...]) -> None:
+    for port in ports:
+        b = bits(port.dtype)
+        if burst % b or burst % 8:
+            raise StencilmapError(
+                f"burst width {burst} is not a whole number of {b}-bit elements of '{port.field}'"
+            )
+
+
+@register("hls", ("soda", "stencilflow", "pcm"))
+def emit_hls(design: Design, program: Program, values: Values) -> Generated:
+    lay = layout(design, program)
+    burst = burst_width(design, program)
+    ports = ports_of(lay)
+    _check_burst(burst, ports)
+    top = f"{identifier(program.name)}_kernel"
+    kernel = _kernel(lay, values, burst, top, ports)
+    files = {
+        "kernel.cpp": kernel,
+        "kernel.h": _header(lay, top, ports, burst),
+        "stencilmap_hls.h": support_file("stencilmap_hls.h"),
+        "csim_include/hls_stream.h": support_file("hls_stream.h"),
+        "csim_include/ap_int.h": support_file("ap_int.h"),
+        "csim_main.cpp": host_files.hls_testbench(top, ports, burst),
+        "host.cpp": host_files.xrt_host(top, ports, burst),
+        "connectivity.cfg": host_files.connectivity(top, ports),
+        "hls.tcl": host_files.hls_tcl(top),
+        "Makefile": host_files.hls_makefile(top),
+        "README.md": host_files.hls_readme(lay, top, ports, burst),
+    }
+    return Generated(
+        "hls", tuple(sorted(files.items())), top, ports, "csim",
+        sources=("kernel.cpp", "csim_main.cpp"), include_dirs=(".", "csim_include"), standins=("csim_include",),
+    )  # fmt: skip
+
+
+def _header(lay: Layout, top: str, ports: tuple[Port, ...], burst: int) -> str:
+    w = Writer()
+    w.line(
+        f"// {top}: the top function of the {lay.design.arch} design of '{lay.program.name}' (stencilmap)."
+    )
+    w.line(f"// Structure: {SECTIONS[lay.design.arch]}.")
+    guard = f"{top.upper()}_H"
+    w.line(f"#ifndef {guard}")
+    w.line(f"#define {guard}")
+    w.line()
+    w.line('#include "stencilmap_hls.h"')
+    w.line()
+    w.line(f"#define SM_BURST_BITS {burst}")
+    for p in ports:
+        words = ceil(p.elements * bits(p.dtype) / burst)
+        w.line(f"#define SM_WORDS_{identifier(p.field).upper()} {words}L  // {p.elements} x {p.dtype}")
+    w.line()
+    w.line(f"void {top}({_args(ports, burst)});")
+    w.line()
+    w.line("#endif")
+    return w.text()
+
+
+def _args(ports: tuple[Port, ...], burst: int) -> str:
+    return ", ".join(
+        f"{'const ' if p.direction == 'in' else ''}ap_uint<{burst}>* {p.direction}_{identifier(p.field)}"
+        for p in ports
+    )
+
+
+def _kernel(lay: Layout, values: Values, burst: int, top: str, ports: tuple[Port, ...]) -> str:
+    params = {p.name: values[p.name] for p in lay.program.params}
+    exprs = ExprEmitter(lay.program, params, "cpp")
+    mods = ModuleEmitter(lay, exprs, burst)
+    order = lay.order()
+    body = Writer()
+    for m in order:
+        mods.emit(body, m)
+    stencils = mods.stencil_definitions()  # after the modules: they register the functions they call
+    w = Writer()
+    d = lay.design
+    w.line(f"// {top}: Vitis HLS C++ of the {d.arch} design '{d.name}', generated by stencilmap.")
+    w.line(f"// Structure: {SECTIONS[d.arch]}: one function per module, hls::stream")
+    w.line("// channels with the design's depths, the top function a dataflow region.")
+    w.line(f"// Design parameters: {', '.join(f'{k}={v}' for k, v in d.parameters)}")
+    w.line()
+    w.line("#include <cmath>")
+    w.line("#include <cstdint>")
+    w.line()
+    w.line('#include "kernel.h"')
+    w.line()
+    w.line("// ---- arithmetic with the project's defined semantics (wrap-around, x / 0 = 0, ...)")
+    w.line()
+    w.lines_of(helpers_text(exprs.helpers, "cpp"))
+    w.line()
+    w.line("// ---- stencil expressions, one per stencil and port list (SODA §3.3: the PE body)")
+    w.line()
+    w.lines_of(stencils)
+    w.line()
+    w.line("// ---- modules, in dataflow order")
+    w.line()
+    for text in body.lines:
+        w.line(text)
+    _top(w, lay, top, ports, burst, order, mods)
+    return w.text()
+
+
+def _top(
+    w: Writer,
+    lay: Layout,
+    top: str,
+    ports: tuple[Port, ...],
+    burst: int,
+    order: tuple[Module, ...],
+    mods: ModuleEmitter,
+) -> None:
+    d = lay.design
+    chan_id = {c.name: f"c{n}" for n, c in enumerate(d.channels)}
+    with w.block(f"void {top}({_args(ports, burst)})"):
+        for p in ports:
+            arg = f"{p.direction}_{identifier(p.field)}"
+            words = f"SM_WORDS_{identifier(p.field).upper()}"
+            w.pragma(f"HLS interface m_axi port={arg} offset=slave bundle=gmem{p.bank} depth={words}")
+            w.pragma(f"HLS interface s_axilite port={arg}")
+        w.pragma("HLS interface s_axilite port=return")
+        w.pragma("HLS dataflow")
+        w.line()
+        for c in d.channels:
+            depth = c.depth
+            dst = d.module(c.dst)
+            extra = fifo_storage(dst, c) if dst.kind in ("fifo", "delay") else 0
+            w.line(f'hls::stream<{stream_type(c)}> {chan_id[c.name]}("{c.name}");')
+            note = f"  // + {extra} beats of {dst.kind} {dst.name}" if extra else ""
+            w.pragma(f"HLS stream variable={chan_id[c.name]} depth={depth + extra}{note}")
+        w.line()
+        for m in order:
+            args = [chan_id[c.name] for c in lay.ins(m)] + [chan_id[c.name] for c in lay.outs(m)]
+            if m.kind == "reader":
+                args.insert(0, f"in_{identifier(str(m.param('field')))}")
+            elif m.kind == "writer":
+                args.append(f"out_{identifier(str(m.param('field')))}")
+            w.line(f"{mods.names[m.name]}({', '.join(args)});")

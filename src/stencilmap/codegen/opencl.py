@@ -1,0 +1,41 @@
+"""Target ``opencl``: Intel FPGA OpenCL of a PCM design (one single-work-item kernel, ``opencl_pcm``)
+or of a StencilFlow design (one kernel per module joined by channels, ``opencl_channels``), with an
+OpenCL host program, a Makefile for ``aoc`` and a README.
+"""
+
+from __future__ import annotations
+
+from stencilmap.codegen import opencl_host
+from stencilmap.codegen.hls import ports_of
+from stencilmap.codegen.layout import identifier, layout
+from stencilmap.codegen.opencl_pcm import PcmKernel
+from stencilmap.codegen.registry import Generated, Values, register
+from stencilmap.design.ir import Design
+from stencilmap.program.ir import Program
+
+
+@register("opencl", ("pcm", "stencilflow"))
+def emit_opencl(design: Design, program: Program, values: Values) -> Generated:
+    if design.arch == "stencilflow":
+        from stencilmap.codegen.opencl_channels import emit_channels
+
+        return emit_channels(design, program, values)
+    top = f"{identifier(program.name)}_pcm"
+    ports = ports_of(layout(design, program))
+    pcm = PcmKernel(design, program, values, top)
+    files = {
+        "kernel.cl": pcm.kernel(ports),
+        f"{top}.h": pcm.header(),
+        "host.cpp": opencl_host.host(top, ports, ["kernel"], f"{top}.aocx"),
+        "Makefile": opencl_host.makefile(top, "kernel.cl"),
+        "README.md": opencl_host.readme(design, program, top, ports, pcm_header=f"{top}.h"),
+    }
+    return Generated(
+        "opencl",
+        tuple(sorted(files.items())),
+        top,
+        ports,
+        "pocl",
+        sources=("kernel.cl",),
+        include_dirs=(".",),
+    )

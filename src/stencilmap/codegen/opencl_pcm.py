@@ -1,0 +1,316 @@
+"""Target ``opencl`` for ``pcm`` designs: the single-work-item kernel of the OpenCL FPGA platform
+(OpenCL paper §3, Algorithm 1, Fig. 4).
+
+One loop, one iteration per cycle. Each cycle the readers take P_CELL new cells of every input; then
+PCM 0 … D−1 (a loop unrolled on the FPGA, ``SM_UNROLL``) each shift, per stencil and field read, a shift register by
+P_CELL cells, put in the P_CELL cells its producer emits this cycle (a reader, the previous PCM, or an
+earlier stencil of the same PCM), and fire P_CELL PE lanes on the register's taps. PCM t's outputs
+feed PCM t + 1 in the same cycle; the last PCM's go to memory.
+
+Timing, in cycles of lag (``LAG_*`` in ``pcm.h``, functions of P_CELL): a stencil fires its n-th beat
+once every producer has emitted the beat holding its farthest forward tap a_max, ⌈a_max / P_CELL⌉
+beats later. An edge whose consumer lags its producer by Δ beats needs a register of
+``Δ·P_CELL + P_CELL − a_min`` cells, which at P_CELL = 1 and Δ = a_max is the paper's
+(q − 1)N + p + 1 = D_r + 1 (Fig. 6). D and P_CELL are ``#define``s a user may edit.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from stencilmap.analysis.windows import access_sets, linearize
+from stencilmap.codegen.boundary import inside, port_reads, preserve_box
+from stencilmap.codegen.ctypes_ import ctype, literal
+from stencilmap.codegen.expr import ExprEmitter, port_variable
+from stencilmap.codegen.helpers import helpers_text
+from stencilmap.codegen.layout import identifier
+from stencilmap.codegen.registry import Port, Values
+from stencilmap.codegen.writer import Writer
+from stencilmap.design.common import port_name
+from stencilmap.design.ir import Design
+from stencilmap.errors import StencilmapError
+from stencilmap.program.graph import stencil_order
+from stencilmap.program.ir import Program, Stencil
+
+PRELUDE = """\
+#if defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#pragma OPENCL FP_CONTRACT OFF
+#if defined(INTELFPGA_CL)
+#define SM_SINGLE_WORK_ITEM __attribute__((max_global_work_dim(0)))
+#define SM_AUTORUN __attribute__((max_global_work_dim(0))) __attribute__((autorun))
+#define SM_UNROLL _Pragma("unroll")
+#else  // elsewhere (PoCL, the emulation) unrolling only slows the build down
+#define SM_SINGLE_WORK_ITEM
+#define SM_AUTORUN
+#define SM_UNROLL
+#endif
+"""
+
+
+class PcmKernel:
+    """The text of ``pcm.h`` and ``kernel.cl`` for one program (the pass every PCM computes)."""
+
+    def __init__(self, design: Design, program: Program, values: Values, top: str) -> None:
+        self.design, self.program, self.top = design, program, top
+        params = dict(design.parameters)
+        self.d, self.p = int(str(params["d"])), int(str(params["P_cell"]))
+        self.shape = tuple(int(n or 0) for n in program.shape)
+        self.order = stencil_order(program)
+        chained = dict(zip((i.name for i in program.inputs), program.outputs, strict=False))
+        if self.d > 1 and len(chained) < len(program.inputs):
+            raise StencilmapError("the OpenCL PCM kernel chains every input through the PCMs; "
+                                  "with d > 1 each input must be fed by an output")  # fmt: skip
+        self.chained = chained  # input -> the output of the previous PCM feeding it
+        self.exprs = ExprEmitter(program, {p.name: values[p.name] for p in program.params}, "opencl")
+        self.ports = {st.name: tuple(sorted(port_name(f, a) for f, offs in access_sets(st).items() for a in offs))
+                      for st in self.order}  # fmt: skip
+
+    def taps(self, st: Stencil, field: str) -> list[int]:
+        axes = self.program.field_axes(field)
+        return sorted({linearize(a, axes, self.shape) for a in access_sets(st)[field]})
+
+    def fields(self, st: Stencil) -> list[str]:
+        return sorted(access_sets(st))
+
+    def is_stencil(self, field: str) -> bool:
+        return self.program.stencil(field) is not None
+
+    # ------------------------------------------------------------------------------------- header
+
+    def header(self) -> str:
+        w = Writer()
+        w.line(f"// {self.top}: parameters of the PCM kernel of '{self.program.name}' (stencilmap).")
+        w.line("// OpenCL FPGA platform §3: D pipelined computation modules of P_CELL PEs each. Edit D and")
+        w.line("// P_CELL here; every size and lag below follows from them.")
+        w.line(f"#ifndef {self.top.upper()}_H")
+        w.line(f"#define {self.top.upper()}_H")
+        w.line()
+        w.line(f"#define D {self.d}  // PCMs: iterations computed on chip per pass over memory")
+        w.line(f"#define P_CELL {self.p}  // cells each PCM takes and computes per cycle")
+        w.line()
+        for a, n in enumerate(self.shape):
+            w.line(f"#define S{a} {n}L")
+        w.line(f"#define N_POINTS {prod(self.shape)}L")
+        w.line("#define BEATS ((N_POINTS + P_CELL - 1) / P_CELL)")
+        w.line("#define SM_MAX(a, b) ((a) > (b) ? (a) : (b))")
+        w.line("#define SM_BEATS_AHEAD(a) ((a) > 0 ? ((a) + P_CELL - 1) / P_CELL : 0)")
+        w.line()
+        w.line("// lag of each stencil within a PCM (beats after the PCM's inputs)")
+        for st in self.order:
+            terms = []
+            for f in self.fields(st):
+                ahead = f"SM_BEATS_AHEAD({max(self.taps(st, f))})"
+                terms.append(f"LAG_{identifier(f)} + {ahead}" if self.is_stencil(f) else ahead)
+            expr = terms[0] if terms else "0"
+            for t in terms[1:]:
+                expr = f"SM_MAX({expr}, {t})"
+            w.line(f"#define LAG_{identifier(st.name)} ({expr})")
+        outs = [f"LAG_{identifier(o)}" for o in self.program.outputs]
+        lag = outs[0]
+        for o in outs[1:]:
+            lag = f"SM_MAX({lag}, {o})"
+        w.line(f"#define LAG_PASS ({lag})  // a PCM's latency in beats")
+        w.line()
+        w.line("// shift registers: Δ·P_CELL + P_CELL − a_min cells (OpenCL paper Fig. 6 at P_CELL = 1)")
+        for st in self.order:
+            for f in self.fields(st):
+                w.line(f"#define DELTA_{self._sr(st, f)} ({self._delta(st, f)})")
+                w.line(
+                    f"#define SIZE_{self._sr(st, f)} (DELTA_{self._sr(st, f)} * P_CELL + P_CELL - ({min(self.taps(st, f))}))"
+                )
+        w.line()
+        w.line("#endif")
+        return w.text()
+
+    def _sr(self, st: Stencil, field: str) -> str:
+        return f"{identifier(st.name)}_{identifier(field)}"
+
+    def _delta(self, st: Stencil, field: str) -> str:
+        """Beats between the producer of ``field`` and ``st``'s firing (see the module docstring)."""
+        if self.is_stencil(field):
+            return f"LAG_{identifier(st.name)} - LAG_{identifier(field)}"
+        out = self.chained.get(field)
+        if out is None or self.d == 1:
+            return f"LAG_{identifier(st.name)}"
+        return f"LAG_PASS - LAG_{identifier(out)} + LAG_{identifier(st.name)}"
+
+    # ------------------------------------------------------------------------------------- kernel
+
+    def kernel(self, ports: tuple[Port, ...]) -> str:
+        body = Writer()
+        self._body(body, ports)
+        w = Writer()
+        w.line(
+            f"// {self.top}: Intel FPGA OpenCL single-work-item kernel of the PCM design of '{self.program.name}'"
+        )
+        w.line("// (stencilmap). Structure: OpenCL FPGA platform §3, Algorithm 1 — one loop, one beat of")
+        w.line("// P_CELL cells per cycle, D chained PCMs of shift registers and PE lanes.")
+        w.line(f'#include "{self.top}.h"')
+        w.lines_of(PRELUDE)
+        w.line()
+        functions = [
+            self.exprs.stencil_function(st, self.ports[st.name], f"compute_{identifier(st.name)}")
+            for st in self.order
+        ]  # before the helpers: they record the helpers they call
+        w.lines_of(helpers_text(self.exprs.helpers, "opencl"))
+        w.line()
+        for text in functions:
+            w.lines_of(text)
+            w.line()
+        for text in body.lines:
+            w.line(text)
+        return w.text()
+
+    def _args(self, ports: tuple[Port, ...]) -> str:
+        return ", ".join(
+            f"__global {'const ' if p.direction == 'in' else ''}{ctype(p.dtype, 'opencl') if p.dtype != 'bool' else 'uchar'}* restrict "
+            f"{p.direction}_{identifier(p.field)}"
+            for p in ports
+        )
+
+    def _body(self, w: Writer, ports: tuple[Port, ...]) -> None:
+        prog = self.program
+        with w.block(f"__kernel SM_SINGLE_WORK_ITEM void {self.top}({self._args(ports)})"):
+            for st in self.order:
+                for f in self.fields(st):
+                    T = ctype(prog.field_dtype(f), "opencl")
+                    w.line(f"{T} sr_{self._sr(st, f)}[D][SIZE_{self._sr(st, f)}];")
+            for st in self.order:
+                w.line(f"{ctype(st.dtype, 'opencl')} y_{identifier(st.name)}[D][P_CELL];")
+            with w.block("for (int t = 0; t < D; ++t)"):
+                for st in self.order:
+                    for f in self.fields(st):
+                        w.line(
+                            f"for (int i = 0; i < SIZE_{self._sr(st, f)}; ++i) sr_{self._sr(st, f)}[t][i] = 0;"
+                        )
+            w.line()
+            with w.block("cycles: for (long c = 0; c < BEATS + D * LAG_PASS; ++c)"):
+                self._readers(w)
+                w.line("SM_UNROLL")
+                with w.block("for (int t = 0; t < D; ++t)"):
+                    for st in self.order:
+                        self._stencil(w, st)
+                self._writers(w)
+
+    def _readers(self, w: Writer) -> None:
+        """P_CELL new cells of every input (lower-dimensional ones replayed over the missing axes)."""
+        prog = self.program
+        for inp in prog.inputs:
+            T = ctype(inp.dtype, "opencl")
+            out = self.chained.get(inp.name)
+            ahead = "0" if out is None or self.d == 1 else f"(LAG_PASS - LAG_{identifier(out)})"
+            w.line(f"{T} x_{identifier(inp.name)}[P_CELL];  // input {inp.name}, {ahead} beats ahead")
+            w.line("SM_UNROLL")
+            with w.block("for (int j = 0; j < P_CELL; ++j)"):
+                w.line(f"const long i = (c + {ahead}) * P_CELL + j;")
+                w.line(f"x_{identifier(inp.name)}[j] = {literal(0, inp.dtype, 'opencl')};")
+                with w.block("if (i < N_POINTS)"):
+                    self._coords(w, "i")
+                    own = tuple(self.shape[a] for a in inp.axes)
+                    strides = [prod(own[k + 1 :]) for k in range(len(own))]
+                    addr = " + ".join(f"c{a} * {s}L" for a, s in zip(inp.axes, strides, strict=True)) or "0"
+                    value = f"in_{identifier(inp.name)}[{addr}]"
+                    if inp.dtype == "bool":
+                        value = f"({value} != 0)"
+                    w.line(f"x_{identifier(inp.name)}[j] = {value};")
+
+    def _coords(self, w: Writer, index: str) -> None:
+        for a in range(len(self.shape)):
+            stride = " * ".join(f"S{b}" for b in range(a + 1, len(self.shape))) or "1L"
+            w.line(f"const long c{a} = ({index} / ({stride})) % S{a};")
+
+    def _source(self, field: str) -> str:
+        """The P_CELL cells ``field`` has this cycle in PCM t."""
+        if self.is_stencil(field):
+            return f"y_{identifier(field)}[t]"
+        out = self.chained.get(field)
+        if out is None or self.d == 1:
+            return f"x_{identifier(field)}"
+        return f"(t == 0 ? x_{identifier(field)} : y_{identifier(out)}[t - 1])"
+
+    def _stencil(self, w: Writer, st: Stencil) -> None:
+        prog = self.program
+        name = identifier(st.name)
+        w.line(f"// PCM t, stencil {st.name}: shift its registers, fire P_CELL lanes")
+        with w.block(""):
+            for f in self.fields(st):
+                sr = f"sr_{self._sr(st, f)}[t]"
+                T = ctype(prog.field_dtype(f), "opencl")
+                w.line("SM_UNROLL")
+                w.line(
+                    f"for (int i = SIZE_{self._sr(st, f)} - 1; i >= P_CELL; --i) {sr}[i] = {sr}[i - P_CELL];"
+                )
+                if self.is_stencil(f) or self.chained.get(f) is None or self.d == 1:
+                    src = self._source(f)
+                    w.line(f"for (int j = 0; j < P_CELL; ++j) {sr}[P_CELL - 1 - j] = {src}[j];")
+                else:
+                    out = identifier(str(self.chained[f]))
+                    w.line(
+                        f"for (int j = 0; j < P_CELL; ++j) {sr}[P_CELL - 1 - j] = "
+                        f"t == 0 ? x_{identifier(f)}[j] : ({T})y_{out}[t - 1][j];"
+                    )
+            w.line(f"const long n = c - t * LAG_PASS - LAG_{name};  // this PCM's beat of {st.name}")
+            w.line("SM_UNROLL")
+            with w.block("for (int j = 0; j < P_CELL; ++j)"):
+                w.line("const long addr = n * P_CELL + j;")
+                w.line(f"{ctype(st.dtype, 'opencl')} value = {literal(0, st.dtype, 'opencl')};")
+                with w.block("if (n >= 0 && addr < N_POINTS)"):
+                    self._coords(w, "addr")
+                    args = self._port_values(w, st)
+                    w.line(f"value = compute_{name}({', '.join(args)});")
+                    self._preserve(w, st)
+                w.line(f"y_{name}[t][j] = value;")
+
+    def _port_values(self, w: Writer, st: Stencil) -> list[str]:
+        """Each port's register cell, then its value with the boundary applied (``boundary``; a copy
+        boundary reads the centre's cell, always inside the grid)."""
+        prog = self.program
+        ports = self.ports[st.name]
+        reads = port_reads(prog, st, ports)
+        for read in reads:
+            x = sum(o * s for o, s in zip(read.offset, self._strides(), strict=True))
+            idx = f"DELTA_{self._sr(st, read.field)} * P_CELL + P_CELL - 1 - j - ({x})"
+            cell = f"sr_{self._sr(st, read.field)}[t][{idx}]"
+            w.line(f"const {ctype(read.dtype, 'opencl')} cell_{port_variable(read.port)} = {cell};")
+        shape = tuple(f"S{a}" for a in range(len(self.shape)))
+        args = []
+        for read in reads:
+            if read.kind == "constant":
+                other = literal(read.value, read.dtype, "opencl")
+            elif read.kind == "copy":
+                other = f"cell_{port_variable(read.centre)}"
+            else:
+                other = f"{literal(0, read.dtype, 'opencl')} /* shrink: undefined, not compared */"
+            var = port_variable(read.port)
+            cond = inside(read, shape)
+            value = f"cell_{var}" if cond == "1" else f"({cond}) ? cell_{var} : {other}"
+            w.line(f"const {ctype(read.dtype, 'opencl')} {var} = {value};")
+            args.append(var)
+        return args
+
+    def _strides(self) -> list[int]:
+        return [prod(self.shape[a + 1 :]) for a in range(len(self.shape))]
+
+    def _preserve(self, w: Writer, st: Stencil) -> None:
+        kept = preserve_box(self.program, st.name, self.ports[st.name])
+        if kept is None:
+            return
+        centre, low, high = kept
+        box = " && ".join(f"c{a} >= {low[a]} && c{a} < S{a} - {high[a]}" for a in range(len(self.shape)))
+        w.line(f"if (!({box})) value = {port_variable(centre)};  // border: preserve")
+
+    def _writers(self, w: Writer) -> None:
+        for out in self.program.outputs:
+            st = self.program.stencil(out)
+            assert st is not None
+            name = identifier(out)
+            w.line(f"const long n_{name} = c - (D - 1) * LAG_PASS - LAG_{name};  // beat of output {out}")
+            w.line("SM_UNROLL")
+            with w.block("for (int j = 0; j < P_CELL; ++j)"):
+                w.line(f"const long addr = n_{name} * P_CELL + j;")
+                value = f"y_{name}[D - 1][j]"
+                if st.dtype == "bool":
+                    value = f"(uchar){value}"
+                w.line(f"if (n_{name} >= 0 && addr < N_POINTS) out_{name}[addr] = {value};")

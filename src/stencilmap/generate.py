@@ -1,0 +1,197 @@
+"""The ``codegen`` job: build a design of a program, emit a target's files for it, and with ``verify``
+run them here (C simulation / PoCL) and compare the outputs with the reference executor.
+
+Steps (one call each in ``codegen``): bind the program and its inputs → build the design → emit the
+target → stage the files (and the input data) in a temporary folder → verify → publish the folder
+as ``out_dir`` with one rename, so nothing is ever half-written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from stencilmap.backends.reference import run_reference, undefined_value
+from stencilmap.codegen.registry import Generated, emit, target
+from stencilmap.codegen.verify import run_csim, write_data
+from stencilmap.design.common import or_hint, with_iterate
+from stencilmap.design.ir import Design
+from stencilmap.design.registry import BuildConfig, build
+from stencilmap.errors import StencilmapError
+from stencilmap.io import Array, read_npy
+from stencilmap.program import Program, load_program
+from stencilmap.program.data import bind_shape, make_inputs
+from stencilmap.sim.validate import Validation, validate
+
+#: The architecture a target builds when none is named: the one whose paper emits that code.
+DEFAULT_ARCH = {("hls", "soda"): "soda", ("hls", "stencilflow"): "stencilflow",
+                ("opencl", "soda"): "pcm", ("opencl", "stencilflow"): "stencilflow"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class CodegenConfig:
+    """Everything ``stencilmap codegen`` was asked to do (None: the program's own hint)."""
+
+    program: Path
+    target: str
+    out_dir: Path
+    arch: str | None = None
+    unroll: int | None = None
+    iterate: int | None = None
+    vector: int | None = None
+    tile: tuple[int, ...] | None = None
+    shape: tuple[int, ...] | None = None
+    device: str | None = None
+    inputs: Mapping[str, Path] = field(default_factory=dict)
+    seed: int = 0
+    verify: bool = False
+    hls_include: Path | None = None
+    delay_buffers: Literal["computed", "min"] = "computed"
+    cache_dir: Path | None = None  # compiled executables, reused across runs (tests)
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """A run of the generated code compared with the reference."""
+
+    validation: Validation
+    compile_seconds: float
+    run_seconds: float
+    message: str
+    outputs: tuple[Path, ...]
+
+    @property
+    def valid(self) -> bool:
+        return self.validation.valid
+
+
+@dataclass(frozen=True, slots=True)
+class CodegenReport:
+    program: Program
+    design: Design
+    generated: Generated
+    out_dir: Path
+    files: tuple[str, ...]
+    generate_seconds: float
+    verification: Verification | None
+
+
+def codegen(config: CodegenConfig) -> CodegenReport:
+    """Run the whole job; see the module docstring."""
+    start = time.perf_counter()
+    target(config.target)  # an unknown target is a usage error: say so before building anything
+    program, values = bind(config)
+    arch = config.arch or DEFAULT_ARCH[(config.target, program.format)]
+    design = build(arch, program, _build_config(config))
+    generated = emit(config.target, design, program, values)
+    seconds = time.perf_counter() - start
+    stage = _stage_folder(config.out_dir)
+    try:
+        for name, text in generated.files:
+            path = stage / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        write_data(stage / "data", generated.ports, values)
+        verification = _verify(config, program, values, generated, stage) if config.verify else None
+        files = tuple(sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file()))
+        _publish(stage, config.out_dir)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    if verification is not None:
+        outs = tuple(config.out_dir / p.relative_to(stage) for p in verification.outputs)
+        verification = Verification(verification.validation, verification.compile_seconds,
+                                    verification.run_seconds, verification.message, outs)  # fmt: skip
+    return CodegenReport(program, design, generated, config.out_dir, files, seconds, verification)
+
+
+def bind(config: CodegenConfig) -> tuple[Program, dict[str, Array]]:
+    """The shape-bound program chained ``iterate`` times, and the values of its inputs and params."""
+    for flag, value in (
+        ("--unroll", config.unroll),
+        ("--vector", config.vector),
+        ("--iterate", config.iterate),
+    ):
+        if value is not None and value < 1:
+            raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
+    program = load_program(config.program)
+    supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
+    program = bind_shape(program, supplied, config.shape)
+    program = with_iterate(program, or_hint(config.iterate, program.iterate))
+    return program, make_inputs(program, supplied, config.seed)
+
+
+def _build_config(config: CodegenConfig) -> BuildConfig:
+    return BuildConfig(
+        unroll=config.unroll, iterate=config.iterate, vector=config.vector,
+        delay_buffers=config.delay_buffers, device=config.device, tile=config.tile,
+    )  # fmt: skip
+
+
+def _verify(
+    config: CodegenConfig, program: Program, values: Mapping[str, Array], gen: Generated, stage: Path
+) -> Verification:
+    shape = tuple(int(n or 0) for n in program.shape)
+    if gen.runner == "pocl":
+        from stencilmap.codegen.opencl_run import run_pocl
+
+        result = run_pocl(gen, stage, stage / "data", shape)
+    else:
+        result = run_csim(gen, stage, stage / "data", shape, config.hls_include, config.cache_dir)
+    reference = run_reference(program, values)
+    got = result.outputs if result.status == "done" else {
+        k: np.zeros_like(v) for k, v in reference.outputs.items()
+    }  # fmt: skip
+    validation = validate(result.status, got, reference.outputs, reference.defined)
+    written: list[Path] = []
+    if result.status == "done":
+        (stage / "csim").mkdir(exist_ok=True)
+        for name, mask in reference.defined.items():
+            arr = np.array(got[name], copy=True)
+            arr[~mask] = undefined_value(arr.dtype)
+            np.save(stage / "csim" / f"{name}.npy", arr, allow_pickle=False)
+            written.append(stage / "csim" / f"{name}.npy")
+    return Verification(
+        validation, result.compile_seconds, result.run_seconds, result.message, tuple(written)
+    )
+
+
+def _stage_folder(out_dir: Path) -> Path:
+    """A fresh folder beside ``out_dir`` (same file system, so publishing is a rename)."""
+    parent = out_dir.resolve().parent
+    if out_dir.exists() and not out_dir.is_dir():
+        raise StencilmapError(f"--out {out_dir}: exists and is not a folder")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=parent))
+    except OSError as exc:
+        raise StencilmapError(f"--out {out_dir}: cannot write there ({exc.strerror})") from None
+
+
+def _publish(stage: Path, out_dir: Path) -> None:
+    """Replace ``out_dir`` by ``stage``: the old folder is moved aside, the new one renamed in."""
+    stage.chmod(0o777 & ~_umask())
+    old: Path | None = None
+    if out_dir.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=stage.parent))
+        out_dir.rename(old / "previous")
+    stage.rename(out_dir)
+    if old is not None:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(old)
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
