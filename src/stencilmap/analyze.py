@@ -10,7 +10,7 @@ from stencilmap.design.dot import to_dot
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
-from stencilmap.io import write_text_atomically
+from stencilmap.io import check_output_file, write_text_atomically
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.verify import verify
@@ -44,6 +44,8 @@ def default_arch(program: Program) -> str:
 
 
 def analyze(config: AnalyzeConfig) -> AnalyzeReport:
+    if config.dot is not None:
+        check_output_file(config.dot, "--dot")
     program = bind_shape(load_program(config.program), {}, config.shape)
     if config.iterate is not None and config.iterate != program.iterate:
         if config.iterate < 1:

@@ -20,6 +20,7 @@ from stencilmap.cli_common import parse_shape, user_errors
 from stencilmap.explore import ExploreConfig, ExploreResult, explore
 from stencilmap.explore.plot import write_space_plot
 from stencilmap.explore.space import ARCHS
+from stencilmap.model.plot import check_plot_path
 
 COLUMNS = (
     "#",
@@ -203,6 +204,8 @@ def explore_cmd(
         simulate=simulate,
         sim_points=sim_points,
     )
+    if plot is not None:
+        check_plot_path(plot)
     result = run_explore(config, Console(stderr=True))
     if plot is not None:
         write_space_plot(plot, result)

@@ -24,13 +24,13 @@ from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
-from stencilmap.io import Array, read_npy, write_arrays_atomically
+from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file, read_npy
 from stencilmap.model.devices import Device, load_device
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, field_shape, make_inputs
 from stencilmap.sim import SimConfig, SimResult
 from stencilmap.sim import simulate as simulate_design
-from stencilmap.sim.trace import Trace, trace_format, write_trace
+from stencilmap.sim.trace import Trace, trace_format, trace_text
 from stencilmap.sim.validate import Validation, validate
 
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
@@ -163,17 +163,21 @@ def simulate(config: SimulateConfig, progress: Progress | None = None) -> Simula
     start = time.perf_counter()
     if config.trace is not None:
         trace_format(config.trace)  # a bad suffix is a usage error: say so before simulating
+        check_output_file(config.trace, "--trace")
     device = load_device(config.device) if config.device is not None else None
     program, values = bind(config)
+    out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
+    check_output_dir(out_dir)
     arch = config.arch or default_arch(program)
     design = build(arch, program, _build_config(config))
     facts = prediction(program, design)
     result = simulate_design(program, design, values, _sim_config(config, device), _scaled(progress, facts))
     reference = run_reference(program, values)
     validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
-    out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
-    written = write_arrays_atomically(out_dir, masked_outputs(result, reference.defined))
-    trace = _write_trace(config, design, result)
+    with OutputSet() as files:
+        written = files.add_arrays(out_dir, masked_outputs(result, reference.defined))
+        trace = _stage_trace(files, config, design, result)
+        files.publish()
     bandwidth = _bandwidth(program, design, result, device)
     return SimulateReport(
         program, arch, design, device, result, validation, facts, bandwidth, written, trace,
@@ -253,7 +257,7 @@ def masked_outputs(result: SimResult, defined: Mapping[str, Array]) -> dict[str,
     return out
 
 
-def _write_trace(config: SimulateConfig, design: Design, result: SimResult) -> Path | None:
+def _stage_trace(files: OutputSet, config: SimulateConfig, design: Design, result: SimResult) -> Path | None:
     if config.trace is None or result.trace is None:
         return None
     recorded = min(result.cycles, int(result.trace.shape[0]))
@@ -267,7 +271,7 @@ def _write_trace(config: SimulateConfig, design: Design, result: SimResult) -> P
         channels=tuple(c.name for c in design.channels) if occupancy is not None else (),
         occupancy=np.asarray(occupancy)[:recorded] if occupancy is not None else None,
     )
-    write_trace(config.trace, trace)
+    files.add_text(config.trace, trace_text(config.trace, trace))
     return config.trace
 
 

@@ -32,6 +32,11 @@ _TERMINAL_NAMES = {
     "MUL_OP": "'*', '/' or '%'",
     "UNARY_OP": "a unary operator",
     "EQ_OP": "'==' or '!='",
+    "LOR_OP": "'||'",
+    "LAND_OP": "'&&'",
+    "BOR_OP": "'|'",
+    "BXOR_OP": "'^'",
+    "BAND_OP": "'&'",
     "REL_OP": "a comparison",
     "$END": "end of file",
 }
@@ -201,6 +206,8 @@ class _Builder:
             return ()
         banks: list[int] = []
         for tok in node.children:
+            if not isinstance(tok, lark.Token) or tok.type != "BANKS":
+                continue  # the '|' between bank groups
             banks.extend(int(b) for b in str(tok).split("."))
         return tuple(banks)
 
