@@ -10,11 +10,11 @@ from rich.console import Console
 
 from stencilmap import __version__, present
 from stencilmap.analyze import AnalyzeConfig, analyze
-from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
+from stencilmap.cli_common import StencilmapGroup, parse_inputs, parse_shape, user_errors
 from stencilmap.run import RunConfig, run
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=StencilmapGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="stencilmap")
 def main() -> None:
     """stencilmap: stencil programs (SODA .soda, StencilFlow .json) onto spatial dataflow hardware.

@@ -16,7 +16,19 @@ import lark
 
 from stencilmap.errors import StencilmapError
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import FUNCTIONS, Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
+from stencilmap.program.expr import (
+    FUNCTIONS,
+    MAX_DEPTH,
+    Binary,
+    Call,
+    Cast,
+    Const,
+    Expr,
+    Ref,
+    Select,
+    Unary,
+    Var,
+)
 from stencilmap.program.expr import shift as shift_expr
 from stencilmap.program.ir import Hints, Input, Param, Program, Stencil, Temp
 from stencilmap.program.soda_grammar import GRAMMAR
@@ -65,7 +77,19 @@ def parse_soda(text: str, filename: str = "<string>") -> Program:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
         raise StencilmapError(_syntax_message(exc, text), f"{filename}:{exc.line}:{exc.column}") from None
+    _check_depth(tree, filename)
     return _Builder(filename).build(tree)
+
+
+def _check_depth(tree: lark.Tree[Any], filename: str) -> None:
+    """Refuse expressions nested deeper than ``MAX_DEPTH`` before walking them recursively."""
+    stack: list[tuple[lark.Tree[Any], int]] = [(tree, 0)]
+    while stack:
+        node, level = stack.pop()
+        if level > MAX_DEPTH + 2:  # start → statement → expression
+            where = f"{filename}:{node.meta.line}:{node.meta.column}" if not node.meta.empty else filename
+            raise StencilmapError(f"expression nested more than {MAX_DEPTH:,} levels deep", where)
+        stack.extend((c, level + 1) for c in node.children if isinstance(c, lark.Tree))
 
 
 def _describe(terminal: str) -> str:

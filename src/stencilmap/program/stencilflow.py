@@ -18,7 +18,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stencilmap.errors import Location, StencilmapError
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import FUNCTIONS, Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var, refs
+from stencilmap.program.expr import (
+    FUNCTIONS,
+    MAX_DEPTH,
+    Binary,
+    Call,
+    Cast,
+    Const,
+    Expr,
+    Ref,
+    Select,
+    Unary,
+    Var,
+    refs,
+)
 from stencilmap.program.ir import (
     SHRINK,
     Boundary,
@@ -274,6 +287,10 @@ def _stencil(name: str, spec: StencilSpec, ctx: _Context, warnings: list[str]) -
             f"syntax error in computation string at column {exc.offset}: {exc.msg}",
             Location(ctx.filename, json_path=where),
         ) from None
+    except (RecursionError, MemoryError):  # Python's parser gives up on deep nesting with these
+        raise StencilmapError(_TOO_DEEP, Location(ctx.filename, json_path=where)) from None
+    if _ast_depth(module) > MAX_DEPTH:
+        raise StencilmapError(_TOO_DEEP, Location(ctx.filename, json_path=where))
     conv = _ExprConverter(ctx, where)
     temps: list[Temp] = []
     result: Expr | None = None
@@ -297,6 +314,19 @@ def _stencil(name: str, spec: StencilSpec, ctx: _Context, warnings: list[str]) -
     dtype = _dtype(spec.data_type, ctx.filename, f"program.{name}.data_type")
     boundary = _boundaries(name, spec, result, temps, ctx, warnings)
     return Stencil(name, dtype, result, tuple(temps), boundary, loc=f"{ctx.filename}: program.{name}")
+
+
+_TOO_DEEP = f"expression nested more than {MAX_DEPTH:,} levels deep"
+
+
+def _ast_depth(tree: ast.AST) -> int:
+    best = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        best = max(best, level)
+        stack.extend((c, level + 1) for c in ast.iter_child_nodes(node))
+    return best
 
 
 def _boundaries(
