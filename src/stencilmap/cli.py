@@ -10,7 +10,7 @@ from rich.console import Console
 
 from stencilmap import __version__, present
 from stencilmap.analyze import AnalyzeConfig, analyze
-from stencilmap.cli_common import StencilmapGroup, parse_inputs, parse_shape, user_errors
+from stencilmap.cli_common import StencilmapGroup, data_dir_option, parse_inputs, parse_shape, user_errors
 from stencilmap.run import RunConfig, run
 
 
@@ -52,6 +52,7 @@ def main() -> None:
     metavar="DIR",
     help="Where to write <output>.npy files  [default: out/<program name>].",
 )
+@data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @user_errors
 def run_cmd(
@@ -60,6 +61,7 @@ def run_cmd(
     seed: int,
     shape: tuple[int, ...] | None,
     out_dir: Path | None,
+    data_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Run PROGRAM with the NumPy reference executor and save its outputs.
@@ -73,7 +75,7 @@ def run_cmd(
       stencilmap run examples/jacobi2d.soda --shape 256,256 --seed 7 --json
       stencilmap run examples/heat3d.json --input a=a.npy --out results/
     """  # fmt: skip
-    report = run(RunConfig(program, inputs, seed, shape, out_dir))
+    report = run(RunConfig(program, inputs, seed, shape, out_dir, data_dir))
     _warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(present.run_json(report), indent=2))

@@ -154,6 +154,15 @@ def _on_deep_stack(fn: Callable[[], Any]) -> Any:
     return value
 
 
+#: ``--data-dir``, shared by the commands that read a program's data files.
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Folder that data files named by the program may be read from  [default: the program's folder].",
+)
+
+
 def parse_shape(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
     if value is None:
         return None

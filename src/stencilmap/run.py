@@ -44,6 +44,7 @@ class RunConfig:
     seed: int = 0
     shape: tuple[int, ...] | None = None
     out_dir: Path | None = None
+    data_dir: Path | None = None  # where data files a program names may be (default: its folder)
 
 
 def run(config: RunConfig) -> RunReport:
@@ -53,7 +54,7 @@ def run(config: RunConfig) -> RunReport:
     program = bind_shape(program, supplied, config.shape)
     out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
     check_output_dir(out_dir)
-    values = make_inputs(program, supplied, config.seed)
+    values = make_inputs(program, supplied, config.seed, config.data_dir)
     result = run_reference(program, values)
     written = write_arrays_atomically(out_dir, result.outputs)
     seconds = time.perf_counter() - start

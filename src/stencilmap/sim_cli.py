@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
+from stencilmap.cli_common import data_dir_option, parse_inputs, parse_shape, user_errors
 from stencilmap.sim.validate import OutputCheck
 from stencilmap.simulate import SimulateConfig, SimulateReport, lanes_of, simulate
 
@@ -394,6 +394,7 @@ class ProgressBar:
     metavar="N",
     help="Stop after N cycles  [default: 10× the stream length + 100000].",
 )
+@data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @user_errors
 def simulate_cmd(
@@ -412,6 +413,7 @@ def simulate_cmd(
     trace: Path | None,
     trace_cycles: int,
     max_cycles: int | None,
+    data_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Simulate PROGRAM's design cycle by cycle and check its outputs against the reference: cycles, the
@@ -429,6 +431,7 @@ def simulate_cmd(
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
         "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
+        data_dir,
     )  # fmt: skip
     with ProgressBar() as bar:
         report = simulate(config, bar.update)

@@ -59,6 +59,7 @@ class SimulateConfig:
     trace: Path | None = None
     trace_cycles: int = 10_000
     max_cycles: int | None = None
+    data_dir: Path | None = None  # where data files a program names may be (default: its folder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +201,7 @@ def bind(config: SimulateConfig) -> tuple[Program, dict[str, Array]]:
     supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
     program = bind_shape(program, supplied, config.shape)
     program = with_iterate(program, or_hint(config.iterate, program.iterate))
-    return program, make_inputs(program, supplied, config.seed)
+    return program, make_inputs(program, supplied, config.seed, config.data_dir)
 
 
 def _build_config(config: SimulateConfig) -> BuildConfig:

@@ -56,8 +56,13 @@ def field_shape(program: Program, inp: Input) -> tuple[int, ...]:
     return tuple(int(program.shape[a] or 0) for a in inp.axes)
 
 
-def make_inputs(program: Program, supplied: Mapping[str, Array], seed: int = 0) -> dict[str, Array]:
-    """Values of every input and param of a shape-bound program, supplied ones checked first."""
+def make_inputs(
+    program: Program, supplied: Mapping[str, Array], seed: int = 0, data_dir: Path | None = None
+) -> dict[str, Array]:
+    """Values of every input and param of a shape-bound program, supplied ones checked first.
+
+    A data file a program names is read only from inside ``data_dir`` (default: the program's folder),
+    symbolic links resolved: a program cannot make stencilmap read files elsewhere."""
     known = {i.name for i in program.inputs} | {p.name for p in program.params}
     for name in supplied:
         if name not in known:
@@ -68,7 +73,7 @@ def make_inputs(program: Program, supplied: Mapping[str, Array], seed: int = 0) 
         if inp.name in supplied:
             values[inp.name] = _checked(inp.name, inp.dtype, shape, supplied[inp.name])
         else:
-            values[inp.name] = _from_source(program, inp, shape, seed)
+            values[inp.name] = _from_source(program, inp, shape, seed, data_dir)
     for par in program.params:
         if par.name in supplied:
             values[par.name] = _checked(par.name, par.dtype, par.shape, supplied[par.name])
@@ -95,24 +100,58 @@ def _generate(field: Input | Param, shape: tuple[int, ...], seed: int) -> Array:
     return rng.integers(0, 64, size=shape).astype(field.dtype)
 
 
-def _from_source(program: Program, inp: Input, shape: tuple[int, ...], seed: int) -> Array:
+def _from_source(
+    program: Program, inp: Input, shape: tuple[int, ...], seed: int, data_dir: Path | None
+) -> Array:
     src = inp.source
     if src is None:
         return _generate(inp, shape, seed)
     where = Location(program.path, json_path=f"inputs.{inp.name}.data")
     size = int(np.prod(shape, dtype=np.int64))
     if src.kind in ("constant", "scalar"):
+        _representable(inp.dtype, [float(src.value or 0.0)], where)
         return np.full(shape, src.value, dtype=inp.dtype)
     if src.kind == "random":
         rng = rng_for(seed, inp.name)
         low, high = float(src.low or 0.0), float(src.high or 1.0)
+        _representable(inp.dtype, [low, high], where)
         if dt.is_float(inp.dtype):
+            if not np.isfinite(high - low):
+                raise StencilmapError(f"random range {low:g}..{high:g} is wider than float64", where)
             return rng.uniform(low, high, size=shape).astype(inp.dtype)
         return rng.integers(int(low), int(high), size=shape, endpoint=True).astype(inp.dtype)
     if src.kind == "inline":
         flat = np.asarray(src.values, dtype=np.float64)
+        _representable(inp.dtype, [float(flat.min()), float(flat.max())] if flat.size else [], where)
         return _reshaped(flat.astype(inp.dtype), shape, size, "inline data", where)
-    return _read_file(program, inp, shape, size, where)
+    return _read_file(program, inp, shape, size, where, data_dir)
+
+
+def _representable(dtype: str, values: list[float], where: Location) -> None:
+    """Refuse values a ``dtype`` cannot hold: beyond an integer type's range, or not finite / beyond the
+    largest float (NaN is allowed in float data)."""
+    if dt.is_float(dtype):
+        top = float(np.finfo(np.dtype(dtype)).max)
+        bad = [v for v in values if np.isinf(v) or abs(v) > top]
+    else:
+        info = np.iinfo(np.dtype(dtype))
+        bad = [v for v in values if not (np.isfinite(v) and info.min <= v <= info.max)]
+    if bad:
+        raise StencilmapError(f"value {bad[0]:g} does not fit {dtype}", where)
+
+
+def _check_file_size(path: Path, dtype: str, shape: tuple[int, ...], size: int, where: Location) -> None:
+    """Refuse a data file whose size cannot hold ``size`` values before reading it (raw ``.dat``: exactly
+    size × itemsize bytes; ``.csv``: at most 64 bytes a value)."""
+    nbytes = path.stat().st_size
+    itemsize = np.dtype(dtype).itemsize
+    if path.suffix.lower() != ".csv" and nbytes != size * itemsize:
+        raise StencilmapError(
+            f"data file {path.name} has {nbytes // itemsize} values, expected {size} (shape {list(shape)}, {dtype})",
+            where,
+        )
+    if path.suffix.lower() == ".csv" and nbytes > 64 * size + 4096:
+        raise StencilmapError(f"data file {path.name} is too large for {size} values", where)
 
 
 def _reshaped(flat: Array, shape: tuple[int, ...], size: int, what: str, where: Location) -> Array:
@@ -121,15 +160,26 @@ def _reshaped(flat: Array, shape: tuple[int, ...], size: int, what: str, where: 
     return flat.reshape(shape)
 
 
-def _read_file(program: Program, inp: Input, shape: tuple[int, ...], size: int, where: Location) -> Array:
+def _read_file(
+    program: Program, inp: Input, shape: tuple[int, ...], size: int, where: Location, data_dir: Path | None
+) -> Array:
     assert inp.source is not None and inp.source.path is not None
     base = Path(program.path).parent if program.path else Path.cwd()
     path = base / inp.source.path
     if not path.is_file():
         raise StencilmapError(
-            f"data file not found: {path} (input '{inp.name}'); supply it with --input {inp.name}=FILE.npy",
+            f"data file not found: {path} (input '{inp.name}': {inp.dtype}, shape {list(shape)}); "
+            f"supply it with --input {inp.name}=FILE.npy",
             where,
         )
+    allowed = (data_dir if data_dir is not None else base).resolve()
+    if not path.resolve().is_relative_to(allowed):
+        raise StencilmapError(
+            f"data file {path} is outside {allowed}; allow its folder with --data-dir or supply it with "
+            f"--input {inp.name}=FILE.npy",
+            where,
+        )
+    _check_file_size(path, inp.dtype, shape, size, where)
     try:
         if path.suffix.lower() == ".csv":
             flat = np.loadtxt(path, delimiter=",", ndmin=1, dtype=np.float64).ravel().astype(inp.dtype)

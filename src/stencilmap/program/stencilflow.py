@@ -104,11 +104,21 @@ def load_stencilflow(path: str | Path) -> Program:
     return parse_stencilflow(text, str(p))
 
 
+#: Deepest nesting of JSON arrays and objects accepted (inline data of a 3-D input nests 4 deep).
+MAX_JSON_DEPTH = 32
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
 def parse_stencilflow(text: str, filename: str = "<string>") -> Program:
+    _check_json_depth(text, filename)
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise StencilmapError(f"invalid JSON: {exc.msg}", f"{filename}:{exc.lineno}:{exc.colno}") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits, NaN or Infinity
+        why = "an integer has more than 4,300 digits" if "digits" in str(exc) else str(exc)
+        raise StencilmapError(f"invalid JSON: {why}", filename) from None
+    _check_strings(raw, filename)
     try:
         spec = ProgramSpec.model_validate(raw)
     except pydantic.ValidationError as exc:
@@ -116,6 +126,44 @@ def parse_stencilflow(text: str, filename: str = "<string>") -> Program:
         path = _json_path(err["loc"])
         raise StencilmapError(_pydantic_message(err), Location(filename, json_path=path)) from None
     return _build(spec, Path(filename).stem, filename)
+
+
+def _check_json_depth(text: str, filename: str) -> None:
+    """Refuse arrays and objects nested deeper than ``MAX_JSON_DEPTH`` before parsing."""
+    level = 0
+    for m in re.finditer(r"[\[\]{}]", _JSON_STRING.sub("", text)):
+        level += 1 if m.group() in "[{" else -1
+        if level > MAX_JSON_DEPTH:
+            raise StencilmapError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep", filename)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _check_strings(raw: Any, filename: str) -> None:
+    """Refuse strings that are not valid Unicode (lone surrogates from ``\\ud800`` escapes)."""
+    stack: list[tuple[Any, str]] = [(raw, "")]
+    while stack:
+        value, path = stack.pop()
+        items = (
+            value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        )
+        for key, item in items:
+            sub = f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
+            for text in (key, item):
+                if isinstance(text, str) and not _is_unicode(text):
+                    where = Location(filename, json_path=ascii(sub)[1:-1] or "(top level)")
+                    raise StencilmapError("string is not valid Unicode (a lone surrogate)", where)
+            stack.append((item, sub))
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_path(loc: tuple[int | str, ...]) -> str:

@@ -90,7 +90,7 @@ def _infer(e: Expr, env: TypeEnv) -> str:
         return _unary_type(e.op, infer(e.operand, env), c)
     if isinstance(e, Binary):
         ty = _binary_type(e.op, infer(e.lhs, env), infer(e.rhs, env), c)
-        if e.op == "**" and dt.is_integer(ty) and isinstance(e.rhs, Const) and e.rhs.value < 0:
+        if e.op == "**" and dt.is_integer(ty) and _negative_constant(e.rhs):
             raise ExprTypeError("integers cannot be raised to a negative power")
         return ty
     if isinstance(e, Select):
@@ -99,6 +99,15 @@ def _infer(e: Expr, env: TypeEnv) -> str:
     if isinstance(e, Call):
         return _call_type(e.func, [infer(a, env) for a in e.args], c)
     raise ExprTypeError(f"unknown expression node {e!r}")
+
+
+def _negative_constant(e: Expr) -> bool:
+    """``e`` is a literal below zero, possibly written with unary signs (``-1``, ``-(+2)``)."""
+    sign = 1
+    while isinstance(e, Unary) and e.op in ("-", "+"):
+        sign = -sign if e.op == "-" else sign
+        e = e.operand
+    return isinstance(e, Const) and sign * e.value < 0
 
 
 def _var_type(e: Var, env: TypeEnv) -> str:
