@@ -6,11 +6,18 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from stencilmap import __version__, present
 from stencilmap.analyze import AnalyzeConfig, analyze
-from stencilmap.cli_common import StencilmapGroup, data_dir_option, parse_inputs, parse_shape, user_errors
+from stencilmap.cli_common import (
+    SEED,
+    StencilmapGroup,
+    data_dir_option,
+    make_console,
+    parse_inputs,
+    parse_shape,
+    user_errors,
+)
 from stencilmap.run import RunConfig, run
 
 
@@ -38,7 +45,7 @@ def main() -> None:
     metavar="NAME=FILE.npy",
     help="Use this .npy array for input NAME (C order; SODA's first dimension is the last axis).",
 )
-@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option(
     "--shape",
     callback=parse_shape,
@@ -80,7 +87,7 @@ def run_cmd(
     if as_json:
         click.echo(json.dumps(present.run_json(report), indent=2))
     else:
-        present.print_run(report, Console())
+        present.print_run(report, make_console())
 
 
 def _warn(warnings: tuple[str, ...]) -> None:
@@ -132,7 +139,7 @@ def analyze_cmd(
     if as_json:
         click.echo(json.dumps(present.analyze_json(report), indent=2))
     else:
-        present.print_analysis(report, Console())
+        present.print_analysis(report, make_console())
 
 
 from stencilmap.explore_cli import explore_cmd  # noqa: E402

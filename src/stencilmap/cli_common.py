@@ -15,6 +15,7 @@ from types import FrameType
 from typing import Any, TypeVar
 
 import click
+from rich.console import Console
 
 from stencilmap.errors import StencilmapError
 from stencilmap.io import discard_pending
@@ -26,6 +27,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: deeper than ``program.expr.MAX_DEPTH``, well within these).
 STACK_BYTES = 1024 * 2**20
 RECURSION_LIMIT = 200_000
+
+
+#: Width of output that is not a terminal (a pipe, a file): wide enough that no table cell is cut.
+PIPE_WIDTH = 10_000
+
+
+def make_console(stderr: bool = False) -> Console:
+    """The Rich console commands print to: the terminal's width on a terminal; otherwise ``PIPE_WIDTH``,
+    so that ``stencilmap devices | cat`` shows every value whole (Rich would assume 80 columns)."""
+    console = Console(stderr=stderr)
+    return console if console.is_terminal else Console(stderr=stderr, width=PIPE_WIDTH)
 
 
 def user_errors(fn: F) -> F:
@@ -153,6 +165,9 @@ def _on_deep_stack(fn: Callable[[], Any]) -> Any:
         raise value
     return value
 
+
+#: ``--seed``: what ``numpy.random.default_rng`` accepts.
+SEED = click.IntRange(0, 2**63 - 1)
 
 #: ``--data-dir``, shared by the commands that read a program's data files.
 data_dir_option = click.option(

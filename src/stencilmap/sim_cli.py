@@ -22,10 +22,11 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stencilmap.cli_common import data_dir_option, parse_inputs, parse_shape, user_errors
+from stencilmap.cli_common import SEED, data_dir_option, make_console, parse_inputs, parse_shape, user_errors
 from stencilmap.sim.validate import OutputCheck
 from stencilmap.simulate import SimulateConfig, SimulateReport, lanes_of, simulate
 
@@ -294,7 +295,7 @@ def print_simulation(report: SimulateReport, console: Console) -> None:
         else "memory unlimited (no --device)"
     )
     console.print(
-        f"[bold]{p.name}[/bold] ({p.format}, {_dims(report.facts.shape)}{iterate}) as [bold]{report.arch}[/bold]: "
+        f"[bold]{escape(p.name)}[/bold] ({p.format}, {_dims(report.facts.shape)}{iterate}) as [bold]{report.arch}[/bold]: "
         f"{params}; {where}"
     )
     console.print(_summary(report))
@@ -303,9 +304,9 @@ def print_simulation(report: SimulateReport, console: Console) -> None:
     console.print(_bandwidth_table(report))
     for line in _deadlock_lines(report):
         console.print(line)
-    console.print("outputs written to " + ", ".join(str(x) for x in report.outputs.values()))
+    console.print("outputs written to " + escape(", ".join(str(x) for x in report.outputs.values())))
     if report.trace is not None:
-        console.print(f"trace written to {report.trace}")
+        console.print(f"trace written to {escape(str(report.trace))}")
 
 
 # ----------------------------------------------------------------------------------------- progress
@@ -370,7 +371,7 @@ class ProgressBar:
     "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
     help="Use this .npy array for input NAME (C order).",
 )  # fmt: skip
-@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option(
@@ -386,7 +387,12 @@ class ProgressBar:
     help="Write per-module activity per cycle: JSON Lines (.jsonl) or VCD (.vcd).",
 )  # fmt: skip
 @click.option(
-    "--trace-cycles", default=10_000, show_default=True, metavar="N", help="Cycles --trace records."
+    "--trace-cycles",
+    type=click.IntRange(0),
+    default=10_000,
+    show_default=True,
+    metavar="N",
+    help="Cycles --trace records.",
 )
 @click.option(
     "--max-cycles",
@@ -440,6 +446,6 @@ def simulate_cmd(
     if as_json:
         click.echo(json.dumps(simulate_json(report), indent=2))
     else:
-        print_simulation(report, Console())
+        print_simulation(report, make_console())
     if not report.valid:
         sys.exit(1)

@@ -20,14 +20,14 @@ import numpy as np
 from stencilmap.analysis import ProgramAnalysis, analyze_program
 from stencilmap.analyze import default_arch
 from stencilmap.backends.reference import run_reference, undefined_value
-from stencilmap.design.common import or_hint, with_iterate
+from stencilmap.design.common import check_parameters, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file, read_npy
 from stencilmap.model.devices import Device, load_device
 from stencilmap.program import Program, load_program
-from stencilmap.program.data import bind_shape, field_shape, make_inputs
+from stencilmap.program.data import bind_shape, check_memory, field_shape, make_inputs
 from stencilmap.sim import SimConfig, SimResult
 from stencilmap.sim import simulate as simulate_design
 from stencilmap.sim.trace import Trace, trace_format, trace_text
@@ -171,6 +171,7 @@ def simulate(config: SimulateConfig, progress: Progress | None = None) -> Simula
     check_output_dir(out_dir)
     arch = config.arch or default_arch(program)
     design = build(arch, program, _build_config(config))
+    check_simulation_size(design, config.trace_cycles if config.trace is not None else 0)
     facts = prediction(program, design)
     result = simulate_design(program, design, values, _sim_config(config, device), _scaled(progress, facts))
     reference = run_reference(program, values)
@@ -186,15 +187,28 @@ def simulate(config: SimulateConfig, progress: Progress | None = None) -> Simula
     )  # fmt: skip
 
 
+#: Most channels the simulator is given: building its model of a design grows faster than linearly
+#: with the design (about 40 channels a SODA stage: q ≈ 100 stages of a 2-D 5-point stencil).
+MAX_SIM_CHANNELS = 4096
+
+
+def check_simulation_size(design: Design, trace_cycles: int) -> None:
+    """Refuse, before simulating, a design too large to simulate in reasonable time, or whose FIFOs and
+    trace need more memory than ``memory_limit()``."""
+    if len(design.channels) > MAX_SIM_CHANNELS:
+        raise StencilmapError(
+            f"the design has {len(design.channels):,} channels; the simulator takes at most "
+            f"{MAX_SIM_CHANNELS:,} (use a smaller --iterate or --unroll)"
+        )
+    fifo = 8 * sum(c.depth * c.width for c in design.channels)
+    trace = trace_cycles * (len(design.modules) + 8 * len(design.channels))
+    check_memory(fifo, "the design's FIFOs")
+    check_memory(fifo + trace, f"--trace-cycles {trace_cycles:,}")
+
+
 def bind(config: SimulateConfig) -> tuple[Program, dict[str, Array]]:
     """The shape-bound program chained ``iterate`` times, and the values of its inputs and params."""
-    for flag, value in (
-        ("--unroll", config.unroll),
-        ("--vector", config.vector),
-        ("--iterate", config.iterate),
-    ):
-        if value is not None and value < 1:
-            raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
+    check_parameters(config.unroll, config.iterate, config.vector)
     if config.trace_cycles < 0:
         raise StencilmapError(f"--trace-cycles must be ≥ 0, got {config.trace_cycles}")
     program = load_program(config.program)

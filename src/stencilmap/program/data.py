@@ -7,6 +7,7 @@ uniform in [0, 64). ``random:a-b`` draws floats uniform in [a, b) and integers u
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy.typing as npt
 from stencilmap.errors import Location, StencilmapError
 from stencilmap.program import dtypes as dt
 from stencilmap.program.ir import Input, Param, Program
+from stencilmap.program.verify import MAX_DIM, MAX_POINTS
 
 Array = npt.NDArray[Any]
 
@@ -40,6 +42,10 @@ def bind_shape(
             raise StencilmapError(f"--shape has {len(shape)} dimensions, the program has {program.rank}")
         if any(n < 1 for n in shape):
             raise StencilmapError(f"--shape sizes must be positive, got {list(shape)}")
+        if any(n > MAX_DIM for n in shape) or _prod(shape) > MAX_POINTS:
+            raise StencilmapError(
+                f"--shape {list(shape)} is too large (at most {MAX_DIM:,} per dimension, {MAX_POINTS:,} points)"
+            )
         return program.with_shape(shape)
     if all(n is not None for n in program.shape):
         return program.with_shape(tuple(int(n) for n in program.shape if n is not None))
@@ -52,6 +58,42 @@ def bind_shape(
     return program.with_shape(tuple(default if n is None else n for n in program.shape))
 
 
+def memory_limit() -> int:
+    """Bytes a run may allocate: half the machine's memory, at most 16 GiB."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        physical = 8 * 2**30
+    return min(16 * 2**30, physical // 2)
+
+
+def run_bytes(program: Program) -> int:
+    """About the bytes the reference executor needs for a shape-bound program: every input and param,
+    every stencil's output over the whole space with its defined-point mask, and a few float64 temporaries
+    of expression evaluation."""
+    points = 1
+    for n in program.shape:
+        points *= int(n or 0)
+    total = sum(_prod(field_shape(program, i)) * np.dtype(i.dtype).itemsize for i in program.inputs)
+    total += sum(_prod(p.shape) * np.dtype(p.dtype).itemsize for p in program.params)
+    total += sum(points * (np.dtype(s.dtype).itemsize + 1) for s in program.stencils)
+    return total + 4 * 8 * points
+
+
+def check_memory(need: int, what: str) -> None:
+    """Refuse, before allocating, work that needs more than ``memory_limit()`` bytes."""
+    limit = memory_limit()
+    if need > limit:
+        raise StencilmapError(f"{what} needs about {need:,} bytes, more than the limit of {limit:,}")
+
+
+def _prod(shape: tuple[int, ...]) -> int:
+    total = 1
+    for n in shape:
+        total *= n
+    return total
+
+
 def field_shape(program: Program, inp: Input) -> tuple[int, ...]:
     return tuple(int(program.shape[a] or 0) for a in inp.axes)
 
@@ -59,7 +101,8 @@ def field_shape(program: Program, inp: Input) -> tuple[int, ...]:
 def make_inputs(
     program: Program, supplied: Mapping[str, Array], seed: int = 0, data_dir: Path | None = None
 ) -> dict[str, Array]:
-    """Values of every input and param of a shape-bound program, supplied ones checked first.
+    """Values of every input and param of a shape-bound program, supplied ones checked first (and the
+    memory a run of it needs, ``run_bytes``, before allocating any).
 
     A data file a program names is read only from inside ``data_dir`` (default: the program's folder),
     symbolic links resolved: a program cannot make stencilmap read files elsewhere."""
@@ -67,6 +110,7 @@ def make_inputs(
     for name in supplied:
         if name not in known:
             raise StencilmapError(f"--input {name}: the program has no input named '{name}'")
+    check_memory(run_bytes(program), f"shape {list(program.shape)}")
     values: dict[str, Array] = {}
     for inp in program.inputs:
         shape = field_shape(program, inp)
