@@ -80,7 +80,7 @@ def run_cmd(
     Examples:
       stencilmap run examples/jacobi2d.soda
       stencilmap run examples/jacobi2d.soda --shape 256,256 --seed 7 --json
-      stencilmap run examples/heat3d.json --input a=a.npy --out results/
+      stencilmap run examples/heat3d.json --input T=T.npy --out results/
     """  # fmt: skip
     report = run(RunConfig(program, inputs, seed, shape, out_dir, data_dir))
     _warn(report.program.warnings)
