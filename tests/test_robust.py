@@ -48,7 +48,11 @@ def sf_program(path: Path, **changes: Any) -> Path:
         "outputs": ["b"],
         "dimensions": [8, 8],
         "program": {
-            "b": {"computation_string": "b = a[j, k] + 1", "data_type": "float32", "boundary_conditions": "shrink"}
+            "b": {
+                "computation_string": "b = a[j, k] + 1",
+                "data_type": "float32",
+                "boundary_conditions": "shrink",
+            }
         },
     }
     prog.update(changes)
@@ -60,7 +64,9 @@ def sf_expr(path: Path, expr: str, dtype: str = "float32") -> Path:
     return sf_program(
         path,
         inputs={"a": {"data_type": dtype}},
-        program={"b": {"computation_string": f"b = {expr}", "data_type": dtype, "boundary_conditions": "shrink"}},
+        program={
+            "b": {"computation_string": f"b = {expr}", "data_type": dtype, "boundary_conditions": "shrink"}
+        },
     )
 
 
@@ -96,7 +102,9 @@ def test_data_file_outside_the_program_folder_needs_data_dir(tmp_path: Path) -> 
     progs.mkdir()
     (progs / "link.dat").symlink_to(outside / "s.dat")
     for data in (str(outside / "s.dat"), "../secret/s.dat", "link.dat"):
-        prog = sf_program(progs / "p.json", inputs={"a": {"data": data, "data_type": "float32"}}, dimensions=[2, 2])
+        prog = sf_program(
+            progs / "p.json", inputs={"a": {"data": data, "data_type": "float32"}}, dimensions=[2, 2]
+        )
         line = one_line_error(["run", str(prog), "--out", str(tmp_path / "out")])
         assert "is outside" in line and "--data-dir" in line
     result = invoke(["run", str(prog), "--out", str(tmp_path / "out"), "--data-dir", str(outside)])
@@ -257,7 +265,9 @@ def test_bad_program_is_one_line(tmp_path: Path, label: str, make: Any, message:
         (["nope"], "No such command 'nope'"),
     ],
 )  # fmt: skip
-def test_bad_option_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
+def test_bad_option_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     start = time.monotonic()
     assert message in one_line_error(args)
@@ -275,7 +285,9 @@ def test_bad_npy_input_is_one_line(tmp_path: Path, kind: str) -> None:
     else:
         path.write_text("hello")
     line = one_line_error(["run", JACOBI, "--input", f"v={path}", "--out", str(tmp_path / "out")])
-    assert "--input v=" in line and ("larger than the limit" in line if kind == "forged" else "not a .npy" in line)
+    assert "--input v=" in line and (
+        "larger than the limit" in line if kind == "forged" else "not a .npy" in line
+    )
 
 
 def test_bad_output_paths_are_refused_before_any_work(tmp_path: Path) -> None:
@@ -310,7 +322,9 @@ def test_read_only_output_folder(tmp_path: Path) -> None:
 
 def test_simulate_publishes_outputs_and_trace_together(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = invoke(["simulate", JACOBI, "--shape", "8,8", "--out", str(out), "--trace", str(tmp_path / "t.jsonl")])
+    result = invoke(
+        ["simulate", JACOBI, "--shape", "8,8", "--out", str(out), "--trace", str(tmp_path / "t.jsonl")]
+    )
     assert result.exit_code == 0, result.output
     assert files_under(out) == ["w.npy"]  # no temporary folder left
     assert (tmp_path / "t.jsonl").is_file()
@@ -358,10 +372,14 @@ def test_interrupt_at_start_is_one_line(tmp_path: Path, sig: int) -> None:
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode in (0, 128 + sig) and "Traceback" not in err
-    assert proc.returncode == 0 or err.strip().splitlines() == [f"error: interrupted ({signal.Signals(sig).name})"]
+    assert proc.returncode == 0 or err.strip().splitlines() == [
+        f"error: interrupted ({signal.Signals(sig).name})"
+    ]
 
 
-def test_failure_while_staging_removes_every_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_while_staging_removes_every_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import stencilmap.io as sio
 
     calls = {"n": 0}
@@ -378,7 +396,7 @@ def test_failure_while_staging_removes_every_temporary_file(tmp_path: Path, monk
     line = one_line_error(["run", str(prog), "--shape", "8,8", "--out", str(tmp_path / "out")])
     assert "No space left on device" in line
     assert files_under(tmp_path / "out") == []
-    assert sio._PENDING == set()
+    assert set() == sio._PENDING
 
 
 # ------------------------------------------------------------------------------ console width
@@ -393,5 +411,7 @@ def test_tables_are_not_cut_when_piped() -> None:
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus absent")
 def test_missing_data_file_says_the_shape_and_dtype(tmp_path: Path) -> None:
-    line = one_line_error(["run", str(CORPUS / "stencilflow" / "horidiff_min.json"), "--out", str(tmp_path / "o")])
+    line = one_line_error(
+        ["run", str(CORPUS / "stencilflow" / "horidiff_min.json"), "--out", str(tmp_path / "o")]
+    )
     assert "(input 'inA': float32, shape [10])" in line and "--input inA=FILE.npy" in line

@@ -53,7 +53,7 @@ def test_corpus_helper_files_agree(tmp_path: Path) -> None:
         text = prog.read_text().replace('"b = a[j, k]"', '"b = a[k]"')
         prog.write_text(text)
         assert inputs_of(prog, data_dir=CORPUS / "stencilflow")["a"].tolist() == [7.0, 7.0]
-        with pytest.raises(StencilmapError, match="is outside .*--data-dir"):
+        with pytest.raises(StencilmapError, match=r"is outside .*--data-dir"):
             inputs_of(prog)
 
 

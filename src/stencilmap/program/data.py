@@ -177,6 +177,8 @@ def _representable(dtype: str, values: list[float], where: Location) -> None:
     if dt.is_float(dtype):
         top = float(np.finfo(np.dtype(dtype)).max)
         bad = [v for v in values if np.isinf(v) or abs(v) > top]
+    elif dtype == "bool":
+        bad = [v for v in values if not np.isfinite(v)]
     else:
         info = np.iinfo(np.dtype(dtype))
         bad = [v for v in values if not (np.isfinite(v) and info.min <= v <= info.max)]

@@ -85,6 +85,30 @@ def parse_soda(text: str, filename: str = "<string>") -> Program:
 MAX_INT_CHARS = 70
 
 
+def _check_int_token(token: lark.Token, filename: str) -> None:
+    where = f"{filename}:{token.line}:{token.column}"
+    if len(token) > MAX_INT_CHARS:
+        raise StencilmapError(f"integer literal of {len(token):,} characters is too large", where)
+    try:
+        value = _int_value(str(token))
+    except ValueError:
+        raise StencilmapError(f"invalid integer literal '{token}' (a leading 0 means octal)", where) from None
+    if value >= 2**64:
+        raise StencilmapError(f"integer literal '{token}' does not fit in 64 bits", where)
+
+
+#: Largest DRAM bank number.
+MAX_BANK = 1023
+
+
+def _check_banks_token(token: lark.Token, filename: str) -> None:
+    parts = str(token).split(".")
+    if any(len(b) > 4 or int(b) > MAX_BANK for b in parts):
+        raise StencilmapError(
+            f"DRAM bank numbers go up to {MAX_BANK}", f"{filename}:{token.line}:{token.column}"
+        )
+
+
 def _check_limits(tree: lark.Tree[Any], filename: str) -> None:
     """Refuse expressions nested deeper than ``MAX_DEPTH`` before walking them recursively, and integer
     literals too long to be any C integer."""
@@ -97,9 +121,10 @@ def _check_limits(tree: lark.Tree[Any], filename: str) -> None:
         for c in node.children:
             if isinstance(c, lark.Tree):
                 stack.append((c, level + 1))
-            elif isinstance(c, lark.Token) and c.type == "INT" and len(c) > MAX_INT_CHARS:
-                where = f"{filename}:{c.line}:{c.column}"
-                raise StencilmapError(f"integer literal of {len(c):,} characters is too large", where)
+            elif isinstance(c, lark.Token) and c.type == "INT":
+                _check_int_token(c, filename)
+            elif isinstance(c, lark.Token) and c.type == "BANKS":
+                _check_banks_token(c, filename)
 
 
 def _describe(terminal: str) -> str:

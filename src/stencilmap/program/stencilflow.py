@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings as python_warnings
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -329,7 +330,9 @@ class _Context:
 def _stencil(name: str, spec: StencilSpec, ctx: _Context, warnings: list[str]) -> Stencil:
     where = f"program.{name}.computation_string"
     try:
-        module = ast.parse(spec.computation_string.strip(), mode="exec")
+        with python_warnings.catch_warnings():  # Python's SyntaxWarnings would print a second line
+            python_warnings.simplefilter("ignore")
+            module = ast.parse(spec.computation_string.strip(), mode="exec")
     except SyntaxError as exc:
         raise StencilmapError(
             f"syntax error in computation string at column {exc.offset}: {exc.msg}",
