@@ -22,7 +22,7 @@ from tests.conftest import CORPUS_SODA, CORPUS_STENCILFLOW, EXAMPLE_FILES
 #: Text a mutation may insert: operators, brackets, numbers at the limits, paths, markup, odd Unicode.
 TOKENS = [
     "&", "|", "^", "&&", "||", "!", "~", "**", "//", "%", "<<", "(", ")", "[", "]", "{", "}", ",", ":", ";", "=",
-    "0", "-1", "1e400", "-1e400", "nan", "inf", "9" * 30, "9" * 5000, "0x" + "f" * 40, "2147483648", "1.5f",
+    "0", "-1", "1e400", "-1e400", "nan", "inf", "9" * 30, "9" * 5000, "0x" + "f" * 40, "2147483648", "9223372036854775808", "18446744073709551616", "09", "1.5f",
     "/../../tmp/x", "..", "/dev/zero", "[/]", "[red]", "\\ud800", "\u00e9", "\x00", "\t", "\n", "#",
     "select(", "min(", "sqrt(", "float(", "int8(", "True", "not ", " if ", " else ", "random:0-1e400",
     "iterate: 1000000\n", "unroll factor: 1000000000\n", "a(100000000000000000000, 0)", "p[100]", "1 ** -1",

@@ -228,8 +228,17 @@ CASES: list[tuple[str, Any, str]] = [
      "the program has 2 dimensions"),
     ("duplicate-outputs", lambda t: sf_program(t / "n.json", outputs=["b", "b"]), "output 'b' is listed twice"),
     ("dim-2^63", lambda t: sf_program(t / "n.json", dimensions=[2**63, 8]), "is too large"),
-    ("offset-1e20", lambda t: soda_program(t / "n.soda", "a(100000000000000000000, 0)"), "beyond"),
+    ("offset-1e20", lambda t: soda_program(t / "n.soda", "a(100000000000000000000, 0)"), "does not fit in 64 bits"),
+    ("offset-1e15", lambda t: soda_program(t / "n.soda", "a(1000000000000000, 0)"), "beyond ±1,048,576"),
     ("iterate-in-program", lambda t: soda_program(t / "n.soda", "a(0, 0)", "iterate: 1000000\n"), "iterate must be"),
+    ("soda-octal", lambda t: soda_program(t / "n.soda", "a(0, 0) + 09"), "invalid integer literal '09'"),
+    ("soda-int-65-bits", lambda t: soda_program(t / "n.soda", "a(0, 0) + 36893488147419103232"), "does not fit in 64 bits"),
+    ("soda-bank", lambda t: (t / "n.soda").write_text(
+        "kernel: k\ninput dram 99999 float: a(16, *)\noutput float:\n  b(0, 0) = a(0, 0)\n"), "n.soda:2:12: DRAM bank"),
+    ("json-int-literal", lambda t: sf_expr(t / "n.json", "a[j, k] + 9223372036854775808", "int32"),
+     "integer literal does not fit in int64"),
+    ("json-int-constant", lambda t: sf_program(t / "n.json", constants={"c": 10**30}), "constants.c: integer does not fit"),
+    ("syntax-warning", lambda t: sf_expr(t / "n.json", "a[j, k] + 1if(1"), "syntax error in computation string"),
     ("long-kernel-name", lambda t: soda_program(t / "n.soda", "a(0, 0)").write_text(
         (t / "n.soda").read_text().replace("kernel: k", "kernel: " + "k" * 100_000)), "not a usable folder name"),
 ]  # fmt: skip

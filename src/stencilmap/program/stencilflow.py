@@ -295,6 +295,10 @@ def _constant(name: str, spec: int | float | ConstantSpec, filename: str) -> Con
         value = spec.value
     else:
         value = spec
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise StencilmapError(
+            "integer does not fit in int64", Location(filename, json_path=f"constants.{name}")
+        )
     weak = dt.WEAK_INT if isinstance(value, int) else dt.WEAK_FLOAT
     return Constant(name, value, weak)
 
@@ -438,6 +442,8 @@ class _ExprConverter:
     def convert(self, node: ast.expr) -> Expr:
         if isinstance(node, ast.Constant) and isinstance(node.value, bool | int | float):
             v = node.value
+            if isinstance(v, int) and not -(2**63) <= v < 2**63:
+                raise self.fail(node, "integer literal does not fit in int64")
             kind = (
                 dt.WEAK_BOOL if isinstance(v, bool) else dt.WEAK_INT if isinstance(v, int) else dt.WEAK_FLOAT
             )
