@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from stencilmap.design.common import MAX_STAGES, check_parameters
+from stencilmap.design.common import MAX_LANES, MAX_STAGES, check_parameters
 from stencilmap.design.ir import Design, verify_design
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
@@ -44,7 +44,11 @@ def builders() -> tuple[str, ...]:
 def build(name: str, program: Program, config: BuildConfig) -> Design:
     """Build and verify a design of a shape-bound program with the named builder."""
     _load()
-    check_parameters(config.unroll, config.iterate, config.vector)
+    limits = ((config.unroll, MAX_LANES), (config.iterate, MAX_STAGES), (config.vector, MAX_LANES))
+    if any(
+        value is not None and value > top for value, top in limits
+    ):  # below 1: builders check what they use
+        check_parameters(config.unroll, config.iterate, config.vector)
     if program.iterate > MAX_STAGES:
         raise StencilmapError(f"iterate must be between 1 and {MAX_STAGES:,}, got {program.iterate:,}")
     if name not in _BUILDERS:
