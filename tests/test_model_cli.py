@@ -86,9 +86,9 @@ def test_readable_reports(tmp_path: Path) -> None:
     [
         (estimate_cmd, ["--device", "nope"], "unknown device 'nope' (known: 395-ab"),
         (roofline_cmd, ["--device", "nope"], "unknown device 'nope'"),
-        (estimate_cmd, ["--device", "ku060", "--unroll", "0"], "--unroll must be ≥ 1"),
+        (estimate_cmd, ["--device", "ku060", "--unroll", "0"], "--unroll must be between 1 and 1,024"),
         (estimate_cmd, ["--device", "ku060", "--iterations", "0"], "--iterations must be ≥ 1"),
-        (estimate_cmd, ["--device", "ku060", "--clock-mhz", "-5"], "--clock-mhz must be positive"),
+        (estimate_cmd, ["--device", "ku060", "--clock-mhz", "-5"], "--clock-mhz must be a positive number"),
         (estimate_cmd, ["--device", "ku060", "--vector", "4"], "--vector does not apply to the soda model"),
         (estimate_cmd, ["--device", "ku060", "--arch", "cgra"], "models soda, stencilflow, pcm, not 'cgra'"),
         (

@@ -1,5 +1,5 @@
 """``python -m stencilmap`` runs the CLI."""
 
-from stencilmap.cli import main
+from stencilmap.entry import main
 
 main()

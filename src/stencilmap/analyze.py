@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
+from stencilmap.design.common import check_parameters
 from stencilmap.design.dot import to_dot
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
-from stencilmap.io import write_text_atomically
+from stencilmap.io import check_output_file, write_text_atomically
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.verify import verify
@@ -51,15 +52,13 @@ def default_arch(program: Program) -> str:
 
 
 def analyze(config: AnalyzeConfig) -> AnalyzeReport:
+    if config.dot is not None:
+        check_output_file(config.dot, "--dot")
+    check_parameters(config.unroll, config.iterate, config.vector)
     program = bind_shape(load_program(config.program), {}, config.shape)
     if config.iterate is not None and config.iterate != program.iterate:
-        if config.iterate < 1:
-            raise StencilmapError(f"--iterate must be ≥ 1, got {config.iterate}")
         program = replace(program, iterate=config.iterate)
         verify(program)
-    for flag, value in (("--unroll", config.unroll), ("--vector", config.vector)):
-        if value is not None and value < 1:
-            raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
     arch = config.arch or default_arch(program)
     if config.asm is not None and arch != "emax":
         raise StencilmapError("--asm writes EMAX mnemonics: it needs --arch emax")

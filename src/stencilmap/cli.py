@@ -6,15 +6,22 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from stencilmap import __version__
-from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
+from stencilmap.cli_common import (
+    SEED,
+    StencilmapGroup,
+    data_dir_option,
+    make_console,
+    parse_inputs,
+    parse_shape,
+    user_errors,
+)
 
 # Every command imports its job when it runs, so that `--help` answers at once.
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=StencilmapGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="stencilmap")
 def main() -> None:
     """stencilmap: stencil programs (SODA .soda, StencilFlow .json) onto spatial dataflow hardware.
@@ -38,7 +45,7 @@ def main() -> None:
     metavar="NAME=FILE.npy",
     help="Use this .npy array for input NAME (C order; SODA's first dimension is the last axis).",
 )
-@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option(
     "--shape",
     callback=parse_shape,
@@ -52,6 +59,7 @@ def main() -> None:
     metavar="DIR",
     help="Where to write <output>.npy files  [default: out/<program name>].",
 )
+@data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @user_errors
 def run_cmd(
@@ -60,6 +68,7 @@ def run_cmd(
     seed: int,
     shape: tuple[int, ...] | None,
     out_dir: Path | None,
+    data_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Run PROGRAM with the NumPy reference executor and save its outputs.
@@ -71,17 +80,17 @@ def run_cmd(
     Examples:
       stencilmap run examples/jacobi2d.soda
       stencilmap run examples/jacobi2d.soda --shape 256,256 --seed 7 --json
-      stencilmap run examples/heat3d.json --input a=a.npy --out results/
+      stencilmap run examples/heat3d.json --input T=T.npy --out results/
     """  # fmt: skip
     from stencilmap import present
     from stencilmap.run import RunConfig, run
 
-    report = run(RunConfig(program, inputs, seed, shape, out_dir))
+    report = run(RunConfig(program, inputs, seed, shape, out_dir, data_dir))
     _warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(present.run_json(report), indent=2))
     else:
-        present.print_run(report, Console())
+        present.print_run(report, make_console())
 
 
 def _warn(warnings: tuple[str, ...]) -> None:
@@ -145,7 +154,7 @@ def analyze_cmd(
     if as_json:
         click.echo(json.dumps(present.analyze_json(report), indent=2))
     else:
-        present.print_analysis(report, Console())
+        present.print_analysis(report, make_console())
 
 
 from stencilmap.codegen_cli import codegen_cmd  # noqa: E402

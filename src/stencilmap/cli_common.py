@@ -1,32 +1,181 @@
-"""What every command shares: one-line user errors (exit status 2) and option parsers."""
+"""What every command shares: one-line user errors (exit status 2), the command group that runs a command
+on a deep stack and turns usage errors and interrupts into one line, and option parsers."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any, TypeVar
 
 import click
+from rich.console import Console
 
 from stencilmap.errors import StencilmapError
+from stencilmap.io import discard_pending
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: Stack of the thread a command runs on, and the Python recursion limit there: expression trees are
+#: walked recursively, and a left-to-right sum of n terms nests n deep (front ends refuse expressions
+#: deeper than ``program.expr.MAX_DEPTH``, well within these).
+STACK_BYTES = 1024 * 2**20
+RECURSION_LIMIT = 200_000
+
+
+#: Width of output that is not a terminal (a pipe, a file): wide enough that no table cell is cut.
+PIPE_WIDTH = 10_000
+
+
+def make_console(stderr: bool = False) -> Console:
+    """The Rich console commands print to: the terminal's width on a terminal; otherwise ``PIPE_WIDTH``,
+    so that ``stencilmap devices | cat`` shows every value whole (Rich would assume 80 columns)."""
+    console = Console(stderr=stderr)
+    return console if console.is_terminal else Console(stderr=stderr, width=PIPE_WIDTH)
+
 
 def user_errors(fn: F) -> F:
-    """Turn a StencilmapError into one line on stderr and exit status 2 (never a traceback)."""
+    """Turn a StencilmapError into one line on stderr and exit status 2 (never a traceback); so too an
+    error of the operating system on a file (a full disk, a read-only folder) and running out of memory."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except StencilmapError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
+            fail(str(exc))
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename is not None else ""
+            fail(f"{where}{exc.strerror or exc}")
+        except MemoryError:
+            fail("out of memory (try a smaller --shape)")
 
     return wrapper  # type: ignore[return-value]
+
+
+def fail(message: str, status: int = 2) -> None:
+    """Print ``error: message`` as one line on stderr and exit."""
+    click.echo("error: " + " ".join(message.split()), err=True)
+    sys.exit(status)
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived while a command ran."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class StencilmapGroup(click.Group):
+    """The ``stencilmap`` group: every command runs on a thread with a deep stack; a usage error is one
+    line with exit status 2; an interrupt (SIGINT, SIGTERM) removes unpublished temporary files, lets a
+    publish in progress finish, and exits with 128 + the signal number."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            with _signals_raise():
+                _on_deep_stack(
+                    lambda: super(StencilmapGroup, self).main(
+                        args, prog_name, complete_var, standalone_mode=False, **extra
+                    )
+                )
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            fail(exc.format_message() + hint)
+        except click.ClickException as exc:
+            fail(exc.format_message(), exc.exit_code)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            _interrupted(signal.SIGINT)
+        except Interrupted as exc:
+            _interrupted(exc.signum)
+        sys.exit(0)
+
+
+def _interrupted(signum: int) -> None:
+    discard_pending()
+    click.echo(f"error: interrupted ({signal.Signals(signum).name})", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(128 + signum)  # the command's thread may still be running: do not wait for it
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[None]:
+    """While active (in the main thread only), SIGTERM raises ``Interrupted`` as SIGINT raises
+    KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
+    raise Interrupted(signum)
+
+
+def _on_deep_stack(fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` on a thread with ``STACK_BYTES`` of stack and ``RECURSION_LIMIT``; its exception (even
+    SystemExit) is re-raised here. The calling thread waits in short joins, so signals reach it."""
+    outcome: list[Any] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, fn()))
+        except BaseException as exc:  # handed to the calling thread
+            outcome.append((False, exc))
+
+    old_stack = threading.stack_size()
+    old_limit = sys.getrecursionlimit()
+    threading.stack_size(STACK_BYTES)
+    sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
+    try:
+        worker = threading.Thread(target=target, name="stencilmap", daemon=True)
+        worker.start()
+    finally:
+        threading.stack_size(old_stack)
+    try:
+        while worker.is_alive():
+            worker.join(0.05)
+    finally:
+        sys.setrecursionlimit(old_limit)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
+
+
+#: ``--seed``: what ``numpy.random.default_rng`` accepts.
+SEED = click.IntRange(0, 2**63 - 1)
+
+#: ``--data-dir``, shared by the commands that read a program's data files.
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Folder that data files named by the program may be read from  [default: the program's folder].",
+)
 
 
 def parse_shape(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...] | None:

@@ -14,16 +14,19 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stencilmap.cli_common import parse_shape, user_errors
+from stencilmap.cli_common import make_console, parse_shape, user_errors
 
 if TYPE_CHECKING:  # the search is imported when the command runs: `--help` stays instant
     from stencilmap.explore import ExploreConfig, ExploreResult
 
-#: The builders explore searches (``explore.space.ARCHS``; tests/test_cli_speed.py checks they agree).
+#: The builders explore searches (``explore.space.ARCHS``) and the largest q it may search
+#: (``design.common.MAX_STAGES``); tests/test_cli_speed.py checks they agree.
 ARCHS = ("soda", "stencilflow", "pcm")
+MAX_STAGES = 1024
 
 COLUMNS = (
     "#",
@@ -77,7 +80,7 @@ def run_explore(config: ExploreConfig, err: Console) -> ExploreResult:
 def print_explore(result: ExploreResult, console: Console) -> None:
     s = result.space
     console.print(
-        f"[bold]{s.program.name}[/bold] ({_dims(s.shape)}, {s.iterations} time step(s)) on "
+        f"[bold]{escape(s.program.name)}[/bold] ({_dims(s.shape)}, {s.iterations} time step(s)) on "
         f"[bold]{s.device.name}[/bold] at {s.clock_mhz:g} MHz: {', '.join(s.archs)}; "
         f"P ∈ {{{', '.join(str(p) for p in s.lanes)}}}, q ≤ {s.q_max}, {len(s.tiles)} SODA tiling(s)"
     )
@@ -142,15 +145,15 @@ def print_explore(result: ExploreResult, console: Console) -> None:
 @click.option("--top", type=click.IntRange(1), default=10, show_default=True, help="Configurations to list.")
 @click.option(
     "--max-iterate",
-    type=click.IntRange(1),
-    default=1024,
+    type=click.IntRange(1, MAX_STAGES),
+    default=MAX_STAGES,
     show_default=True,
     metavar="Q",
     help="Largest q searched.",
 )
 @click.option(
     "--tiles-per-axis",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 256),
     default=24,
     show_default=True,
     metavar="N",
@@ -160,7 +163,7 @@ def print_explore(result: ExploreResult, console: Console) -> None:
 @click.option("--simulate/--no-simulate", default=True, show_default=True, help="Simulate the winner.")
 @click.option(
     "--sim-points",
-    type=click.IntRange(1024),
+    type=click.IntRange(1024, 1 << 24),
     default=1 << 17,
     show_default=True,
     metavar="N",
@@ -197,6 +200,7 @@ def explore_cmd(
     """  # fmt: skip
     from stencilmap.explore import ExploreConfig
     from stencilmap.explore.plot import write_space_plot
+    from stencilmap.model.plot import check_plot_path
 
     config = ExploreConfig(
         program=program,
@@ -212,13 +216,15 @@ def explore_cmd(
         simulate=simulate,
         sim_points=sim_points,
     )
-    result = run_explore(config, Console(stderr=True))
+    if plot is not None:
+        check_plot_path(plot)
+    result = run_explore(config, make_console(stderr=True))
     if plot is not None:
         write_space_plot(plot, result)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        console = Console()
+        console = make_console()
         print_explore(result, console)
         if plot is not None:
-            console.print(f"plot written to {plot}")
+            console.print(f"plot written to {escape(str(plot))}")

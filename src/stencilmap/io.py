@@ -1,13 +1,26 @@
-"""Reading user arrays and writing results atomically (temporary file + rename: nothing half-written)."""
+"""Reading user arrays and writing results: checked up front, staged, then published together.
+
+Every file a command writes is first written in full to a temporary file in its destination folder
+(arrays: a hidden temporary folder inside ``--out``), flushed to disk, and only then renamed into place, all
+of a command's files in one step under ``PUBLISH_LOCK``. An error or an interrupt before that step leaves
+nothing behind (``discard_pending`` removes the temporary files); the step itself is a handful of renames
+that an interrupt waits for. Output paths are checked before any work (``check_output_dir``,
+``check_output_file``), and a name never makes a file land outside the folder it was meant for.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import re
+import shutil
 import tempfile
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -16,62 +29,244 @@ from stencilmap.errors import StencilmapError
 
 Array = npt.NDArray[Any]
 
+#: Held while a command's files are renamed into place; an interrupt handler takes it before exiting.
+PUBLISH_LOCK = threading.RLock()
+#: Temporary files and folders not yet published or removed (what an interrupt must clean up).
+_PENDING: set[Path] = set()
+#: Longest file name most file systems accept, in bytes.
+NAME_MAX = 255
+#: An output array's name: an identifier, so ``<name>.npy`` is a plain file name inside ``--out``.
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Largest ``.npy`` array ``--input`` reads (its header is checked before the data is read).
+MAX_INPUT_BYTES = 8 * 2**30
+
+
+def _os_error(exc: OSError, path: Path | str) -> StencilmapError:
+    return StencilmapError(exc.strerror or str(exc), str(path))
+
+
+# ------------------------------------------------------------------------------------------------- reading
+
 
 def read_npy(name: str, path: str | Path) -> Array:
-    """Load a ``.npy`` array given with ``--input name=path``."""
+    """Load a ``.npy`` array given with ``--input name=path`` (a regular file; its header is checked
+    against ``MAX_INPUT_BYTES`` and the file's real size before the data is read)."""
     p = Path(path)
     where = f"--input {name}={p}"
     if not p.is_file():
         raise StencilmapError("no such file", where)
     try:
-        arr = np.load(p, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+        with open(p, "rb") as f:
+            shape, dtype = _npy_header(f, where)
+            need = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if need > MAX_INPUT_BYTES:
+                raise StencilmapError(
+                    f"array of {need:,} bytes is larger than the limit of {MAX_INPUT_BYTES:,}", where
+                )
+            if need > os.fstat(f.fileno()).st_size:
+                raise StencilmapError(
+                    f"truncated .npy file: its header promises {need:,} bytes of data", where
+                )
+            f.seek(0)
+            arr = np.load(f, allow_pickle=False)
+    except OSError as exc:
+        raise _os_error(exc, where) from None
+    except (ValueError, EOFError) as exc:
         raise StencilmapError(f"not a readable .npy array ({exc})", where) from None
     if not isinstance(arr, np.ndarray):
-        raise StencilmapError("expected a .npy array, got an archive", where)
+        raise StencilmapError("expected a .npy array", where)
     return arr
 
 
-def _publish(tmp: str | Path, final: Path) -> None:
-    """Give the temporary file the permissions a plain ``open`` would, then rename it into place."""
+def _npy_header(f: IO[bytes], where: str) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    try:
+        major, _ = np.lib.format.read_magic(f)
+        if major == 1:
+            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+    except (ValueError, EOFError, SyntaxError, TypeError) as exc:
+        raise StencilmapError(f"not a .npy array ({exc})", where) from None
+    if dtype.hasobject:
+        raise StencilmapError("object arrays are not accepted", where)
+    return tuple(int(n) for n in shape), dtype
+
+
+# ------------------------------------------------------------------------------------------- output paths
+
+
+def check_output_dir(directory: Path, what: str = "--out") -> None:
+    """Raise a StencilmapError unless ``directory`` is, or can be created as, a folder we can write."""
+    _check_names(directory, what)
+    existing = directory
+    while not existing.exists():
+        if existing.is_symlink():
+            raise StencilmapError("is a broken symbolic link", f"{what} {existing}")
+        existing = existing.parent
+    if not existing.is_dir():
+        raise StencilmapError(f"'{existing}' is not a folder", f"{what} {directory}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise StencilmapError(f"folder '{existing}' is not writable", f"{what} {directory}")
+
+
+def check_output_file(path: Path, what: str) -> None:
+    """Raise a StencilmapError unless ``path`` can be written (its folder writable, not a folder itself)."""
+    if path.is_dir():
+        raise StencilmapError("is a folder", f"{what} {path}")
+    if path.name in ("", ".", ".."):
+        raise StencilmapError("is not a file name", f"{what} {path}")
+    check_output_dir(path.parent, what)
+    _check_names(path, what)
+
+
+def _check_names(path: Path, what: str) -> None:
+    for part in path.parts:
+        if len(os.fsencode(part)) > NAME_MAX - 32:  # room for the temporary names' prefix and suffix
+            raise StencilmapError(f"a file name longer than {NAME_MAX - 32} bytes", f"{what} {path}")
+
+
+def array_path(directory: Path, name: str) -> Path:
+    """``directory/<name>.npy``; ``name`` must be an identifier, so the file is inside ``directory``."""
+    if not _FIELD_NAME.fullmatch(name) or len(name) > NAME_MAX - 32:
+        raise StencilmapError(f"cannot write an output named {name!r}: not an identifier", str(directory))
+    return directory / f"{name}.npy"
+
+
+# ------------------------------------------------------------------------------------------------ writing
+
+
+class OutputSet:
+    """The files one command writes: staged with ``add_*``, published together by ``publish``.
+
+    Used as a context manager, an exception (or interrupt) before ``publish`` removes every staged file.
+    """
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path]] = []  # (temporary, final)
+        self._folders: list[Path] = []
+
+    def __enter__(self) -> OutputSet:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.discard()
+
+    def add_arrays(self, directory: Path, arrays: Mapping[str, Array]) -> dict[str, Path]:
+        """Stage ``directory/<name>.npy`` for every array, in a temporary folder inside ``directory``."""
+        finals = {name: array_path(directory, name) for name in arrays}
+        check_output_dir(directory)
+        for final in finals.values():
+            if final.is_dir():
+                raise StencilmapError("is a folder", str(final))
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            with PUBLISH_LOCK:
+                folder = Path(tempfile.mkdtemp(prefix=".stencilmap-", dir=directory))
+                _PENDING.add(folder)
+            self._folders.append(folder)
+        except OSError as exc:
+            raise _os_error(exc, directory) from None
+        for name, arr in arrays.items():
+            self._stage(folder / f"{name}.npy", finals[name], functools.partial(_save_npy, arr=arr))
+        return finals
+
+    def add_text(self, path: Path, text: str) -> None:
+        self.add_bytes(path, text.encode("utf-8"))
+
+    def add_bytes(self, path: Path, data: bytes) -> None:
+        """Stage ``path`` as a temporary file beside it."""
+        check_output_file(path, "cannot write")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with PUBLISH_LOCK:
+                fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+                _PENDING.add(Path(tmp_name))
+            os.close(fd)
+        except OSError as exc:
+            raise _os_error(exc, path) from None
+        self._stage(Path(tmp_name), path, lambda f: f.write(data))
+
+    def _stage(self, tmp: Path, final: Path, write: Callable[[IO[bytes]], object]) -> None:
+        with PUBLISH_LOCK:
+            _PENDING.add(tmp)
+        self._staged.append((tmp, final))
+        try:
+            with open(tmp, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            _permissions(tmp)
+        except OSError as exc:
+            raise _os_error(exc, final) from None
+
+    def publish(self) -> None:
+        """Rename every staged file into place (an interrupt waits for this step to finish)."""
+        with PUBLISH_LOCK:
+            try:
+                for tmp, final in self._staged:
+                    os.replace(tmp, final)
+                    _PENDING.discard(tmp)
+            except OSError as exc:
+                raise _os_error(exc, final) from None
+            finally:
+                self.discard()
+
+    def discard(self) -> None:
+        """Remove what is staged and not yet published."""
+        with PUBLISH_LOCK:
+            for tmp, _ in self._staged:
+                _remove(tmp)
+            for folder in self._folders:
+                _remove(folder)
+            self._staged.clear()
+            self._folders.clear()
+
+
+def _save_npy(f: IO[bytes], arr: Array) -> None:
+    np.save(f, arr, allow_pickle=False)
+
+
+def _permissions(tmp: Path) -> None:
+    """Give a temporary file the permissions a plain ``open`` would (mkstemp makes it private)."""
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
-    os.replace(tmp, final)
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    _PENDING.discard(path)
+
+
+def discard_pending() -> None:
+    """Remove every temporary file and folder not yet published (on an interrupt); holds the publish lock,
+    so a publish in progress completes first."""
+    with PUBLISH_LOCK:
+        for path in sorted(_PENDING, key=lambda p: len(p.parts), reverse=True):
+            _remove(path)
 
 
 def write_arrays_atomically(directory: Path, arrays: Mapping[str, Array]) -> dict[str, Path]:
     """Write ``directory/<name>.npy`` for every array; all files appear together or none does."""
-    directory.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[str, Path]] = []
-    try:
-        for name, arr in arrays.items():
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".npy.tmp", dir=directory)
-            staged.append((name, Path(tmp_name)))
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, arr, allow_pickle=False)
-    except BaseException:
-        for _, tmp_path in staged:
-            with contextlib.suppress(OSError):
-                tmp_path.unlink()
-        raise
-    written: dict[str, Path] = {}
-    for name, tmp in staged:
-        final = directory / f"{name}.npy"
-        _publish(tmp, final)
-        written[name] = final
+    with OutputSet() as out:
+        written = out.add_arrays(directory, arrays)
+        out.publish()
     return written
 
 
 def write_text_atomically(path: Path, text: str) -> None:
     """Write a text file through a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        _publish(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    write_bytes_atomically(path, text.encode("utf-8"))
+
+
+def write_bytes_atomically(path: Path, data: bytes) -> None:
+    """Write a binary file through a temporary file in the same folder and a rename."""
+    with OutputSet() as out:
+        out.add_bytes(path, data)
+        out.publish()

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from stencilmap.cli_common import parse_shape, user_errors
+from stencilmap.cli_common import make_console, parse_shape, user_errors
 
 if TYPE_CHECKING:  # the models are imported when a command runs: `--help` stays instant
     from stencilmap.model.report import EstimateReport
@@ -92,7 +93,7 @@ def devices_cmd(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(devices_json(), indent=2))
     else:
-        print_devices(Console())
+        print_devices(make_console())
 
 
 # --------------------------------------------------------------------------------------------- estimate
@@ -121,7 +122,7 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
     params = ", ".join(f"{k}={_dims(v) if isinstance(v, tuple) else v}" for k, v in report.parameters)
     shape = tuple(int(n or 0) for n in p.shape)
     console.print(
-        f"[bold]{p.name}[/bold] ({_dims(shape)}) as [bold]{report.arch}[/bold] on [bold]{d.name}[/bold] "
+        f"[bold]{escape(p.name)}[/bold] ({_dims(shape)}) as [bold]{report.arch}[/bold] on [bold]{d.name}[/bold] "
         f"at {report.clock_mhz:g} MHz" + (f": {params}" if params else "")
     )
     rows = [
@@ -192,7 +193,7 @@ def estimate_cmd(
     if as_json:
         click.echo(json.dumps(estimate_json(report), indent=2))
     else:
-        print_estimate(report, Console())
+        print_estimate(report, make_console())
 
 
 # --------------------------------------------------------------------------------------------- roofline
@@ -224,9 +225,9 @@ def print_roofline(report: RooflineReport, console: Console) -> None:
             ("workers (CGRA §VI)", f"{k.workers} of at most {k.max_workers}, {k.pes_per_worker} PEs each: {k.gops:.4g} GOp/s")
         )  # fmt: skip
     shape = _dims(w.shape)
-    console.print(_rows(f"roofline of {report.program.name} ({shape}) on {d.name}", rows))
+    console.print(_rows(f"roofline of {escape(report.program.name)} ({shape}) on {d.name}", rows))
     if report.plot is not None:
-        console.print(f"plot written to {report.plot}")
+        console.print(f"plot written to {escape(str(report.plot))}")
 
 
 @click.command("roofline")
@@ -263,4 +264,4 @@ def roofline_cmd(
     if as_json:
         click.echo(json.dumps(roofline_json(report), indent=2))
     else:
-        print_roofline(report, Console())
+        print_roofline(report, make_console())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from stencilmap.analysis import ProgramAnalysis
@@ -56,12 +57,12 @@ def run_json(report: RunReport) -> dict[str, Any]:
 def print_run(report: RunReport, console: Console) -> None:
     p = report.program
     iterate = f", iterate {p.iterate}" if p.iterate > 1 else ""
-    table = Table(title=f"{p.name} ({p.format}, {_dims(tuple(int(n or 0) for n in p.shape))}{iterate}): reference run",
+    table = Table(title=f"{escape(p.name)} ({p.format}, {_dims(tuple(int(n or 0) for n in p.shape))}{iterate}): reference run",
                   title_justify="left")  # fmt: skip
     for col in ("field", "role", "shape", "dtype", "defined region", "source / written to"):
         table.add_column(col)
     for f in report.fields:
-        table.add_row(f.name, f.role, _dims(f.shape), f.dtype, region_text(f), f.source)
+        table.add_row(f.name, f.role, _dims(f.shape), f.dtype, region_text(f), escape(f.source))
     console.print(table)
     console.print(f"done in {report.seconds:.3f} s")
 
@@ -148,7 +149,7 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     f, d, p = report.facts, report.design, report.program
     params = ", ".join(f"{k}={'×'.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in d.parameters)
     console.print(
-        f"[bold]{p.name}[/bold] ({p.format}, {_dims(f.shape)}) on [bold]{report.arch}[/bold]: {params}"
+        f"[bold]{escape(p.name)}[/bold] ({p.format}, {_dims(f.shape)}) on [bold]{report.arch}[/bold]: {params}"
     )
     console.print(_stencil_table(f))
     if report.arch in ("soda", "pcm"):
@@ -189,6 +190,6 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
         summary.add_row(what, value)
     console.print(summary)
     if report.dot is not None:
-        console.print(f"DOT written to {report.dot}")
+        console.print(f"DOT written to {escape(str(report.dot))}")
     if report.asm is not None:
-        console.print(f"EMAX mnemonics written to {report.asm}")
+        console.print(f"EMAX mnemonics written to {escape(str(report.asm))}")

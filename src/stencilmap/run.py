@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from stencilmap.backends.reference import defined_region, run_reference
-from stencilmap.io import Array, read_npy, write_arrays_atomically
+from stencilmap.io import Array, check_output_dir, read_npy, write_arrays_atomically
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.program.ir import DataSource
@@ -44,6 +44,7 @@ class RunConfig:
     seed: int = 0
     shape: tuple[int, ...] | None = None
     out_dir: Path | None = None
+    data_dir: Path | None = None  # where data files a program names may be (default: its folder)
 
 
 def run(config: RunConfig) -> RunReport:
@@ -51,9 +52,10 @@ def run(config: RunConfig) -> RunReport:
     program = load_program(config.program)
     supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
     program = bind_shape(program, supplied, config.shape)
-    values = make_inputs(program, supplied, config.seed)
-    result = run_reference(program, values)
     out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
+    check_output_dir(out_dir)
+    values = make_inputs(program, supplied, config.seed, config.data_dir)
+    result = run_reference(program, values)
     written = write_arrays_atomically(out_dir, result.outputs)
     seconds = time.perf_counter() - start
     fields = [_input_report(program, name, arr, name in supplied) for name, arr in values.items()]

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
+from stencilmap.cli_common import SEED, data_dir_option, make_console, parse_inputs, parse_shape, user_errors
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.sim import SimResult
@@ -316,7 +317,7 @@ def print_simulation(report: SimulateReport, console: Console) -> None:
         else "memory unlimited (no --device)"
     )
     console.print(
-        f"[bold]{p.name}[/bold] ({p.format}, {_dims(report.facts.shape)}{iterate}) as [bold]{report.arch}[/bold]: "
+        f"[bold]{escape(p.name)}[/bold] ({p.format}, {_dims(report.facts.shape)}{iterate}) as [bold]{report.arch}[/bold]: "
         f"{params}; {where}"
     )
     console.print(_summary(report))
@@ -332,9 +333,9 @@ def print_simulation(report: SimulateReport, console: Console) -> None:
     console.print(_bandwidth_table(report))
     for line in _deadlock_lines(report):
         console.print(line)
-    console.print("outputs written to " + ", ".join(str(x) for x in report.outputs.values()))
+    console.print("outputs written to " + escape(", ".join(str(x) for x in report.outputs.values())))
     if report.trace is not None:
-        console.print(f"trace written to {report.trace}")
+        console.print(f"trace written to {escape(str(report.trace))}")
 
 
 # ----------------------------------------------------------------------------------------- progress
@@ -403,7 +404,7 @@ class ProgressBar:
     "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
     help="Use this .npy array for input NAME (C order).",
 )  # fmt: skip
-@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option(
@@ -419,7 +420,12 @@ class ProgressBar:
     help="Write per-module activity per cycle: JSON Lines (.jsonl) or VCD (.vcd).",
 )  # fmt: skip
 @click.option(
-    "--trace-cycles", default=10_000, show_default=True, metavar="N", help="Cycles --trace records."
+    "--trace-cycles",
+    type=click.IntRange(0),
+    default=10_000,
+    show_default=True,
+    metavar="N",
+    help="Cycles --trace records.",
 )
 @click.option(
     "--max-cycles",
@@ -427,6 +433,7 @@ class ProgressBar:
     metavar="N",
     help="Stop after N cycles  [default: 10× the stream length + 100000].",
 )
+@data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @user_errors
 def simulate_cmd(
@@ -445,6 +452,7 @@ def simulate_cmd(
     trace: Path | None,
     trace_cycles: int,
     max_cycles: int | None,
+    data_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Simulate PROGRAM's design cycle by cycle and check its outputs against the reference: cycles, the
@@ -465,6 +473,7 @@ def simulate_cmd(
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
         "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
+        data_dir,
     )  # fmt: skip
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)
@@ -473,6 +482,6 @@ def simulate_cmd(
     if as_json:
         click.echo(json.dumps(simulate_json(report), indent=2))
     else:
-        print_simulation(report, Console())
+        print_simulation(report, make_console())
     if not report.valid:
         sys.exit(1)

@@ -20,17 +20,17 @@ import numpy as np
 from stencilmap.analysis import ProgramAnalysis, analyze_program
 from stencilmap.analyze import default_arch
 from stencilmap.backends.reference import run_reference, undefined_value
-from stencilmap.design.common import or_hint, with_iterate
+from stencilmap.design.common import check_parameters, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
-from stencilmap.io import Array, read_npy, write_arrays_atomically
+from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file, read_npy
 from stencilmap.model.devices import Device, load_device
 from stencilmap.program import Program, load_program
-from stencilmap.program.data import bind_shape, field_shape, make_inputs
+from stencilmap.program.data import bind_shape, check_memory, field_shape, make_inputs
 from stencilmap.sim import SimConfig, SimResult
 from stencilmap.sim import simulate as simulate_design
-from stencilmap.sim.trace import Trace, trace_format, write_trace
+from stencilmap.sim.trace import Trace, trace_format, trace_text
 from stencilmap.sim.validate import Validation, validate
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ class SimulateConfig:
     trace: Path | None = None
     trace_cycles: int = 10_000
     max_cycles: int | None = None
+    data_dir: Path | None = None  # where data files a program names may be (default: its folder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,10 +170,14 @@ def simulate(
     start = time.perf_counter()
     if config.trace is not None:
         trace_format(config.trace)  # a bad suffix is a usage error: say so before simulating
+        check_output_file(config.trace, "--trace")
     device = load_device(config.device) if config.device is not None else None
     program, values = bind(config)
+    out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
+    check_output_dir(out_dir)
     arch = config.arch or default_arch(program)
     design = build(arch, program, _build_config(config))
+    check_simulation_size(design, config.trace_cycles if config.trace is not None else 0)
     facts = prediction(program, design)
     emax_run = None
     if arch == "emax":
@@ -183,9 +188,10 @@ def simulate(
         )
     reference = run_reference(program, values)
     validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
-    out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
-    written = write_arrays_atomically(out_dir, masked_outputs(result, reference.defined))
-    trace = _write_trace(config, design, result)
+    with OutputSet() as files:
+        written = files.add_arrays(out_dir, masked_outputs(result, reference.defined))
+        trace = _stage_trace(files, config, design, result)
+        files.publish()
     bandwidth = _bandwidth(program, design, result, device)
     return SimulateReport(
         program, arch, design, device, result, validation, facts, bandwidth, written, trace,
@@ -217,22 +223,35 @@ def _simulate_emax(
     return result, run, device
 
 
+#: Most channels the simulator is given: the engine's cost per cycle grows with them (about 40 channels a
+#: SODA stage; 16,016 for the 9,602-module design of tests/sim/test_engine.py).
+MAX_SIM_CHANNELS = 100_000
+
+
+def check_simulation_size(design: Design, trace_cycles: int) -> None:
+    """Refuse, before simulating, a design too large to simulate in reasonable time, or whose FIFOs and
+    trace need more memory than ``memory_limit()``."""
+    if len(design.channels) > MAX_SIM_CHANNELS:
+        raise StencilmapError(
+            f"the design has {len(design.channels):,} channels; the simulator takes at most "
+            f"{MAX_SIM_CHANNELS:,} (use a smaller --iterate or --unroll)"
+        )
+    fifo = 8 * sum(c.depth * c.width for c in design.channels)
+    trace = trace_cycles * (len(design.modules) + 8 * len(design.channels))
+    check_memory(fifo, "the design's FIFOs")
+    check_memory(fifo + trace, f"--trace-cycles {trace_cycles:,}")
+
+
 def bind(config: SimulateConfig) -> tuple[Program, dict[str, Array]]:
     """The shape-bound program chained ``iterate`` times, and the values of its inputs and params."""
-    for flag, value in (
-        ("--unroll", config.unroll),
-        ("--vector", config.vector),
-        ("--iterate", config.iterate),
-    ):
-        if value is not None and value < 1:
-            raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
+    check_parameters(config.unroll, config.iterate, config.vector)
     if config.trace_cycles < 0:
         raise StencilmapError(f"--trace-cycles must be ≥ 0, got {config.trace_cycles}")
     program = load_program(config.program)
     supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
     program = bind_shape(program, supplied, config.shape)
     program = with_iterate(program, or_hint(config.iterate, program.iterate))
-    return program, make_inputs(program, supplied, config.seed)
+    return program, make_inputs(program, supplied, config.seed, config.data_dir)
 
 
 def _build_config(config: SimulateConfig) -> BuildConfig:
@@ -289,7 +308,7 @@ def masked_outputs(result: SimResult, defined: Mapping[str, Array]) -> dict[str,
     return out
 
 
-def _write_trace(config: SimulateConfig, design: Design, result: SimResult) -> Path | None:
+def _stage_trace(files: OutputSet, config: SimulateConfig, design: Design, result: SimResult) -> Path | None:
     if config.trace is None or result.trace is None:
         return None
     recorded = min(result.cycles, int(result.trace.shape[0]))
@@ -303,7 +322,7 @@ def _write_trace(config: SimulateConfig, design: Design, result: SimResult) -> P
         channels=tuple(c.name for c in design.channels) if occupancy is not None else (),
         occupancy=np.asarray(occupancy)[:recorded] if occupancy is not None else None,
     )
-    write_trace(config.trace, trace)
+    files.add_text(config.trace, trace_text(config.trace, trace))
     return config.trace
 
 

@@ -29,9 +29,9 @@ def write(tmp: Path, data: object, dims: list[int] | None = None, dtype: str = "
     return path
 
 
-def inputs_of(path: Path, seed: int = 0) -> dict[str, np.ndarray]:
+def inputs_of(path: Path, seed: int = 0, data_dir: Path | None = None) -> dict[str, np.ndarray]:
     p = bind_shape(load_program(path), {})
-    return make_inputs(p, {}, seed)
+    return make_inputs(p, {}, seed, data_dir)
 
 
 def test_dat_file_relative_to_program(tmp_path: Path) -> None:
@@ -52,7 +52,9 @@ def test_corpus_helper_files_agree(tmp_path: Path) -> None:
         prog = write(tmp_path, str(CORPUS / "stencilflow" / name), dims=[2])
         text = prog.read_text().replace('"b = a[j, k]"', '"b = a[k]"')
         prog.write_text(text)
-        assert inputs_of(prog)["a"].tolist() == [7.0, 7.0]
+        assert inputs_of(prog, data_dir=CORPUS / "stencilflow")["a"].tolist() == [7.0, 7.0]
+        with pytest.raises(StencilmapError, match=r"is outside .*--data-dir"):
+            inputs_of(prog)
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -87,9 +87,9 @@ def test_the_cycle_limit_is_a_result_not_an_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"unroll": 0}, "--unroll must be ≥ 1"),
-        ({"iterate": 0}, "--iterate must be ≥ 1"),
-        ({"vector": -1}, "--vector must be ≥ 1"),
+        ({"unroll": 0}, "--unroll must be between 1 and 1,024"),
+        ({"iterate": 0}, "--iterate must be between 1 and 1,024"),
+        ({"vector": -1}, "--vector must be between 1 and 1,024"),
         ({"trace": Path("t.txt")}, "must end in .jsonl"),
         ({"device": "nonesuch"}, "nonesuch"),
         ({"program": Path("missing.soda")}, "missing.soda"),

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from stencilmap.analysis.ops import is_constant, node_ops
-from stencilmap.program.expr import Call, Expr, Var, children
+from stencilmap.analysis.ops import constant_nodes, node_ops
+from stencilmap.program.expr import Call, Expr, Var, children, postorder
 from stencilmap.program.ir import Stencil
 
 
@@ -80,12 +80,17 @@ def node_latency(e: Expr, lat: OperatorLatencies) -> int:
 
 def expr_latency(e: Expr, lat: OperatorLatencies, temps: Mapping[str, int] | None = None) -> int:
     """Critical path of ``e`` in cycles; ``temps`` gives the latency of temporaries read through ``Var``."""
-    if is_constant(e):
-        return 0
-    if isinstance(e, Var):
-        return (temps or {}).get(e.name, 0)
-    slowest = max((expr_latency(c, lat, temps) for c in children(e)), default=0)
-    return slowest + node_latency(e, lat)
+    const = constant_nodes(e)
+    cycles: dict[int, int] = {}  # by node id, children before parents (iterative: any depth)
+    for node in postorder(e):
+        if id(node) in const:
+            cycles[id(node)] = 0
+        elif isinstance(node, Var):
+            cycles[id(node)] = (temps or {}).get(node.name, 0)
+        else:
+            slowest = max((cycles[id(c)] for c in children(node)), default=0)
+            cycles[id(node)] = slowest + node_latency(node, lat)
+    return cycles[id(e)]
 
 
 def stencil_latency(stencil: Stencil, lat: OperatorLatencies) -> int:

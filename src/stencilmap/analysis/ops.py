@@ -30,6 +30,7 @@ from stencilmap.program.expr import (
     Unary,
     Var,
     children,
+    postorder,
     walk,
 )
 from stencilmap.program.ir import Program, Stencil
@@ -101,13 +102,23 @@ def _call_ops(e: Call) -> tuple[tuple[str, int], ...]:
     return ((e.func, 1),)
 
 
+def constant_nodes(e: Expr) -> set[int]:
+    """``id`` of every node of ``e`` that ``is_constant`` (found in one pass, children first)."""
+    const: set[int] = set()
+    for node in postorder(e):
+        if not isinstance(node, Ref | Var) and all(id(c) in const for c in children(node)):
+            const.add(id(node))
+    return const
+
+
 def count_ops(e: Expr) -> OpCounts:
     """Operations of an expression tree; constant subtrees are folded and count nothing."""
+    const = constant_nodes(e)
     pairs: list[tuple[str, int]] = []
     stack = [e]
     while stack:
         node = stack.pop()
-        if is_constant(node):
+        if id(node) in const:
             continue
         pairs.extend(node_ops(node))
         stack.extend(children(node))

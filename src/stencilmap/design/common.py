@@ -48,6 +48,23 @@ def or_hint(value: T | None, hint: T) -> T:
     return hint if value is None else value
 
 
+#: Largest unroll (k, P_cell, workers, p) and vector width W, and largest iterate (q, d), a design may
+#: ask for: design size and analysis time grow with them (the largest published designs use k ≤ 64).
+MAX_LANES = 1024
+MAX_STAGES = 1024
+
+
+def check_parameters(unroll: int | None, iterate: int | None, vector: int | None) -> None:
+    """Refuse design parameters below 1 or beyond ``MAX_LANES`` / ``MAX_STAGES`` (before any work)."""
+    for flag, value, top in (
+        ("--unroll", unroll, MAX_LANES),
+        ("--iterate", iterate, MAX_STAGES),
+        ("--vector", vector, MAX_LANES),
+    ):
+        if value is not None and not 1 <= value <= top:
+            raise StencilmapError(f"{flag} must be between 1 and {top:,}, got {value:,}")
+
+
 def positive(what: str, value: int) -> int:
     if value < 1:
         raise StencilmapError(f"{what} must be at least 1, got {value}")

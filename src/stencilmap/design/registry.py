@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from stencilmap.design.common import MAX_LANES, MAX_STAGES, check_parameters
 from stencilmap.design.ir import Design, verify_design
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
@@ -43,6 +44,13 @@ def builders() -> tuple[str, ...]:
 def build(name: str, program: Program, config: BuildConfig) -> Design:
     """Build and verify a design of a shape-bound program with the named builder."""
     _load()
+    limits = ((config.unroll, MAX_LANES), (config.iterate, MAX_STAGES), (config.vector, MAX_LANES))
+    if any(
+        value is not None and value > top for value, top in limits
+    ):  # below 1: builders check what they use
+        check_parameters(config.unroll, config.iterate, config.vector)
+    if program.iterate > MAX_STAGES:
+        raise StencilmapError(f"iterate must be between 1 and {MAX_STAGES:,}, got {program.iterate:,}")
     if name not in _BUILDERS:
         raise StencilmapError(f"unknown architecture '{name}' (known: {', '.join(sorted(_BUILDERS))})")
     design = _BUILDERS[name](program, config)

@@ -24,6 +24,7 @@ from stencilmap.analysis.windows import access_sets
 from stencilmap.design.common import DEFAULT_BURST_WIDTH, with_iterate
 from stencilmap.errors import StencilmapError
 from stencilmap.model.devices import Device, load_device
+from stencilmap.model.estimate import check_clock
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape
 
@@ -86,8 +87,7 @@ def design_space(config: ExploreConfig) -> Space:
         )
     if config.iterations is not None and config.iterations < 1:
         raise StencilmapError(f"--iterations must be ≥ 1, got {config.iterations}")
-    if config.clock_mhz is not None and config.clock_mhz <= 0:
-        raise StencilmapError(f"--clock-mhz must be positive, got {config.clock_mhz:g}")
+    check_clock(config.clock_mhz)
     loaded = bind_shape(load_program(config.program), {}, config.shape)
     program = replace(loaded, iterate=1)
     iterations = config.iterations if config.iterations is not None else max(1, loaded.iterate)

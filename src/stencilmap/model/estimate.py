@@ -14,12 +14,13 @@ Per microarchitecture (the device file lists which it supports):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.timing import pipeline_timing, runtime_cycles
-from stencilmap.design.common import with_iterate
+from stencilmap.design.common import check_parameters, with_iterate
 from stencilmap.design.ir import Design, ParamValue
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
@@ -96,16 +97,18 @@ def _default_arch(program: Program, device: Device) -> str:
 
 
 def _check_values(config: EstimateConfig) -> None:
-    for flag, value in (
-        ("--unroll", config.unroll),
-        ("--iterate", config.iterate),
-        ("--vector", config.vector),
-        ("--iterations", config.iterations),
-    ):
-        if value is not None and value < 1:
-            raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
-    if config.clock_mhz is not None and config.clock_mhz <= 0:
-        raise StencilmapError(f"--clock-mhz must be positive, got {config.clock_mhz:g}")
+    check_parameters(config.unroll, config.iterate, config.vector)
+    if config.iterations is not None and config.iterations < 1:
+        raise StencilmapError(f"--iterations must be ≥ 1, got {config.iterations}")
+    check_clock(config.clock_mhz)
+
+
+def check_clock(clock_mhz: float | None) -> None:
+    """Refuse a ``--clock-mhz`` that is not a positive finite number of MHz."""
+    if clock_mhz is not None and not (math.isfinite(clock_mhz) and 0 < clock_mhz <= 1e6):
+        raise StencilmapError(
+            f"--clock-mhz must be a positive number of MHz (at most 1e6), got {clock_mhz:g}"
+        )
 
 
 # ------------------------------------------------------------------------------------ streamed designs

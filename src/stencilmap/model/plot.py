@@ -6,15 +6,13 @@ SVG output carries no date and a fixed hash salt, so the same report always give
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stencilmap.errors import StencilmapError
+from stencilmap.io import check_output_file, write_bytes_atomically
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: it costs ~0.5 s
     from matplotlib.figure import Figure
@@ -24,12 +22,19 @@ if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: it costs ~0
 FORMATS = {".png": "png", ".svg": "svg"}
 
 
-def save_figure(path: Path, draw: Callable[[], Figure]) -> None:
-    """Draw a figure and write it to ``path`` (``.png`` or ``.svg``, reproducible: no date, fixed SVG ids)
-    through a temporary file and a rename."""
+def check_plot_path(path: Path) -> str:
+    """The format of a plot file (``png`` or ``svg``) that can be written; a StencilmapError otherwise."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise StencilmapError("the plot must be a .png or .svg file", str(path))
+    check_output_file(path, "--plot")
+    return fmt
+
+
+def save_figure(path: Path, draw: Callable[[], Figure]) -> None:
+    """Draw a figure and write it to ``path`` (``.png`` or ``.svg``, reproducible: no date, fixed SVG ids)
+    through a temporary file and a rename."""
+    fmt = check_plot_path(path)
     import matplotlib
 
     with matplotlib.rc_context({"svg.hashsalt": "stencilmap", "svg.fonttype": "path"}):
@@ -82,21 +87,3 @@ def roofline_figure(report: RooflineReport) -> Figure:
     ax.legend(loc="lower right", fontsize="small")
     figure.tight_layout()
     return figure
-
-
-def write_bytes_atomically(path: Path, data: bytes) -> None:
-    """Write a binary file through a temporary file in the same folder and a rename (as
-    ``stencilmap.io.write_text_atomically`` does for text)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp_name, 0o666 & ~umask)
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise

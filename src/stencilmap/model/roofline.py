@@ -17,7 +17,7 @@ from stencilmap.errors import StencilmapError
 from stencilmap.model.cgra import Workers, choose_workers, pes_per_worker
 from stencilmap.model.devices import Device, load_device
 from stencilmap.model.performance import attainable_gops, ridge_intensity
-from stencilmap.model.plot import write_roofline_plot
+from stencilmap.model.plot import check_plot_path, write_roofline_plot
 from stencilmap.model.workload import Workload, workload
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape
@@ -89,6 +89,8 @@ class RooflineReport:
 
 
 def roofline(config: RooflineConfig) -> RooflineReport:
+    if config.plot is not None:
+        check_plot_path(config.plot)
     device = load_device(config.device)
     program = bind_shape(load_program(config.program), {}, config.shape)
     q = config.iterate if config.iterate is not None else max(1, program.iterate)

@@ -7,6 +7,7 @@ uniform in [0, 64). ``random:a-b`` draws floats uniform in [a, b) and integers u
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy.typing as npt
 from stencilmap.errors import Location, StencilmapError
 from stencilmap.program import dtypes as dt
 from stencilmap.program.ir import Input, Param, Program
+from stencilmap.program.verify import MAX_DIM, MAX_POINTS
 
 Array = npt.NDArray[Any]
 
@@ -40,6 +42,10 @@ def bind_shape(
             raise StencilmapError(f"--shape has {len(shape)} dimensions, the program has {program.rank}")
         if any(n < 1 for n in shape):
             raise StencilmapError(f"--shape sizes must be positive, got {list(shape)}")
+        if any(n > MAX_DIM for n in shape) or _prod(shape) > MAX_POINTS:
+            raise StencilmapError(
+                f"--shape {list(shape)} is too large (at most {MAX_DIM:,} per dimension, {MAX_POINTS:,} points)"
+            )
         return program.with_shape(shape)
     if all(n is not None for n in program.shape):
         return program.with_shape(tuple(int(n) for n in program.shape if n is not None))
@@ -52,23 +58,66 @@ def bind_shape(
     return program.with_shape(tuple(default if n is None else n for n in program.shape))
 
 
+def memory_limit() -> int:
+    """Bytes a run may allocate: half the machine's memory, at most 16 GiB."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        physical = 8 * 2**30
+    return min(16 * 2**30, physical // 2)
+
+
+def run_bytes(program: Program) -> int:
+    """About the bytes the reference executor needs for a shape-bound program: every input and param,
+    every stencil's output over the whole space with its defined-point mask, and a few float64 temporaries
+    of expression evaluation."""
+    points = 1
+    for n in program.shape:
+        points *= int(n or 0)
+    total = sum(_prod(field_shape(program, i)) * np.dtype(i.dtype).itemsize for i in program.inputs)
+    total += sum(_prod(p.shape) * np.dtype(p.dtype).itemsize for p in program.params)
+    total += sum(points * (np.dtype(s.dtype).itemsize + 1) for s in program.stencils)
+    return total + 4 * 8 * points
+
+
+def check_memory(need: int, what: str) -> None:
+    """Refuse, before allocating, work that needs more than ``memory_limit()`` bytes."""
+    limit = memory_limit()
+    if need > limit:
+        raise StencilmapError(f"{what} needs about {need:,} bytes, more than the limit of {limit:,}")
+
+
+def _prod(shape: tuple[int, ...]) -> int:
+    total = 1
+    for n in shape:
+        total *= n
+    return total
+
+
 def field_shape(program: Program, inp: Input) -> tuple[int, ...]:
     return tuple(int(program.shape[a] or 0) for a in inp.axes)
 
 
-def make_inputs(program: Program, supplied: Mapping[str, Array], seed: int = 0) -> dict[str, Array]:
-    """Values of every input and param of a shape-bound program, supplied ones checked first."""
+def make_inputs(
+    program: Program, supplied: Mapping[str, Array], seed: int = 0, data_dir: Path | None = None
+) -> dict[str, Array]:
+    """Values of every input and param of a shape-bound program, supplied ones checked first (and the
+    memory a run of it needs, ``run_bytes``, before allocating any).
+
+    A data file a program names is read only from inside ``data_dir`` (default: the program's folder),
+    symbolic links resolved: a program cannot make stencilmap read files elsewhere."""
     known = {i.name for i in program.inputs} | {p.name for p in program.params}
     for name in supplied:
         if name not in known:
             raise StencilmapError(f"--input {name}: the program has no input named '{name}'")
+    check_memory(run_bytes(program), f"shape {list(program.shape)}")
     values: dict[str, Array] = {}
     for inp in program.inputs:
         shape = field_shape(program, inp)
         if inp.name in supplied:
             values[inp.name] = _checked(inp.name, inp.dtype, shape, supplied[inp.name])
         else:
-            values[inp.name] = _from_source(program, inp, shape, seed)
+            values[inp.name] = _from_source(program, inp, shape, seed, data_dir)
     for par in program.params:
         if par.name in supplied:
             values[par.name] = _checked(par.name, par.dtype, par.shape, supplied[par.name])
@@ -95,24 +144,60 @@ def _generate(field: Input | Param, shape: tuple[int, ...], seed: int) -> Array:
     return rng.integers(0, 64, size=shape).astype(field.dtype)
 
 
-def _from_source(program: Program, inp: Input, shape: tuple[int, ...], seed: int) -> Array:
+def _from_source(
+    program: Program, inp: Input, shape: tuple[int, ...], seed: int, data_dir: Path | None
+) -> Array:
     src = inp.source
     if src is None:
         return _generate(inp, shape, seed)
     where = Location(program.path, json_path=f"inputs.{inp.name}.data")
     size = int(np.prod(shape, dtype=np.int64))
     if src.kind in ("constant", "scalar"):
+        _representable(inp.dtype, [float(src.value or 0.0)], where)
         return np.full(shape, src.value, dtype=inp.dtype)
     if src.kind == "random":
         rng = rng_for(seed, inp.name)
         low, high = float(src.low or 0.0), float(src.high or 1.0)
+        _representable(inp.dtype, [low, high], where)
         if dt.is_float(inp.dtype):
+            if not np.isfinite(high - low):
+                raise StencilmapError(f"random range {low:g}..{high:g} is wider than float64", where)
             return rng.uniform(low, high, size=shape).astype(inp.dtype)
         return rng.integers(int(low), int(high), size=shape, endpoint=True).astype(inp.dtype)
     if src.kind == "inline":
         flat = np.asarray(src.values, dtype=np.float64)
+        _representable(inp.dtype, [float(flat.min()), float(flat.max())] if flat.size else [], where)
         return _reshaped(flat.astype(inp.dtype), shape, size, "inline data", where)
-    return _read_file(program, inp, shape, size, where)
+    return _read_file(program, inp, shape, size, where, data_dir)
+
+
+def _representable(dtype: str, values: list[float], where: Location) -> None:
+    """Refuse values a ``dtype`` cannot hold: beyond an integer type's range, or not finite / beyond the
+    largest float (NaN is allowed in float data)."""
+    if dt.is_float(dtype):
+        top = float(np.finfo(np.dtype(dtype)).max)
+        bad = [v for v in values if np.isinf(v) or abs(v) > top]
+    elif dtype == "bool":
+        bad = [v for v in values if not np.isfinite(v)]
+    else:
+        info = np.iinfo(np.dtype(dtype))
+        bad = [v for v in values if not (np.isfinite(v) and info.min <= v <= info.max)]
+    if bad:
+        raise StencilmapError(f"value {bad[0]:g} does not fit {dtype}", where)
+
+
+def _check_file_size(path: Path, dtype: str, shape: tuple[int, ...], size: int, where: Location) -> None:
+    """Refuse a data file whose size cannot hold ``size`` values before reading it (raw ``.dat``: exactly
+    size × itemsize bytes; ``.csv``: at most 64 bytes a value)."""
+    nbytes = path.stat().st_size
+    itemsize = np.dtype(dtype).itemsize
+    if path.suffix.lower() != ".csv" and nbytes != size * itemsize:
+        raise StencilmapError(
+            f"data file {path.name} has {nbytes // itemsize} values, expected {size} (shape {list(shape)}, {dtype})",
+            where,
+        )
+    if path.suffix.lower() == ".csv" and nbytes > 64 * size + 4096:
+        raise StencilmapError(f"data file {path.name} is too large for {size} values", where)
 
 
 def _reshaped(flat: Array, shape: tuple[int, ...], size: int, what: str, where: Location) -> Array:
@@ -121,15 +206,26 @@ def _reshaped(flat: Array, shape: tuple[int, ...], size: int, what: str, where: 
     return flat.reshape(shape)
 
 
-def _read_file(program: Program, inp: Input, shape: tuple[int, ...], size: int, where: Location) -> Array:
+def _read_file(
+    program: Program, inp: Input, shape: tuple[int, ...], size: int, where: Location, data_dir: Path | None
+) -> Array:
     assert inp.source is not None and inp.source.path is not None
     base = Path(program.path).parent if program.path else Path.cwd()
     path = base / inp.source.path
     if not path.is_file():
         raise StencilmapError(
-            f"data file not found: {path} (input '{inp.name}'); supply it with --input {inp.name}=FILE.npy",
+            f"data file not found: {path} (input '{inp.name}': {inp.dtype}, shape {list(shape)}); "
+            f"supply it with --input {inp.name}=FILE.npy",
             where,
         )
+    allowed = (data_dir if data_dir is not None else base).resolve()
+    if not path.resolve().is_relative_to(allowed):
+        raise StencilmapError(
+            f"data file {path} is outside {allowed}; allow its folder with --data-dir or supply it with "
+            f"--input {inp.name}=FILE.npy",
+            where,
+        )
+    _check_file_size(path, inp.dtype, shape, size, where)
     try:
         if path.suffix.lower() == ".csv":
             flat = np.loadtxt(path, delimiter=",", ndmin=1, dtype=np.float64).ravel().astype(inp.dtype)

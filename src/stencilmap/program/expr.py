@@ -122,6 +122,11 @@ class Call:
 Expr = Const | Ref | Var | Unary | Binary | Select | Cast | Call
 
 
+#: Deepest expression a front end accepts. A left-to-right sum of n terms nests n deep: a 21×21 window
+#: (441 terms) or an 11×11×11 one (1,331) is well within; the command line runs with the stack to match.
+MAX_DEPTH = 10_000
+
+
 def children(e: Expr) -> tuple[Expr, ...]:
     """Direct sub-expressions of a node."""
     if isinstance(e, Unary | Cast):
@@ -142,6 +147,29 @@ def walk(e: Expr) -> Iterator[Expr]:
         node = stack.pop()
         yield node
         stack.extend(reversed(children(node)))
+
+
+def postorder(e: Expr) -> Iterator[Expr]:
+    """All nodes of an expression, children before their parent (iterative: any depth)."""
+    stack: list[tuple[Expr, bool]] = [(e, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            yield node
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in reversed(children(node)))
+
+
+def depth(e: Expr) -> int:
+    """Nesting depth of an expression (a leaf is 1; ``a + b + c`` is 3)."""
+    best = 0
+    stack = [(e, 1)]
+    while stack:
+        node, d = stack.pop()
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in children(node))
+    return best
 
 
 def refs(e: Expr) -> Iterator[Ref]:

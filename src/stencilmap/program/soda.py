@@ -16,7 +16,19 @@ import lark
 
 from stencilmap.errors import StencilmapError
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import FUNCTIONS, Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
+from stencilmap.program.expr import (
+    FUNCTIONS,
+    MAX_DEPTH,
+    Binary,
+    Call,
+    Cast,
+    Const,
+    Expr,
+    Ref,
+    Select,
+    Unary,
+    Var,
+)
 from stencilmap.program.expr import shift as shift_expr
 from stencilmap.program.ir import Hints, Input, Param, Program, Stencil, Temp
 from stencilmap.program.soda_grammar import GRAMMAR
@@ -32,6 +44,11 @@ _TERMINAL_NAMES = {
     "MUL_OP": "'*', '/' or '%'",
     "UNARY_OP": "a unary operator",
     "EQ_OP": "'==' or '!='",
+    "LOR_OP": "'||'",
+    "LAND_OP": "'&&'",
+    "BOR_OP": "'|'",
+    "BXOR_OP": "'^'",
+    "BAND_OP": "'&'",
     "REL_OP": "a comparison",
     "$END": "end of file",
 }
@@ -60,7 +77,54 @@ def parse_soda(text: str, filename: str = "<string>") -> Program:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
         raise StencilmapError(_syntax_message(exc, text), f"{filename}:{exc.line}:{exc.column}") from None
+    _check_limits(tree, filename)
     return _Builder(filename).build(tree)
+
+
+#: Longest integer literal (digits and prefix; 2^64 has 20 decimal digits, 66 with the 0b prefix).
+MAX_INT_CHARS = 70
+
+
+def _check_int_token(token: lark.Token, filename: str) -> None:
+    where = f"{filename}:{token.line}:{token.column}"
+    if len(token) > MAX_INT_CHARS:
+        raise StencilmapError(f"integer literal of {len(token):,} characters is too large", where)
+    try:
+        value = _int_value(str(token))
+    except ValueError:
+        raise StencilmapError(f"invalid integer literal '{token}' (a leading 0 means octal)", where) from None
+    if value >= 2**64:
+        raise StencilmapError(f"integer literal '{token}' does not fit in 64 bits", where)
+
+
+#: Largest DRAM bank number.
+MAX_BANK = 1023
+
+
+def _check_banks_token(token: lark.Token, filename: str) -> None:
+    parts = str(token).split(".")
+    if any(len(b) > 4 or int(b) > MAX_BANK for b in parts):
+        raise StencilmapError(
+            f"DRAM bank numbers go up to {MAX_BANK}", f"{filename}:{token.line}:{token.column}"
+        )
+
+
+def _check_limits(tree: lark.Tree[Any], filename: str) -> None:
+    """Refuse expressions nested deeper than ``MAX_DEPTH`` before walking them recursively, and integer
+    literals too long to be any C integer."""
+    stack: list[tuple[lark.Tree[Any], int]] = [(tree, 0)]
+    while stack:
+        node, level = stack.pop()
+        if level > MAX_DEPTH + 2:  # start → statement → expression
+            where = f"{filename}:{node.meta.line}:{node.meta.column}" if not node.meta.empty else filename
+            raise StencilmapError(f"expression nested more than {MAX_DEPTH:,} levels deep", where)
+        for c in node.children:
+            if isinstance(c, lark.Tree):
+                stack.append((c, level + 1))
+            elif isinstance(c, lark.Token) and c.type == "INT":
+                _check_int_token(c, filename)
+            elif isinstance(c, lark.Token) and c.type == "BANKS":
+                _check_banks_token(c, filename)
 
 
 def _describe(terminal: str) -> str:
@@ -99,6 +163,7 @@ class _Builder:
     outputs: list[str] = field(default_factory=list)
     tiles: list[tuple[tuple[int, ...] | None, str]] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # scalars in scope: lets of the current statement
+    lhs_ranks: list[tuple[int, str, str]] = field(default_factory=list)  # (offsets, stencil, where)
 
     def loc(self, node: lark.Tree[Any] | lark.Token) -> str:
         meta = node if isinstance(node, lark.Token) else node.meta
@@ -119,6 +184,11 @@ class _Builder:
             raise StencilmapError("a SODA program needs at least one output", f"{self.filename}:1:1")
         tile = self._tile()
         rank = len(tile) + 1
+        for n, name, where in self.lhs_ranks:
+            if n != rank:
+                raise StencilmapError(
+                    f"'{name}' is defined with {n} offset(s); the program has {rank} dimensions", where
+                )
         inputs = tuple(Input(i.name, i.dtype, tuple(range(rank)), None, i.banks, i.loc) for i in self.inputs)
         hints = Hints(
             unroll=self.header.get("unroll", 1),
@@ -201,6 +271,8 @@ class _Builder:
             return ()
         banks: list[int] = []
         for tok in node.children:
+            if not isinstance(tok, lark.Token) or tok.type != "BANKS":
+                continue  # the '|' between bank groups
             banks.extend(int(b) for b in str(tok).split("."))
         return tuple(banks)
 
@@ -249,7 +321,9 @@ class _Builder:
         name = str(lhs.children[0])
         offset = tuple(reversed([_signed(c) for c in lhs.children[1:]]))
         expr = self._expr(expr_node)
+        self.lhs_ranks.append((len(offset), name, self.loc(lhs)))
         if any(offset):
+            self._check_ranks(name, offset, [expr, *(t.expr for t in temps)], lhs)
             # SODA: t(o) = e(0) means t(x) = e(x − o): shift every field access by −o
             delta = {f: tuple(-o for o in offset) for f in self._fields_read(expr, temps)}
             expr = shift_expr(expr, delta)
@@ -264,6 +338,20 @@ class _Builder:
                 loc=self.loc(node),
             )
         )
+
+    def _check_ranks(
+        self, name: str, offset: tuple[int, ...], exprs: list[Expr], lhs: lark.Tree[Any]
+    ) -> None:
+        from stencilmap.program.expr import refs
+
+        for e in exprs:
+            for r in refs(e):
+                if len(r.offset) != len(offset):
+                    raise self.fail(
+                        f"'{name}' is defined with {len(offset)} offset(s) but reads '{r.field}' with "
+                        f"{len(r.offset)}",
+                        lhs,
+                    )
 
     @staticmethod
     def _fields_read(expr: Expr, temps: list[Temp]) -> set[str]:

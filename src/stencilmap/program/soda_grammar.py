@@ -18,7 +18,7 @@ border: "border" ":" NAME
 cluster: "cluster" ":" NAME
 
 input_stmt: "input" [dram] NAME ":" NAME [tile]
-dram: "dram" BANKS ("|" BANKS)*
+dram: "dram" BANKS (BOR_OP BANKS)*
 tile: "(" (INT ",")* STAR ")"
     | "(" (INT ",")+ ")"
 param_stmt: "param" [dram] NAME ("," param_attr)* ":" NAME ("[" INT "]")*
@@ -31,11 +31,11 @@ lhs: NAME "(" signed_int ("," signed_int)* ")"
 signed_int: [SIGN] INT
 
 ?expr: lor
-?lor: land | lor "||" land -> binary
-?land: bor | land "&&" bor -> binary
-?bor: bxor | bor "|" bxor -> binary
-?bxor: band | bxor "^" band -> binary
-?band: eq | band "&" eq -> binary
+?lor: land | lor LOR_OP land -> binary
+?land: bor | land LAND_OP bor -> binary
+?bor: bxor | bor BOR_OP bxor -> binary
+?bxor: band | bxor BXOR_OP band -> binary
+?band: eq | band BAND_OP eq -> binary
 ?eq: rel | eq EQ_OP rel -> binary
 ?rel: add | rel REL_OP add -> binary
 ?add: mul | add ADD_OP mul -> binary
@@ -47,6 +47,11 @@ signed_int: [SIGN] INT
      | INT -> int_lit
      | "(" expr ")"
 
+LOR_OP: "||"
+LAND_OP: "&&"
+BOR_OP: "|"
+BXOR_OP: "^"
+BAND_OP: "&"
 EQ_OP: "==" | "!="
 REL_OP: "<=" | ">=" | "<" | ">"
 ADD_OP: "+" | "-"

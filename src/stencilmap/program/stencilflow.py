@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings as python_warnings
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -18,7 +19,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stencilmap.errors import Location, StencilmapError
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import FUNCTIONS, Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var, refs
+from stencilmap.program.expr import (
+    FUNCTIONS,
+    MAX_DEPTH,
+    Binary,
+    Call,
+    Cast,
+    Const,
+    Expr,
+    Ref,
+    Select,
+    Unary,
+    Var,
+    refs,
+)
 from stencilmap.program.ir import (
     SHRINK,
     Boundary,
@@ -91,11 +105,21 @@ def load_stencilflow(path: str | Path) -> Program:
     return parse_stencilflow(text, str(p))
 
 
+#: Deepest nesting of JSON arrays and objects accepted (inline data of a 3-D input nests 4 deep).
+MAX_JSON_DEPTH = 32
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
 def parse_stencilflow(text: str, filename: str = "<string>") -> Program:
+    _check_json_depth(text, filename)
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise StencilmapError(f"invalid JSON: {exc.msg}", f"{filename}:{exc.lineno}:{exc.colno}") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits, NaN or Infinity
+        why = "an integer has more than 4,300 digits" if "digits" in str(exc) else str(exc)
+        raise StencilmapError(f"invalid JSON: {why}", filename) from None
+    _check_strings(raw, filename)
     try:
         spec = ProgramSpec.model_validate(raw)
     except pydantic.ValidationError as exc:
@@ -103,6 +127,44 @@ def parse_stencilflow(text: str, filename: str = "<string>") -> Program:
         path = _json_path(err["loc"])
         raise StencilmapError(_pydantic_message(err), Location(filename, json_path=path)) from None
     return _build(spec, Path(filename).stem, filename)
+
+
+def _check_json_depth(text: str, filename: str) -> None:
+    """Refuse arrays and objects nested deeper than ``MAX_JSON_DEPTH`` before parsing."""
+    level = 0
+    for m in re.finditer(r"[\[\]{}]", _JSON_STRING.sub("", text)):
+        level += 1 if m.group() in "[{" else -1
+        if level > MAX_JSON_DEPTH:
+            raise StencilmapError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep", filename)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _check_strings(raw: Any, filename: str) -> None:
+    """Refuse strings that are not valid Unicode (lone surrogates from ``\\ud800`` escapes)."""
+    stack: list[tuple[Any, str]] = [(raw, "")]
+    while stack:
+        value, path = stack.pop()
+        items = (
+            value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        )
+        for key, item in items:
+            sub = f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
+            for text in (key, item):
+                if isinstance(text, str) and not _is_unicode(text):
+                    where = Location(filename, json_path=ascii(sub)[1:-1] or "(top level)")
+                    raise StencilmapError("string is not valid Unicode (a lone surrogate)", where)
+            stack.append((item, sub))
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_path(loc: tuple[int | str, ...]) -> str:
@@ -233,6 +295,10 @@ def _constant(name: str, spec: int | float | ConstantSpec, filename: str) -> Con
         value = spec.value
     else:
         value = spec
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise StencilmapError(
+            "integer does not fit in int64", Location(filename, json_path=f"constants.{name}")
+        )
     weak = dt.WEAK_INT if isinstance(value, int) else dt.WEAK_FLOAT
     return Constant(name, value, weak)
 
@@ -268,12 +334,18 @@ class _Context:
 def _stencil(name: str, spec: StencilSpec, ctx: _Context, warnings: list[str]) -> Stencil:
     where = f"program.{name}.computation_string"
     try:
-        module = ast.parse(spec.computation_string.strip(), mode="exec")
+        with python_warnings.catch_warnings():  # Python's SyntaxWarnings would print a second line
+            python_warnings.simplefilter("ignore")
+            module = ast.parse(spec.computation_string.strip(), mode="exec")
     except SyntaxError as exc:
         raise StencilmapError(
             f"syntax error in computation string at column {exc.offset}: {exc.msg}",
             Location(ctx.filename, json_path=where),
         ) from None
+    except (RecursionError, MemoryError):  # Python's parser gives up on deep nesting with these
+        raise StencilmapError(_TOO_DEEP, Location(ctx.filename, json_path=where)) from None
+    if _ast_depth(module) > MAX_DEPTH:
+        raise StencilmapError(_TOO_DEEP, Location(ctx.filename, json_path=where))
     conv = _ExprConverter(ctx, where)
     temps: list[Temp] = []
     result: Expr | None = None
@@ -297,6 +369,19 @@ def _stencil(name: str, spec: StencilSpec, ctx: _Context, warnings: list[str]) -
     dtype = _dtype(spec.data_type, ctx.filename, f"program.{name}.data_type")
     boundary = _boundaries(name, spec, result, temps, ctx, warnings)
     return Stencil(name, dtype, result, tuple(temps), boundary, loc=f"{ctx.filename}: program.{name}")
+
+
+_TOO_DEEP = f"expression nested more than {MAX_DEPTH:,} levels deep"
+
+
+def _ast_depth(tree: ast.AST) -> int:
+    best = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        best = max(best, level)
+        stack.extend((c, level + 1) for c in ast.iter_child_nodes(node))
+    return best
 
 
 def _boundaries(
@@ -357,6 +442,8 @@ class _ExprConverter:
     def convert(self, node: ast.expr) -> Expr:
         if isinstance(node, ast.Constant) and isinstance(node.value, bool | int | float):
             v = node.value
+            if isinstance(v, int) and not -(2**63) <= v < 2**63:
+                raise self.fail(node, "integer literal does not fit in int64")
             kind = (
                 dt.WEAK_BOOL if isinstance(v, bool) else dt.WEAK_INT if isinstance(v, int) else dt.WEAK_FLOAT
             )

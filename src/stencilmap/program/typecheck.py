@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import reduce
 
 from stencilmap.program import dtypes as dt
@@ -37,6 +37,9 @@ class TypeEnv:
     fields: Mapping[str, str]
     scalars: Mapping[str, str]  # temporaries, constants
     params: Mapping[str, tuple[str, int]]  # name -> (dtype, rank)
+    #: Types already inferred, by node identity (the node is kept, so its id is not reused): executors
+    #: ask for the type of every node of a tree, which would otherwise re-walk each subtree.
+    memo: dict[int, tuple[Expr, str]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def stencil_env(program: Program, stencil: Stencil | None = None) -> TypeEnv:
@@ -62,6 +65,15 @@ def stencil_types(program: Program, stencil: Stencil) -> tuple[TypeEnv, dict[str
 
 def infer(e: Expr, env: TypeEnv) -> str:
     """The type of ``e``; raises ExprTypeError for unknown names or operations the semantics forbid."""
+    known = env.memo.get(id(e))
+    if known is not None and known[0] is e:
+        return known[1]
+    ty = _infer(e, env)
+    env.memo[id(e)] = (e, ty)
+    return ty
+
+
+def _infer(e: Expr, env: TypeEnv) -> str:
     c = env.semantics == "c"
     if isinstance(e, Const):
         return e.dtype
@@ -77,13 +89,25 @@ def infer(e: Expr, env: TypeEnv) -> str:
     if isinstance(e, Unary):
         return _unary_type(e.op, infer(e.operand, env), c)
     if isinstance(e, Binary):
-        return _binary_type(e.op, infer(e.lhs, env), infer(e.rhs, env), c)
+        ty = _binary_type(e.op, infer(e.lhs, env), infer(e.rhs, env), c)
+        if e.op == "**" and dt.is_integer(ty) and _negative_constant(e.rhs):
+            raise ExprTypeError("integers cannot be raised to a negative power")
+        return ty
     if isinstance(e, Select):
         infer(e.cond, env)
         return _common(infer(e.then, env), infer(e.else_, env), c)
     if isinstance(e, Call):
         return _call_type(e.func, [infer(a, env) for a in e.args], c)
     raise ExprTypeError(f"unknown expression node {e!r}")
+
+
+def _negative_constant(e: Expr) -> bool:
+    """``e`` is a literal below zero, possibly written with unary signs (``-1``, ``-(+2)``)."""
+    sign = 1
+    while isinstance(e, Unary) and e.op in ("-", "+"):
+        sign = -sign if e.op == "-" else sign
+        e = e.operand
+    return isinstance(e, Const) and sign * e.value < 0
 
 
 def _var_type(e: Var, env: TypeEnv) -> str:
@@ -112,6 +136,8 @@ def _require_integer(op: str, *types: str) -> None:
 
 
 def _unary_type(op: str, t: str, c: bool) -> str:
+    if op in ("-", "+") and not c and t in ("bool", dt.WEAK_BOOL):
+        raise ExprTypeError(f"unary '{op}' on a boolean; use 'not' or convert it with int()")
     if op == "!":
         return "int32" if c else "bool"
     if op == "~":

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from stencilmap.errors import StencilmapError
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import Expr, Ref, walk
+from stencilmap.program.expr import MAX_DEPTH, Expr, Ref, Var, depth, walk
 from stencilmap.program.graph import find_cycle
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import ExprTypeError, TypeEnv, infer, stencil_types
+
+#: Every field, stencil, param, constant and temporary name: an identifier of at most this many characters
+#: (names become file names: ``--out DIR/<output>.npy``).
+MAX_NAME = 128
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Largest dimension size and largest number of points of an iteration space (analysis and the models
+#: count in these; executors also check the memory they need, ``program.data.check_memory``).
+MAX_DIM = 2**40
+MAX_POINTS = 2**50
+#: Largest field offset (a stencil's window) and param size.
+MAX_OFFSET = 2**20
+MAX_PARAM_SIZE = 2**24
+#: Largest ``iterate`` a program may ask for (each step is a chained copy of the program).
+MAX_ITERATE = 4096
 
 
 def verify(program: Program) -> None:
@@ -34,8 +49,15 @@ def _check_program(p: Program) -> None:
     for n in p.shape:
         if n is not None and n < 1:
             raise StencilmapError(f"dimension sizes must be positive, got {list(p.shape)}", p.path)
-    if p.iterate < 1:
-        raise StencilmapError(f"iterate must be ≥ 1, got {p.iterate}", p.path)
+    sizes = [n for n in p.shape if n is not None]
+    if any(n > MAX_DIM for n in sizes) or _product(sizes) > MAX_POINTS:
+        raise StencilmapError(
+            f"iteration space {list(p.shape)} is too large (at most {MAX_DIM:,} per dimension and "
+            f"{MAX_POINTS:,} points)",
+            p.path,
+        )
+    if not 1 <= p.iterate <= MAX_ITERATE:
+        raise StencilmapError(f"iterate must be between 1 and {MAX_ITERATE:,}, got {p.iterate}", p.path)
     if p.hints.unroll < 1 or p.hints.vectorization < 1:
         raise StencilmapError("unroll factor and vectorization must be ≥ 1", p.path)
     if not p.outputs:
@@ -47,15 +69,45 @@ def _check_program(p: Program) -> None:
             raise StencilmapError(f"input '{i.name}': bad axes {list(i.axes)}", _where(p, i.loc))
 
 
+def _product(sizes: list[int]) -> int:
+    total = 1
+    for n in sizes:
+        total *= n
+    return total
+
+
 def _check_names(p: Program) -> None:
+    if not p.name or len(p.name) > MAX_NAME or p.name.startswith(".") or "/" in p.name or "\0" in p.name:
+        raise StencilmapError(f"program name {_shown(p.name)} is not a usable folder name", p.path)
     names = [i.name for i in p.inputs] + [s.name for s in p.stencils]
     names += [q.name for q in p.params] + [c.name for c in p.constants]
+    temps = [t.name for s in p.stencils for t in s.temps]
+    for n in [*names, *temps, *p.outputs]:
+        if not _IDENTIFIER.fullmatch(n) or len(n) > MAX_NAME:
+            raise StencilmapError(
+                f"name {_shown(n)} is not an identifier of at most {MAX_NAME} characters", p.path
+            )
     dup = [n for n, k in Counter(names).items() if k > 1]
     if dup:
         raise StencilmapError(f"duplicate name '{dup[0]}'", p.path)
+    dup_out = [n for n, k in Counter(p.outputs).items() if k > 1]
+    if dup_out:
+        raise StencilmapError(f"output '{dup_out[0]}' is listed twice", p.path)
     for out in p.outputs:
         if p.stencil(out) is None:
             raise StencilmapError(f"output '{out}' is not computed by any stencil", p.path)
+    for q in p.params:
+        if any(n < 1 for n in q.shape) or _product(list(q.shape)) > MAX_PARAM_SIZE:
+            raise StencilmapError(
+                f"param '{q.name}': sizes {list(q.shape)} must be positive, at most {MAX_PARAM_SIZE:,} elements",
+                _where(p, q.loc),
+            )
+
+
+def _shown(name: str) -> str:
+    """A name as an error message shows it: quoted, shortened, control characters escaped."""
+    text = name if len(name) <= 40 else name[:37] + "..."
+    return ascii(text) if not text.isprintable() else f"'{text}'"
 
 
 def _check_stencil(p: Program, s: Stencil) -> None:
@@ -79,10 +131,16 @@ def _check_stencil(p: Program, s: Stencil) -> None:
 
 
 def _check_expr(p: Program, e: Expr, env: TypeEnv) -> None:
+    if depth(e) > MAX_DEPTH:
+        raise ExprTypeError(f"expression nested more than {MAX_DEPTH:,} levels deep")
     infer(e, env)
     for node in walk(e):
+        if isinstance(node, Var):
+            _check_param_index(p, node)
         if not isinstance(node, Ref):
             continue
+        if any(abs(o) > MAX_OFFSET for o in node.offset):
+            raise ExprTypeError(f"offset {list(node.offset)} of '{node.field}' is beyond ±{MAX_OFFSET:,}")
         axes = p.field_axes(node.field)
         if not axes and node.offset:
             raise ExprTypeError(f"scalar '{node.field}' cannot be read at an offset {list(node.offset)}")
@@ -90,6 +148,16 @@ def _check_expr(p: Program, e: Expr, env: TypeEnv) -> None:
             raise ExprTypeError(
                 f"field '{node.field}' spans {len(axes)} dimension(s), accessed with {len(node.offset)}"
             )
+
+
+def _check_param_index(p: Program, v: Var) -> None:
+    param = next((q for q in p.params if q.name == v.name), None)
+    if param is None or len(v.index) != len(param.shape):
+        return  # typing reports a wrong number of indices
+    for i, n in zip(v.index, param.shape, strict=True):
+        if not 0 <= i < n:
+            sizes = "".join(f"[{s}]" for s in param.shape)
+            raise ExprTypeError(f"index {i} of param '{v.name}{sizes}' is out of bounds")
 
 
 def _check_iterate(p: Program) -> None:

@@ -73,9 +73,13 @@ def trace_format(path: Path) -> str:
 
 def write_trace(path: Path, trace: Trace) -> None:
     """Write ``trace`` as JSON Lines or VCD (by ``path``'s suffix), atomically."""
+    write_text_atomically(path, trace_text(path, trace))
+
+
+def trace_text(path: Path, trace: Trace) -> str:
+    """``trace`` as JSON Lines or VCD text (by ``path``'s suffix)."""
     _check(trace)
-    text = "".join(jsonl_lines(trace)) if trace_format(path) == "jsonl" else "".join(vcd_lines(trace))
-    write_text_atomically(path, text)
+    return "".join(jsonl_lines(trace)) if trace_format(path) == "jsonl" else "".join(vcd_lines(trace))
 
 
 def _check(trace: Trace) -> None:
