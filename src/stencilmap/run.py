@@ -1,19 +1,27 @@
-"""The ``run`` job: load a program, bind its inputs, execute it with the reference executor, save outputs."""
+"""The ``run`` job: load a program, bind its inputs, execute it on a host backend, save outputs.
+
+The backends (``backends.registry``): ``numpy`` (the reference, default), ``cpu`` (compiled, temporal
+blocking), ``dask`` (chunks with halos, local or on a cluster; streams ``.npy`` inputs and outputs through
+memory maps), ``gpu`` (CuPy).
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from stencilmap.backends.reference import defined_region, run_reference
+from stencilmap.backends.reference import defined_region
+from stencilmap.backends.registry import Execution, HostOptions, check_options, execute
+from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, read_npy, write_arrays_atomically
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.program.ir import DataSource
+from stencilmap.program.verify import verify
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +41,15 @@ class RunReport:
     fields: tuple[FieldReport, ...]
     outputs: Mapping[str, Path]
     seconds: float
+    backend: str = "numpy"
+    compute_seconds: float = 0.0  # the kernel alone: no compilation, no I/O (dask: includes chunk I/O)
+    compile_seconds: float | None = None  # compiled backends: build or cache load
+
+    @property
+    def gcells_per_s(self) -> float:
+        """Grid points updated per second by the kernel, all iterations counted."""
+        cells = int(np.prod([int(n or 0) for n in self.program.shape])) * self.program.iterate
+        return cells / self.compute_seconds / 1e9 if self.compute_seconds > 0 else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,28 +61,93 @@ class RunConfig:
     seed: int = 0
     shape: tuple[int, ...] | None = None
     out_dir: Path | None = None
+    host: HostOptions = HostOptions()
+    iterate: int | None = None  # overrides the program's number of time steps
 
 
 def run(config: RunConfig) -> RunReport:
     start = time.perf_counter()
     program = load_program(config.program)
-    supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
+    program = with_iterate(program, config.iterate)
+    check_options(config.host, program.rank)
+    if config.host.backend == "dask":
+        from stencilmap.backends.distributed import lazy_inputs
+
+        supplied = {name: lazy_inputs(name, path) for name, path in config.inputs.items()}
+    else:
+        supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
     program = bind_shape(program, supplied, config.shape)
-    values = make_inputs(program, supplied, config.seed)
-    result = run_reference(program, values)
     out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
-    written = write_arrays_atomically(out_dir, result.outputs)
+    if config.host.backend == "dask":
+        from stencilmap.backends.distributed import run_dask_to_files
+
+        values = dask_values(program, supplied, config.seed)
+        written, regions, execution = run_dask_to_files(program, values, config.host, out_dir)
+    else:
+        values = make_inputs(program, supplied, config.seed)
+        execution = execute(program, values, config.host)
+        written = write_arrays_atomically(out_dir, execution.result.outputs)
+        regions = {
+            name: (defined_region(mask), int(np.count_nonzero(mask)))
+            for name, mask in execution.result.defined.items()
+        }
     seconds = time.perf_counter() - start
     fields = [_input_report(program, name, arr, name in supplied) for name, arr in values.items()]
-    for name, arr in result.outputs.items():
-        mask = result.defined[name]
-        fields.append(
-            FieldReport(
-                name, "output", tuple(arr.shape), str(arr.dtype), str(written[name]),
-                defined_region(mask), int(np.count_nonzero(mask)),
+    shape = tuple(int(n or 0) for n in program.shape)
+    for name in program.outputs:
+        dtype = program.field_dtype(name)
+        region, count = regions[name]
+        fields.append(FieldReport(name, "output", shape, dtype, str(written[name]), region, count))
+    return _report(program, fields, written, seconds, config.host.backend, execution)
+
+
+def _report(
+    program: Program, fields: list[FieldReport], written: Mapping[str, Path], seconds: float, backend: str,
+    execution: Execution,
+) -> RunReport:  # fmt: skip
+    return RunReport(
+        program, tuple(fields), written, seconds, backend, execution.compute_seconds, execution.compile_seconds
+    )
+
+
+def with_iterate(program: Program, iterate: int | None) -> Program:
+    """The program with its number of time steps overridden (``--iterate``), checked like the program's."""
+    if iterate is None:
+        return program
+    if iterate < 1:
+        raise StencilmapError(f"--iterate must be ≥ 1, got {iterate}")
+    changed = replace(program, iterate=iterate)
+    verify(changed)
+    return changed
+
+
+def dask_values(program: Program, supplied: Mapping[str, Array], seed: int) -> dict[str, Array]:
+    """Inputs for the dask backend: supplied arrays stay memory-mapped; the others are generated."""
+    for name, arr in supplied.items():
+        inp = program.input(name)
+        want = (
+            tuple(int(program.shape[a] or 0) for a in inp.axes)
+            if inp is not None
+            else next((p.shape for p in program.params if p.name == name), None)
+        )
+        dtype = inp.dtype if inp is not None else next((p.dtype for p in program.params if p.name == name), None)
+        if want is None:
+            raise StencilmapError(f"--input {name}: the program has no input named '{name}'")
+        if tuple(arr.shape) != tuple(want) or str(arr.dtype) != dtype:
+            raise StencilmapError(
+                f"has shape {list(arr.shape)} and dtype {arr.dtype}, expected {list(want)} {dtype}",
+                f"--input {name}",
             )
-        )  # fmt: skip
-    return RunReport(program, tuple(fields), written, seconds)
+    rest = replace(
+        program,
+        inputs=tuple(i for i in program.inputs if i.name not in supplied),
+        params=tuple(p for p in program.params if p.name not in supplied),
+    )
+    generated = make_inputs(rest, {}, seed)
+    return {
+        **{i.name: (supplied[i.name] if i.name in supplied else generated[i.name]) for i in program.inputs},
+        **{p.name: (supplied[p.name] if p.name in supplied else generated[p.name]) for p in program.params},
+    }
 
 
 def _input_report(program: Program, name: str, arr: Array, supplied: bool) -> FieldReport:
