@@ -49,6 +49,10 @@ def run_json(report: RunReport) -> dict[str, Any]:
         ],
         "outputs": {k: str(v) for k, v in report.outputs.items()},
         "seconds": round(report.seconds, 6),
+        "backend": report.backend,
+        "compute_seconds": round(report.compute_seconds, 6),
+        "compile_seconds": round(report.compile_seconds, 6) if report.compile_seconds is not None else None,
+        "gcells_per_s": round(report.gcells_per_s, 4),
         "warnings": list(p.warnings),
     }
 
@@ -56,14 +60,16 @@ def run_json(report: RunReport) -> dict[str, Any]:
 def print_run(report: RunReport, console: Console) -> None:
     p = report.program
     iterate = f", iterate {p.iterate}" if p.iterate > 1 else ""
-    table = Table(title=f"{p.name} ({p.format}, {_dims(tuple(int(n or 0) for n in p.shape))}{iterate}): reference run",
+    table = Table(title=f"{p.name} ({p.format}, {_dims(tuple(int(n or 0) for n in p.shape))}{iterate}): {report.backend} run",
                   title_justify="left")  # fmt: skip
     for col in ("field", "role", "shape", "dtype", "defined region", "source / written to"):
         table.add_column(col)
     for f in report.fields:
         table.add_row(f.name, f.role, _dims(f.shape), f.dtype, region_text(f), f.source)
     console.print(table)
-    console.print(f"done in {report.seconds:.3f} s")
+    console.print(
+        f"done in {report.seconds:.3f} s (kernel {report.compute_seconds:.3f} s, {report.gcells_per_s:.3f} GCell/s)"
+    )
 
 
 # ----------------------------------------------------------------------------------------------- analyze

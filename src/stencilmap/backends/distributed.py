@@ -111,9 +111,34 @@ def _steps(plan: Plan, options: HostOptions, shape: tuple[int, ...]) -> int:
     return steps
 
 
+class Shipped:
+    """A program as tasks carry it: tokenized by its generated code, pickled as its file (deep expression
+    trees overflow the recursion of dask's tokenizer and of pickle)."""
+
+    def __init__(self, program: Program, source: str) -> None:
+        self.program, self.source = program, source
+
+    def __dask_tokenize__(self) -> str:
+        return f"{self.source}|{self.program.shape}|{self.program.iterate}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        p = self.program
+        if p.path is None:
+            return (Shipped, (p, self.source))
+        return (_reload, (p.path, p.shape, p.iterate, self.source))
+
+
+def _reload(path: str, shape: tuple[int, ...], iterate: int, source: str) -> Shipped:
+    from dataclasses import replace
+
+    from stencilmap.program import load_program
+
+    return Shipped(replace(load_program(path).with_shape(shape), iterate=iterate), source)
+
+
 def _chunk_step(
     block: Array,
-    program: Program,
+    shipped: Shipped,
     shape: tuple[int, ...],
     chunks: tuple[tuple[int, ...], ...],
     depth: tuple[int, ...],
@@ -123,6 +148,7 @@ def _chunk_step(
     block_id: tuple[int, ...] | None = None,
 ) -> Array:
     """One exchange on one chunk: ``steps`` iterations of the window ``block`` (chunk + halo)."""
+    program = shipped.program
     cp = compile_program(program)
     plan = cp.plan
     assert block_id is not None
@@ -226,9 +252,9 @@ def lazy_run(
     done = 0
     while done < program.iterate:
         now = min(steps, program.iterate - done)
-        d = _depth(plan, now)
+        d = tuple(0 if len(c) == 1 else x for x, c in zip(_depth(plan, now), chunks, strict=True))
         fn = functools.partial(
-            _chunk_step, program=program, shape=shape, chunks=chunks, depth=d, steps=now, threads=threads,
+            _chunk_step, shipped=Shipped(program, cp.source), shape=shape, chunks=chunks, depth=d, steps=now, threads=threads,
             small=small,
         )  # fmt: skip
         state = da.map_overlap(
