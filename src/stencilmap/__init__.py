@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 # The ``run`` job module is loaded first so that importing it later cannot rebind ``stencilmap.run`` (a
 # submodule import sets the package attribute): the name stays the API function. Both are light imports
 # (NumPy, the front ends); numba, dask and cupy are imported only by the backends that use them.
-import stencilmap.run as _run_job  # noqa: E402, F401
-from stencilmap.api import run  # noqa: E402
+import stencilmap.run as _run_job  # noqa: F401
+from stencilmap.api import run
 
 __all__ = ["__version__", "run"]

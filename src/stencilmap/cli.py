@@ -10,8 +10,8 @@ from rich.console import Console
 
 from stencilmap import __version__, present
 from stencilmap.analyze import AnalyzeConfig, analyze
-from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
 from stencilmap.backends.registry import BACKENDS, HostOptions
+from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
 from stencilmap.errors import StencilmapError
 from stencilmap.run import RunConfig, run
 

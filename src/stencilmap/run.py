@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +61,7 @@ class RunConfig:
     seed: int = 0
     shape: tuple[int, ...] | None = None
     out_dir: Path | None = None
-    host: HostOptions = HostOptions()
+    host: HostOptions = field(default_factory=HostOptions)
     iterate: int | None = None  # overrides the program's number of time steps
 
 
@@ -106,7 +106,13 @@ def _report(
     execution: Execution,
 ) -> RunReport:  # fmt: skip
     return RunReport(
-        program, tuple(fields), written, seconds, backend, execution.compute_seconds, execution.compile_seconds
+        program,
+        tuple(fields),
+        written,
+        seconds,
+        backend,
+        execution.compute_seconds,
+        execution.compile_seconds,
     )
 
 
@@ -130,7 +136,9 @@ def dask_values(program: Program, supplied: Mapping[str, Array], seed: int) -> d
             if inp is not None
             else next((p.shape for p in program.params if p.name == name), None)
         )
-        dtype = inp.dtype if inp is not None else next((p.dtype for p in program.params if p.name == name), None)
+        dtype = (
+            inp.dtype if inp is not None else next((p.dtype for p in program.params if p.name == name), None)
+        )
         if want is None:
             raise StencilmapError(f"--input {name}: the program has no input named '{name}'")
         if tuple(arr.shape) != tuple(want) or str(arr.dtype) != dtype:

@@ -160,7 +160,9 @@ class Emitter:
         if isinstance(e, Select):
             r = self.type(e)
             c, a, b = (self.emit(x) for x in (e.cond, e.then, e.else_))
-            return f"((({c}) != 0) ? {convert(a, self.type(e.then), r)} : {convert(b, self.type(e.else_), r)})"
+            return (
+                f"((({c}) != 0) ? {convert(a, self.type(e.then), r)} : {convert(b, self.type(e.else_), r)})"
+            )
         if isinstance(e, Call):
             return self._call(e)
         raise Unsupported(f"expression {e!r}")
@@ -223,10 +225,14 @@ class Emitter:
             return out
         if not dt.is_float(r):
             if f == "abs":
-                return xs[0] if dt.is_unsigned(r) else f"(({CTYPES[r]})(({xs[0]}) < 0 ? -({xs[0]}) : ({xs[0]})))"
+                return (
+                    xs[0] if dt.is_unsigned(r) else f"(({CTYPES[r]})(({xs[0]}) < 0 ? -({xs[0]}) : ({xs[0]})))"
+                )
             raise Unsupported(f"function '{f}' on {r}")
         if r == "float16" and f == "fma":  # NumPy rounds the product to half before adding
-            return f"((_Float16)((float)((_Float16)((float)({xs[0]}) * (float)({xs[1]}))) + (float)({xs[2]})))"
+            return (
+                f"((_Float16)((float)((_Float16)((float)({xs[0]}) * (float)({xs[1]}))) + (float)({xs[2]})))"
+            )
         work = "float32" if r == "float16" else r
         args = [f"(({CTYPES[work]})({x}))" for x in xs] if r == "float16" else xs
         value = _float_call(f, args, work, c=self.program.semantics == "c")

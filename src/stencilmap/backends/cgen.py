@@ -149,7 +149,13 @@ def _body(plan: Plan, st: Stencil, checked: bool) -> list[str]:
         lines += _read(plan, st, ref, f"r{j}", checked)
     env, temp_types = stencil_types(plan.program, st)
     temps: dict[str, str] = {}
-    emitter = Emitter(plan.program, env, temps, lambda r: names[r], {p.name: f"p{j}" for j, p in enumerate(plan.program.params)})
+    emitter = Emitter(
+        plan.program,
+        env,
+        temps,
+        lambda r: names[r],
+        {p.name: f"p{j}" for j, p in enumerate(plan.program.params)},
+    )
     for j, t in enumerate(st.temps):
         value = convert(emitter.emit(t.expr), emitter.type(t.expr), temp_types[t.name])
         lines.append(f"const {cexpr.ctype(temp_types[t.name])} t{j} = {value};")
@@ -216,7 +222,7 @@ def _tables(plan: Plan) -> str:
         for st in plan.order:
             m = table[r][st.name]
             cells = [[-1, -1]] * rank if m is None else [list(x) for x in m]
-            per.append("{" + ", ".join("{%d, %d}" % tuple(c) for c in cells) + "}")
+            per.append("{" + ", ".join(f"{{{c[0]}, {c[1]}}}" for c in cells) + "}")
         rows.append("{" + ", ".join(per) + "}")
     outs = list(plan.program.outputs)
     feeds_out = {o for _, o in plan.pairs} if plan.feeds else set()

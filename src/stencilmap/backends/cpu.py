@@ -35,7 +35,7 @@ DEFAULT_BLOCK = 8
 
 
 class SmBuf(ctypes.Structure):
-    _fields_ = [  # noqa: RUF012 (ctypes' declaration)
+    _fields_ = [
         ("v", ctypes.c_void_p),
         ("m", ctypes.c_void_p),
         ("s", ctypes.c_int64 * 3),

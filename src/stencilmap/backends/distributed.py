@@ -47,13 +47,15 @@ def lazy_inputs(name: str, path: Path) -> Array:
         except ImportError:
             raise StencilmapError("reading Zarr needs the 'zarr' package", where) from None
         try:
-            return zarr.open_array(str(p), mode="r")  # type: ignore[no-any-return]
+            arr: Array = zarr.open_array(str(p), mode="r")
+            return arr
         except Exception as exc:  # zarr raises many kinds for a bad store
             raise StencilmapError(f"not a readable Zarr array ({exc})", where) from None
     if not p.is_file():
         raise StencilmapError("no such file", where)
     try:
-        return np.load(p, mmap_mode="r", allow_pickle=False)
+        loaded: Array = np.load(p, mmap_mode="r", allow_pickle=False)
+        return loaded
     except (OSError, ValueError) as exc:
         raise StencilmapError(f"not a readable .npy array ({exc})", where) from None
 
@@ -68,7 +70,9 @@ def _state_dtype(plan: Plan) -> np.dtype[Any]:
     return np.dtype(names)
 
 
-def _chunks(options: HostOptions, shape: tuple[int, ...], depth: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+def _chunks(
+    options: HostOptions, shape: tuple[int, ...], depth: Sequence[int]
+) -> tuple[tuple[int, ...], ...]:
     """Explicit chunk sizes per axis; a last chunk thinner than the halo is merged into its neighbour."""
     want = options.chunks or tuple(min(n, DEFAULT_CHUNK) for n in shape)
     out: list[tuple[int, ...]] = []
@@ -161,7 +165,7 @@ def _chunk_step(
 
     def field(name: str) -> tuple[Array, Array | None]:
         v = np.ascontiguousarray(block[name])
-        m = np.ascontiguousarray(block[name + MASK]) if name + MASK in block.dtype.names else None
+        m = np.ascontiguousarray(block[name + MASK]) if name + MASK in (block.dtype.names or ()) else None
         keep.extend(x for x in (v, m) if x is not None)
         return v, m
 
@@ -235,9 +239,15 @@ def lazy_run(
     full = [i.name for i in program.inputs if len(i.axes) == program.rank]
     small = {
         name: np.ascontiguousarray(np.asarray(values[name]))
-        for name in [i.name for i in program.inputs if len(i.axes) != program.rank] + [p.name for p in program.params]
+        for name in [i.name for i in program.inputs if len(i.axes) != program.rank]
+        + [p.name for p in program.params]
     }
-    arrays = [da.from_array(values[f], chunks=chunks) if not isinstance(values[f], da.Array) else values[f].rechunk(chunks) for f in full]
+    arrays = [
+        da.from_array(values[f], chunks=chunks)
+        if not isinstance(values[f], da.Array)
+        else values[f].rechunk(chunks)
+        for f in full
+    ]
 
     def pack(*blocks: Array) -> Array:
         out = np.zeros(blocks[0].shape, dtype)

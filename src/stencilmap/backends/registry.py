@@ -53,7 +53,9 @@ def check_options(options: HostOptions, rank: int) -> None:
         raise StencilmapError(f"--threads must be between 1 and 4096, got {options.threads}")
     if options.chunks is not None:
         if len(options.chunks) != rank:
-            raise StencilmapError(f"--chunks has {len(options.chunks)} sizes, the program has {rank} dimensions")
+            raise StencilmapError(
+                f"--chunks has {len(options.chunks)} sizes, the program has {rank} dimensions"
+            )
         if any(c < 1 for c in options.chunks):
             raise StencilmapError(f"--chunks sizes must be positive, got {list(options.chunks)}")
     if options.block is not None and options.block < 1:
