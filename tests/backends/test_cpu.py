@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stencilmap.backends.cpu import choose_tile, run_cpu
 from stencilmap.backends.plan import make_plan
@@ -19,6 +21,7 @@ from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.program.soda import parse_soda
 from stencilmap.program.stencilflow import parse_stencilflow
 from tests.backends.common import assert_matches, bundled_params, inputs_for, load_bound
+from tests.strategies import programs
 
 
 @pytest.mark.parametrize("path", bundled_params())
@@ -132,3 +135,13 @@ def test_inputs_are_not_written() -> None:
     before = values["a"].copy()
     run_cpu(p, values, threads=2, block=2)
     np.testing.assert_array_equal(values["a"], before)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), st.integers(1, 4), st.integers(1, 3))
+def test_random_programs_equal_the_reference(program: Program, block: int, tile_edge: int) -> None:
+    """Random DAGs, windows, dims, boundaries and dtypes (tests/strategies.py), with small odd tiles."""
+    values = make_inputs(program, {}, 5)
+    tile = tuple(tile_edge for _ in program.shape)
+    got, _ = run_cpu(program, values, threads=2, block=block, tile=tile)
+    assert_matches(program, run_reference(program, values), got)

@@ -249,15 +249,16 @@ def lazy_run(
         for f in full
     ]
 
-    def pack(*blocks: Array) -> Array:
-        out = np.zeros(blocks[0].shape, dtype)
+    def pack(base: Array, *blocks: Array) -> Array:
+        out = np.zeros(base.shape, dtype)
         for name, b in zip(full, blocks, strict=True):
             out[name] = b
             if name + MASK in dtype.names:  # type: ignore[operator]
                 out[name + MASK] = 1
         return out
 
-    state = da.map_blocks(pack, *arrays, dtype=dtype)
+    base = da.zeros(shape, dtype=np.uint8, chunks=chunks)  # carries the chunking when no input is full-rank
+    state = da.map_blocks(pack, base, *arrays, dtype=dtype)
     threads = options.threads or 1
     done = 0
     while done < program.iterate:
