@@ -52,7 +52,7 @@ def run_json(report: RunReport) -> dict[str, Any]:
         "backend": report.backend,
         "compute_seconds": round(report.compute_seconds, 6),
         "compile_seconds": round(report.compile_seconds, 6) if report.compile_seconds is not None else None,
-        "gcells_per_s": round(report.gcells_per_s, 4),
+        "gcells_per_s": float(f"{report.gcells_per_s:.6g}"),
         "warnings": list(p.warnings),
     }
 
