@@ -49,7 +49,8 @@ def bench(name: str, program: Program, arch: str, config: BuildConfig, target: f
     assert best is not None
     seconds, result = best
     ok = all(
-        np.array_equal(result.outputs[o][ref.defined[o]], ref.outputs[o][ref.defined[o]]) for o in program.outputs
+        np.array_equal(result.outputs[o][ref.defined[o]], ref.outputs[o][ref.defined[o]])
+        for o in program.outputs
     )
     return [
         name,
@@ -65,15 +66,28 @@ def bench(name: str, program: Program, arch: str, config: BuildConfig, target: f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
+    parser.add_argument(
+        "--corpus", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "corpus"
+    )
     args = parser.parse_args()
     table = Table(title="stencilmap cycle-level simulator")
-    for col in ("design", "cycles", "wall (after warm-up)", "target", "cycles/s", "firings/s", "valid", "status"):
+    for col in (
+        "design",
+        "cycles",
+        "wall (after warm-up)",
+        "target",
+        "cycles/s",
+        "firings/s",
+        "valid",
+        "status",
+    ):
         table.add_column(col)
     sf = args.corpus / "stencilflow" / "jacobi3d_32x32x32_8itr.json"
     if sf.is_file():
         p = bind_shape(load_program(sf), {})
-        table.add_row(*bench("jacobi3d_32x32x32_8itr (stencilflow, 8 stencils)", p, "stencilflow", BuildConfig(), 0.2))
+        table.add_row(
+            *bench("jacobi3d_32x32x32_8itr (stencilflow, 8 stencils)", p, "stencilflow", BuildConfig(), 0.2)
+        )
     p = bind_shape(parse_soda(JACOBI_2048), {}, (2048, 2048))
     table.add_row(*bench("jacobi2d 2048×2048 (soda, k=4, q=4)", p, "soda", BuildConfig(), 5.0))
     Console(width=160).print(table)

@@ -34,7 +34,9 @@ def inputs_for(program: Program, seed: int = 0) -> dict[str, np.ndarray]:  # typ
         try:
             return make_inputs(program, supplied, seed)
         except StencilmapError as exc:
-            name = next(i.name for i in program.inputs if f"'{i.name}'" in str(exc) or f".{i.name}." in str(exc))
+            name = next(
+                i.name for i in program.inputs if f"'{i.name}'" in str(exc) or f".{i.name}." in str(exc)
+            )
             inp = program.input(name)
             assert inp is not None
             shape = tuple(int(program.shape[a] or 0) for a in inp.axes)

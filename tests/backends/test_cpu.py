@@ -66,7 +66,9 @@ border: {border}
         ((7, 5), 12, 8, (2, 2)),  # halo of 3 × 8 steps ≫ grid
     ],
 )
-def test_temporal_blocking_radius_3(border: str, shape: tuple[int, int], iterate: int, block: int, tile: tuple[int, int]) -> None:
+def test_temporal_blocking_radius_3(
+    border: str, shape: tuple[int, int], iterate: int, block: int, tile: tuple[int, int]
+) -> None:
     p = soda(RADIUS3.format(border=border), shape, iterate)
     values = make_inputs(p, {}, 1)
     got, _ = run_cpu(p, values, threads=2, block=block, tile=tile)

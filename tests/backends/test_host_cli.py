@@ -29,7 +29,9 @@ def test_cpu_json_reports_kernel_time_and_rate(tmp_path: Path) -> None:
     assert r["backend"] == "cpu" and r["iterate"] == 6 and r["shape"] == [96, 80]
     assert r["compute_seconds"] > 0 and r["compile_seconds"] is not None
     assert r["gcells_per_s"] == pytest.approx(96 * 80 * 6 / r["compute_seconds"] / 1e9, rel=1e-3)
-    ref = CliRunner().invoke(main, ["run", JACOBI, "--shape", "96,80", "--iterate", "6", "--out", str(tmp_path / "r")])
+    ref = CliRunner().invoke(
+        main, ["run", JACOBI, "--shape", "96,80", "--iterate", "6", "--out", str(tmp_path / "r")]
+    )
     assert ref.exit_code == 0
     np.testing.assert_array_equal(np.load(tmp_path / "w.npy"), np.load(tmp_path / "r" / "w.npy"))
 
@@ -67,7 +69,9 @@ def test_gpu_without_cupy_exits_2_with_the_reason(tmp_path: Path) -> None:
 
 
 def test_iterate_override_is_verified(tmp_path: Path) -> None:
-    res = CliRunner().invoke(main, ["run", str(EXAMPLES / "dag_listing1.json"), "--iterate", "3", "--out", str(tmp_path)])
+    res = CliRunner().invoke(
+        main, ["run", str(EXAMPLES / "dag_listing1.json"), "--iterate", "3", "--out", str(tmp_path)]
+    )
     assert res.exit_code == 2 and "iterate" in res.output
 
 

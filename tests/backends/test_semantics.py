@@ -14,8 +14,8 @@ from stencilmap.backends.cpu import run_cpu
 from stencilmap.backends.reference import run_reference
 from stencilmap.program import Program
 from stencilmap.program.data import bind_shape, make_inputs
-from stencilmap.program.soda import parse_soda
 from stencilmap.program.expr import Binary, Cast, Const, Expr, Ref, Select, Unary
+from stencilmap.program.soda import parse_soda
 from stencilmap.program.stencilflow import parse_stencilflow
 from stencilmap.program.verify import verify
 from tests.backends.common import assert_matches
@@ -32,7 +32,24 @@ def edge_ints(dtype: str, seed: int) -> np.ndarray:  # type: ignore[type-arg]
 
 
 def edge_floats(dtype: str, seed: int) -> np.ndarray:  # type: ignore[type-arg]
-    special = [0.0, -0.0, 1.5, -2.5, 0.5, -0.5, np.nan, np.inf, -np.inf, 1e10, -3e9, 255.9, -128.7, 65535.5, 3.7, 2.5]
+    special = [
+        0.0,
+        -0.0,
+        1.5,
+        -2.5,
+        0.5,
+        -0.5,
+        np.nan,
+        np.inf,
+        -np.inf,
+        1e10,
+        -3e9,
+        255.9,
+        -128.7,
+        65535.5,
+        3.7,
+        2.5,
+    ]
     rng = np.random.default_rng(seed)
     return rng.permutation(np.resize(np.array(special), SHAPE[0] * SHAPE[1])).reshape(SHAPE).astype(dtype)
 
@@ -112,7 +129,11 @@ NUMPY_EXPRS = [
     ("float16", "float16", "c = sqrt(a[j, k]) + max(a[j, k], b[j, k])"),
     ("uint8", "float64", "c = uint8(a[j, k]) + int16(b[j, k])"),
     ("bool", "int16", "c = (a[j, k] > b[j, k]) and not (a[j, k] == 0)"),
-    ("float64", "float64", "t = a[j, k] - b[j, k]; c = round(t) + fmod(a[j, k], 2.0) + fdim(a[j, k], b[j, k])"),
+    (
+        "float64",
+        "float64",
+        "t = a[j, k] - b[j, k]; c = round(t) + fmod(a[j, k], 2.0) + fdim(a[j, k], b[j, k])",
+    ),
 ]
 
 

@@ -79,21 +79,25 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     for j, par in enumerate(plan.program.params):
         prologue.append(f"  const {CTYPES[par.dtype]} *restrict p{j} = (const {CTYPES[par.dtype]} *)P[{j}];")
     prologue += [f"  const int64_t n{a} = n[{a}];" for a in range(rank)]
-    coords = ", ".join(f"int64_t g{a}" for a in range(rank))
+    last = rank - 1
+    outer = "".join(f"int64_t g{a}, " for a in range(last))
     edge = [
-        f'__attribute__((noinline, optimize("O1"))) static void edge_{k}({coords}, const int64_t *n, '
-        "const sm_buf *F, sm_buf D, void *const *P) {",
+        f'__attribute__((noinline, optimize("O1"))) static void edge_{k}({outer}int64_t from, int64_t to, '
+        "const int64_t *n, const sm_buf *F, sm_buf D, void *const *P) {",
         *prologue,
-        *["  " + line for line in _body(plan, st, checked=True)],
+        f"  for (int64_t g{last} = from; g{last} < to; ++g{last}) {{",
+        *["    " + line for line in _body(plan, st, checked=True)],
+        "  }",
         "}",
     ]
-    call = f"edge_{k}({', '.join(f'g{a}' for a in range(rank))}, n, F, D, P);"
+    args = "".join(f"g{a}, " for a in range(last))
     lines = [
         f"static void st_{k}(const int64_t *lo, const int64_t *hi, const int64_t *n, const sm_buf *F, "
         "sm_buf D, void *const *P) {",
         *prologue,
     ]
-    lines += _loops(rank, interior(plan, st), [call], _body(plan, st, checked=False))
+    call = f"edge_{k}({args}{{lo}}, {{hi}}, n, F, D, P);"
+    lines += _loops(rank, interior(plan, st), call, _body(plan, st, checked=False))
     lines.append("}")
     return "\n".join(edge) + "\n" + "\n".join(lines) + "\n"
 
@@ -109,7 +113,7 @@ def _bind(plan: Plan, var: str, src: str, field: str, const: bool) -> list[str]:
     return out
 
 
-def _loops(rank: int, inner: tuple[tuple[int, int], ...], checked: list[str], fast: list[str]) -> list[str]:
+def _loops(rank: int, inner: tuple[tuple[int, int], ...], edge_call: str, fast: list[str]) -> list[str]:
     last = rank - 1
     lines: list[str] = []
     ind = "  "
@@ -124,15 +128,11 @@ def _loops(rank: int, inner: tuple[tuple[int, int], ...], checked: list[str], fa
         f"{ind}  f0 = lo[{last}] > {lo_l} ? lo[{last}] : {lo_l}; if (f0 > hi[{last}]) f0 = hi[{last}];",
         f"{ind}  f1 = n{last} - {hi_l} < hi[{last}] ? n{last} - {hi_l} : hi[{last}]; if (f1 < f0) f1 = f0;",
         f"{ind}}}",
-        f"{ind}for (int64_t g{last} = lo[{last}]; g{last} < f0; ++g{last}) {{",
-        *[ind + "  " + s for s in checked],
-        f"{ind}}}",
+        f"{ind}if (lo[{last}] < f0) " + edge_call.format(lo=f"lo[{last}]", hi="f0"),
         f"{ind}for (int64_t g{last} = f0; g{last} < f1; ++g{last}) {{",
         *[ind + "  " + s for s in fast],
         f"{ind}}}",
-        f"{ind}for (int64_t g{last} = f1; g{last} < hi[{last}]; ++g{last}) {{",
-        *[ind + "  " + s for s in checked],
-        f"{ind}}}",
+        f"{ind}if (f1 < hi[{last}]) " + edge_call.format(lo="f1", hi=f"hi[{last}]"),
     ]
     for _ in range(last):
         ind = ind[:-2]
