@@ -180,7 +180,9 @@ def run_pystencils(p: Problem, v: Any, threads: int, repeat: int) -> tuple[float
     coeff = np.float32(0.2 if rank == 2 else 0.142857)
     expr = (sum((src[n] for n in nbrs), src[(0,) * rank])) * coeff
     t0 = time.perf_counter()
-    config = ps.CreateKernelConfig(cpu_openmp=threads)
+    config = ps.CreateKernelConfig()
+    config.cpu.openmp.enable = True
+    config.cpu.openmp.num_threads = threads
     kernel = ps.create_kernel([ps.Assignment(dst.center, expr)], config=config).compile()
     first = time.perf_counter() - t0
 

@@ -81,8 +81,12 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     prologue += [f"  const int64_t n{a} = n[{a}];" for a in range(rank)]
     last = rank - 1
     outer = "".join(f"int64_t g{a}, " for a in range(last))
+    # Big windows: the checked code out of line at -O1 (at -O3 gcc takes tens of seconds on 200+ reads).
+    attr = (
+        '__attribute__((noinline, optimize("O1"))) static' if len(stencil_refs(st)) > 32 else "static inline"
+    )
     edge = [
-        f'__attribute__((noinline, optimize("O1"))) static void edge_{k}({outer}int64_t from, int64_t to, '
+        f"{attr} void edge_{k}({outer}int64_t from, int64_t to, "
         "const int64_t *n, const sm_buf *F, sm_buf D, void *const *P) {",
         *prologue,
         f"  for (int64_t g{last} = from; g{last} < to; ++g{last}) {{",
@@ -129,6 +133,7 @@ def _loops(rank: int, inner: tuple[tuple[int, int], ...], edge_call: str, fast: 
         f"{ind}  f1 = n{last} - {hi_l} < hi[{last}] ? n{last} - {hi_l} : hi[{last}]; if (f1 < f0) f1 = f0;",
         f"{ind}}}",
         f"{ind}if (lo[{last}] < f0) " + edge_call.format(lo=f"lo[{last}]", hi="f0"),
+        f"{ind}#pragma GCC ivdep",
         f"{ind}for (int64_t g{last} = f0; g{last} < f1; ++g{last}) {{",
         *[ind + "  " + s for s in fast],
         f"{ind}}}",

@@ -261,7 +261,16 @@ class _Runner:
         }
         self.outputs = {o: np.empty(shape, prog.field_dtype(o)) for o in prog.outputs}
         self.out_masks = {o: (np.empty(shape, np.uint8) if o in plan.masked else None) for o in prog.outputs}
-        self.first = True
+        self.spare: dict[str, tuple[Array, Array | None]] = {}
+        if plan.feeds:  # the second ping-pong buffer of each iterated field
+            self.spare = {
+                o: (np.empty_like(self.outputs[o]), _like(self.out_masks[o])) for _, o in plan.pairs
+            }
+        for arr in [*self.outputs.values(), *self.out_masks.values(), *[a for a, _ in self.spare.values()]]:
+            if arr is not None:
+                arr.fill(
+                    0
+                )  # touch the pages now: page faults are setup, not kernel time (and serialise threads)
         self.params = [np.ascontiguousarray(values[p.name]) for p in prog.params]
 
     def step(self, steps: int, tile: Sequence[int], threads: int) -> None:
@@ -274,14 +283,9 @@ class _Runner:
             return
         for i, o in self.plan.pairs:  # ping-pong; the caller's input array is never written
             state = (self.outputs[o], self.out_masks[o])
-            if self.first:
-                m = self.out_masks[o]
-                spare = (np.empty_like(self.outputs[o]), None if m is None else np.empty_like(m))
-            else:
-                spare = (self.values[i], self.masks[i])
+            spare = self.spare.pop(o) if o in self.spare else (self.values[i], self.masks[i])
             self.values[i], self.masks[i] = state
             self.outputs[o], self.out_masks[o] = spare
-        self.first = False
 
     def result(self) -> Result:
         prog = self.plan.program
@@ -295,6 +299,10 @@ class _Runner:
                 v[~ok] = undefined_value(v.dtype)
             outs[o], defined[o] = v, ok
         return Result(outs, defined)
+
+
+def _like(arr: Array | None) -> Array | None:
+    return None if arr is None else np.empty_like(arr)
 
 
 def _count(tile: Sequence[int], shape: Sequence[int]) -> int:
