@@ -8,7 +8,8 @@ reference (fewer steps, rate extrapolated: it is the oracle, not a contender), a
 users write it, pystencils and Devito when installed (``pip install -e '.[bench]'``), and stencilmap's cpu
 backend. Columns: GCell/s (best of N), % of STREAM (8 bytes moved per cell per step over the copy bandwidth
 measured now, with the same threads: above 100 % only by fusing steps), first-call seconds (compile + one
-run), and the max |difference| to the reference over the whole output.
+run), and the max |difference| to the reference over the whole output. Timed runs of the executors are
+interleaved round by round (a shared machine's load then falls on all alike); compare rows of one run only.
 """
 
 from __future__ import annotations
@@ -80,10 +81,6 @@ class Row:
     note: str = ""
 
 
-def best_of(fn: Callable[[], float], repeat: int) -> float:
-    return min(fn() for _ in range(repeat))
-
-
 def stream_gbs(threads: int, repeat: int) -> float:
     """Copy bandwidth (read + write bytes per second) of a 256 MiB array, the best of ``repeat``."""
     import ctypes
@@ -105,7 +102,7 @@ def stream_gbs(threads: int, repeat: int) -> float:
         fn(*args)
         return time.perf_counter() - t
 
-    return 8 * n / best_of(once, repeat) / 1e9
+    return 8 * n / min(once() for _ in range(repeat)) / 1e9
 
 
 # ---------------------------------------------------------------------------------------------- peers
@@ -150,7 +147,10 @@ def numba_kernel(rank: int) -> Callable[..., Any]:
     return steps3
 
 
-def run_numba(p: Problem, v: Any, threads: int, repeat: int) -> tuple[float, float, Any]:
+Runner = Callable[[], float]  # one timed run: seconds
+
+
+def numba_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any]:
     import numba
 
     numba.set_num_threads(threads)
@@ -158,24 +158,25 @@ def run_numba(p: Problem, v: Any, threads: int, repeat: int) -> tuple[float, flo
     t0 = time.perf_counter()
     out = fn(v.copy(), np.empty_like(v), p.steps)
     first = time.perf_counter() - t0
+    a, b = v.copy(), np.empty_like(v)
 
     def once() -> float:
-        a, b = v.copy(), np.empty_like(v)
+        a[...] = v
         t = time.perf_counter()
         fn(a, b, p.steps)
         return time.perf_counter() - t
 
-    return p.cells / best_of(once, repeat) / 1e9, first, out
+    return once, first, out
 
 
-def run_pystencils(p: Problem, v: Any, threads: int, repeat: int) -> tuple[float, float, Any] | None:
+def pystencils_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any] | None:
     try:
         import pystencils as ps
     except ImportError:
         return None
-    a, b = v.copy(), v.copy()
+    x, y = v.copy(), v.copy()
     rank = len(p.shape)
-    src, dst = ps.fields(f"src, dst: float32[{rank}D]", src=a, dst=b)
+    src, dst = ps.fields(f"src, dst: float32[{rank}D]", src=x, dst=y)
     nbrs = [tuple(o if k == ax else 0 for k in range(rank)) for ax in range(rank) for o in (-1, 1)]
     coeff = np.float32(0.2 if rank == 2 else 0.142857)
     expr = (sum((src[n] for n in nbrs), src[(0,) * rank])) * coeff
@@ -186,59 +187,74 @@ def run_pystencils(p: Problem, v: Any, threads: int, repeat: int) -> tuple[float
     kernel = ps.create_kernel([ps.Assignment(dst.center, expr)], config=config).compile()
     first = time.perf_counter() - t0
 
-    def once() -> float:
-        x, y = v.copy(), v.copy()
-        t = time.perf_counter()
+    def steps() -> Any:
+        a, b = x, y
+        a[...] = v
+        b[...] = v
         for _ in range(p.steps):
-            kernel(src=x, dst=y)
-            x, y = y, x
+            kernel(src=a, dst=b)
+            a, b = b, a
+        return a
+
+    def once() -> float:
+        x[...] = v
+        y[...] = v
+        t = time.perf_counter()
+        a, b = x, y
+        for _ in range(p.steps):
+            kernel(src=a, dst=b)
+            a, b = b, a
         return time.perf_counter() - t
 
-    x, y = v.copy(), v.copy()
-    for _ in range(p.steps):
-        kernel(src=x, dst=y)
-        x, y = y, x
-    return p.cells / best_of(once, repeat) / 1e9, first, x
+    return once, first, steps().copy()
 
 
 # ----------------------------------------------------------------------------------------------- main
 
 
 def measure(p: Problem, threads: int, repeat: int, ref_steps: int) -> list[Row]:
+    """Every executor of one problem; timed runs interleaved round by round so that load from elsewhere
+    on a shared machine falls on all of them alike; best of ``repeat`` per executor."""
     prog = p.program()
     values = make_inputs(prog, {}, 0)
     v = values["v"]
-    rows: list[Row] = []
-    # the reference on all steps gives the oracle's output; its rate from a short run
     short = replace(prog, iterate=min(ref_steps, p.steps))
     t = time.perf_counter()
     run_reference(short, values)
     ref_rate = int(np.prod(p.shape)) * short.iterate / (time.perf_counter() - t) / 1e9
     ref = run_reference(prog, values).outputs["w"]
-    rows.append(Row(p.name, "NumPy reference", ref_rate, None, 0.0, f"{short.iterate} steps timed"))
 
     def diff(out: Any) -> float:
         return float(np.max(np.abs(np.asarray(out, np.float64) - ref)))
 
-    rate, first, out = run_numba(p, v, threads, repeat)
-    rows.append(Row(p.name, "Numba prange loop", rate, first, diff(out)))
-    ps_row = run_pystencils(p, v, threads, repeat)
-    if ps_row is None:
+    t0 = time.perf_counter()
+    res, timing = run_cpu(prog, values, threads=threads)
+    ours_first = time.perf_counter() - t0
+    runners: dict[str, tuple[Runner, float | None, float | None, str]] = {}
+    once, first, out = numba_runner(p, v, threads)
+    runners["Numba prange loop"] = (once, first, diff(out), "")
+    found = pystencils_runner(p, v, threads)
+    if found is not None:
+        runners["pystencils"] = (found[0], found[1], diff(found[2]), "")
+    note = "compiled" if timing.compiled else "from cache"
+    runners["stencilmap cpu"] = (
+        lambda: run_cpu(prog, values, threads=threads)[1].compute_seconds, ours_first, diff(res.outputs["w"]), note,
+    )  # fmt: skip
+    best = dict.fromkeys(runners, float("inf"))
+    for _ in range(repeat):
+        for name, (fn, *_rest) in runners.items():
+            best[name] = min(best[name], fn())
+    rows = [Row(p.name, "NumPy reference", ref_rate, None, 0.0, f"{short.iterate} steps timed")]
+    for name, (_, first_s, d, note) in runners.items():
+        rows.append(Row(p.name, name, p.cells / best[name] / 1e9, first_s, d, note))
+    if found is None:
         rows.append(Row(p.name, "pystencils", 0.0, None, None, "not installed"))
-    else:
-        rows.append(Row(p.name, "pystencils", ps_row[0], ps_row[1], diff(ps_row[2])))
     try:
         import devito  # noqa: F401
 
         rows.append(Row(p.name, "Devito", 0.0, None, None, "installed; no row written yet"))
     except ImportError:
         rows.append(Row(p.name, "Devito", 0.0, None, None, "not installed"))
-    t0 = time.perf_counter()
-    res, timing = run_cpu(prog, values, threads=threads)
-    first = time.perf_counter() - t0
-    best = min(run_cpu(prog, values, threads=threads)[1].compute_seconds for _ in range(repeat))
-    note = "compiled" if timing.compiled else "from cache"
-    rows.append(Row(p.name, "stencilmap cpu", p.cells / best / 1e9, first, diff(res.outputs["w"]), note))
     return rows
 
 

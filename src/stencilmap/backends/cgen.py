@@ -300,15 +300,23 @@ int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t s
   omp_set_dynamic(0);
   #pragma omp parallel num_threads(threads)
   {
-    void *scr[SM_NS][2] = {{0}};
+    /* Buffers start at staggered offsets modulo 4 KiB: a load and an earlier store whose addresses agree
+       in their low 12 bits stall the core (4K aliasing), and equally aligned buffers make that systematic. */
+    void *scr[SM_NS][2] = {{0}}, *base_scr[SM_NS][2] = {{0}};
     uint8_t *msk[SM_NS][2] = {{0}};
-    int bad = 0;
+    void *base_msk[SM_NS][2] = {{0}};
+    int bad = 0, nbuf = 0;
     for (int x = 0; x < SM_NS; ++x)
       for (int k = 0; k < SLOTS[x]; ++k) {
-        size_t bytes = ((size_t)(cells * ESIZE[x]) + 63) / 64 * 64;
-        scr[x][k] = aligned_alloc(64, bytes);
-        if (!scr[x][k]) bad = 1;
-        if (MASKED[x]) { msk[x][k] = (uint8_t *)aligned_alloc(64, ((size_t)cells + 63) / 64 * 64); if (!msk[x][k]) bad = 1; }
+        size_t bytes = ((size_t)(cells * ESIZE[x]) + 63) / 64 * 64 + 4096;
+        base_scr[x][k] = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+        if (!base_scr[x][k]) { bad = 1; continue; }
+        scr[x][k] = (char *)base_scr[x][k] + (size_t)((++nbuf * 1344) % 4096);
+        if (MASKED[x]) {
+          base_msk[x][k] = aligned_alloc(4096, (((size_t)cells + 63) / 64 * 64 + 8191) / 4096 * 4096);
+          if (!base_msk[x][k]) { bad = 1; continue; }
+          msk[x][k] = (uint8_t *)base_msk[x][k] + (size_t)((++nbuf * 1344) % 4096);
+        }
       }
     if (bad) {
       #pragma omp atomic write
@@ -366,7 +374,7 @@ int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t s
         if (OUT_OF[x] >= 0 && !direct[x]) sm_copy(&F[FIELD_OF[x]], &outputs[OUT_OF[x]], tlo, thi, ESIZE[x]);
     }
     for (int x = 0; x < SM_NS; ++x)
-      for (int k = 0; k < 2; ++k) { free(scr[x][k]); free(msk[x][k]); }
+      for (int k = 0; k < 2; ++k) { free(base_scr[x][k]); free(base_msk[x][k]); }
   }
   return err;
 }
