@@ -125,9 +125,11 @@ def compile_program(program: Program) -> CompiledProgram:
 
 #: Scratch bytes per thread a tile may use: this machine's L2 is 1 MiB per core (L3 32 MiB shared).
 TILE_BYTES = 768 * 1024
-#: Memory time of one streamed step relative to its compute time (5-point stencil, 2 threads, this machine):
-#: fusing T steps saves KAPPA·(1 − 1/T) and costs the redundant halo computation.
-KAPPA = 2.0
+#: Memory time of one streamed step relative to its compute time, and the overhead of one row in points
+#: (calibrated on this shared 2-core machine with benchmarks/host_bench.py): fusing T steps saves
+#: KAPPA·(1 − 1/T) and costs the redundant halo work and shorter rows.
+KAPPA = 1.0
+ROW_COST = 64
 BLOCKS = (1, 2, 3, 4, 6, 8, 12, 16)
 
 
@@ -168,8 +170,7 @@ def _best(plan: Plan, shape: Sequence[int], steps: int, threads: int) -> tuple[f
             ]
         )
         cost = float(work) + KAPPA / steps + 256 / float(np.prod(tile))  # a tile's scheduling ≈ 256 points
-        if tile[-1] < 64 and shape[-1] >= 64:
-            cost += 0.3  # short inner loops vectorise poorly
+        cost += ROW_COST / ext[-1] if len(shape) > 1 else 0.0
         if _count(tile, shape) < 2 * threads:
             cost += 1.0
         if best is None or cost < best[0]:
