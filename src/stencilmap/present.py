@@ -68,7 +68,7 @@ def print_run(report: RunReport, console: Console) -> None:
         table.add_row(f.name, f.role, _dims(f.shape), f.dtype, region_text(f), f.source)
     console.print(table)
     console.print(
-        f"done in {report.seconds:.3f} s (kernel {report.compute_seconds:.3f} s, {report.gcells_per_s:.3f} GCell/s)"
+        f"done in {report.seconds:.3f} s (kernel {report.compute_seconds:.3f} s, {report.gcells_per_s:.3g} GCell/s)"
     )
 
 
