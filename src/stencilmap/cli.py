@@ -17,8 +17,12 @@ from stencilmap.cli_common import (
     parse_shape,
     user_errors,
 )
+from stencilmap.errors import StencilmapError
 
 # Every command imports its job when it runs, so that `--help` answers at once.
+
+#: The host backends (``backends.registry.BACKENDS``; tests/test_cli_speed.py checks they agree).
+BACKENDS = ("numpy", "cpu", "dask", "gpu")
 
 
 @click.group(cls=StencilmapGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,6 +64,17 @@ def main() -> None:
     help="Where to write <output>.npy files  [default: out/<program name>].",
 )
 @data_dir_option
+@click.option(
+    "--backend",
+    default="numpy",
+    show_default=True,
+    metavar="NAME",
+    help=f"Host executor: {', '.join(BACKENDS)} (numpy is the reference).",
+)
+@click.option("--iterate", type=int, metavar="T", help="Number of time steps (overrides the program's).")
+@click.option("--threads", type=int, metavar="N", help="Threads of the cpu kernel  [default: all cores].")
+@click.option("--chunks", metavar="C0,C1,...", help="dask: chunk sizes in C order  [default: 512 per axis].")
+@click.option("--scheduler", metavar="ADDRESS", help="dask: a distributed scheduler, e.g. tcp://host:8786.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @user_errors
 def run_cmd(
@@ -69,28 +84,48 @@ def run_cmd(
     shape: tuple[int, ...] | None,
     out_dir: Path | None,
     data_dir: Path | None,
+    backend: str,
+    iterate: int | None,
+    threads: int | None,
+    chunks: str | None,
+    scheduler: str | None,
     as_json: bool,
 ) -> None:
-    """Run PROGRAM with the NumPy reference executor and save its outputs.
+    """Run PROGRAM on the host and save its outputs.
 
     Inputs without data (all SODA inputs) are generated from --seed unless --input gives them.
-    Each output is written to DIR/<output>.npy, atomically.
+    Each output is written to DIR/<output>.npy, atomically. --backend cpu compiles the program
+    (C + OpenMP, cached under $STENCILMAP_CACHE_DIR) and fuses time steps; dask runs it chunk by
+    chunk (--input .npy files are memory-mapped, outputs streamed to disk); gpu needs CuPy.
 
     \b
     Examples:
       stencilmap run examples/jacobi2d.soda
       stencilmap run examples/jacobi2d.soda --shape 256,256 --seed 7 --json
+      stencilmap run examples/jacobi2d.soda --backend cpu --shape 2048,2048 --iterate 50 --json
+      stencilmap run examples/heat3d.json --backend dask --chunks 16,32,32
       stencilmap run examples/heat3d.json --input T=T.npy --out results/
     """  # fmt: skip
     from stencilmap import present
-    from stencilmap.run import RunConfig, run
+    from stencilmap.backends.registry import HostOptions
+    from stencilmap.jobs.run import RunConfig, run
 
-    report = run(RunConfig(program, inputs, seed, shape, out_dir, data_dir))
+    host = HostOptions(backend, threads, _chunks(chunks), scheduler)
+    report = run(RunConfig(program, inputs, seed, shape, out_dir, data_dir, host, iterate))
     _warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(present.run_json(report), indent=2))
     else:
         present.print_run(report, make_console())
+
+
+def _chunks(value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    try:
+        return tuple(int(v) for v in value.split(","))
+    except ValueError:
+        raise StencilmapError(f"--chunks: expected sizes like 256,256, got '{value}'") from None
 
 
 def _warn(warnings: tuple[str, ...]) -> None:

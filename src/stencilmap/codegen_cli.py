@@ -11,12 +11,14 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
-from stencilmap.generate import CodegenConfig, CodegenReport, codegen
+
+if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
+    from stencilmap.generate import CodegenReport
 
 ARCHS = ["soda", "stencilflow", "pcm"]
 
@@ -153,6 +155,8 @@ def codegen_cmd(
       stencilmap codegen examples/laplace2d.soda --target opencl --iterate 2 --out out/laplace_cl --verify
       stencilmap codegen examples/dag_listing1.json --target opencl --vector 2 --out out/dag_cl --verify --json
     """  # fmt: skip
+    from stencilmap.generate import CodegenConfig, codegen
+
     config = CodegenConfig(
         program, target, out_dir, arch, unroll, iterate, vector, tile, shape, device, inputs, seed, verify,
         hls_include, "min" if delay_buffers == "min" else "computed",

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from stencilmap.analysis import ProgramAnalysis
 from stencilmap.analyze import AnalyzeReport
-from stencilmap.run import FieldReport, RunReport
+from stencilmap.jobs.run import FieldReport, RunReport
 
 
 def _dims(shape: tuple[int, ...]) -> str:
@@ -50,6 +50,10 @@ def run_json(report: RunReport) -> dict[str, Any]:
         ],
         "outputs": {k: str(v) for k, v in report.outputs.items()},
         "seconds": round(report.seconds, 6),
+        "backend": report.backend,
+        "compute_seconds": round(report.compute_seconds, 6),
+        "compile_seconds": round(report.compile_seconds, 6) if report.compile_seconds is not None else None,
+        "gcells_per_s": float(f"{report.gcells_per_s:.6g}"),
         "warnings": list(p.warnings),
     }
 
@@ -57,14 +61,16 @@ def run_json(report: RunReport) -> dict[str, Any]:
 def print_run(report: RunReport, console: Console) -> None:
     p = report.program
     iterate = f", iterate {p.iterate}" if p.iterate > 1 else ""
-    table = Table(title=f"{escape(p.name)} ({p.format}, {_dims(tuple(int(n or 0) for n in p.shape))}{iterate}): reference run",
+    table = Table(title=f"{escape(p.name)} ({p.format}, {_dims(tuple(int(n or 0) for n in p.shape))}{iterate}): {report.backend} run",
                   title_justify="left")  # fmt: skip
     for col in ("field", "role", "shape", "dtype", "defined region", "source / written to"):
         table.add_column(col)
     for f in report.fields:
         table.add_row(f.name, f.role, _dims(f.shape), f.dtype, region_text(f), escape(f.source))
     console.print(table)
-    console.print(f"done in {report.seconds:.3f} s")
+    console.print(
+        f"done in {report.seconds:.3f} s (kernel {report.compute_seconds:.3f} s, {report.gcells_per_s:.3g} GCell/s)"
+    )
 
 
 # ----------------------------------------------------------------------------------------------- analyze

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from stencilmap.errors import StencilmapError
-from stencilmap.run import RunConfig, run
+from stencilmap.jobs.run import RunConfig, run
 from stencilmap.simulate import SimulateConfig, lanes_of, simulate
 from tests.conftest import EXAMPLES
 

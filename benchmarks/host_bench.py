@@ -1,0 +1,298 @@
+"""Host execution speed: stencilmap's backends against the peers, every row measured in the same run.
+
+Usage: .venv/bin/python benchmarks/host_bench.py [--threads 2] [--repeat 3] [--quick]
+
+Problems (issue 12): 2-D 5-point Jacobi 4096² × 50 steps, 3-D 7-point Jacobi 256³ × 20 steps, one step of the
+3-D 7-point stencil on 256³ (``--quick`` divides the sizes and steps for a smoke run). Rows: the NumPy
+reference (fewer steps, rate extrapolated: it is the oracle, not a contender), a Numba ``prange`` loop as
+users write it, pystencils and Devito when installed (``pip install -e '.[bench]'``), and stencilmap's cpu
+backend. Columns: GCell/s (best of N), % of STREAM (8 bytes moved per cell per step over the copy bandwidth
+measured now, with the same threads: above 100 % only by fusing steps), first-call seconds (compile + one
+run), and the max |difference| to the reference over the whole output. Timed runs of the executors are
+interleaved round by round (a shared machine's load then falls on all alike); compare rows of one run only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from stencilmap.backends.ccompile import build
+from stencilmap.backends.cpu import run_cpu
+from stencilmap.backends.reference import run_reference
+from stencilmap.program.data import bind_shape, make_inputs
+from stencilmap.program.ir import Program
+from stencilmap.program.soda import parse_soda
+
+J2D = """kernel: jacobi2d
+input float: v(4096, *)
+output float: w(0, 0) = (v(0, -1) + v(-1, 0) + v(0, 0) + v(1, 0) + v(0, 1)) * 0.2f
+iterate: 2
+border: preserve
+"""
+J3D = """kernel: jacobi3d
+input float: v(256, 256, *)
+output float: w(0, 0, 0) = (v(0, 0, -1) + v(0, -1, 0) + v(-1, 0, 0) + v(0, 0, 0) + v(1, 0, 0)
+  + v(0, 1, 0) + v(0, 0, 1)) * 0.142857f
+iterate: 2
+border: preserve
+"""
+
+STREAM_C = r"""
+#include <stdint.h>
+#include <omp.h>
+void copy(const float *restrict a, float *restrict b, int64_t n, int threads) {
+  #pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) b[i] = a[i];
+}
+"""
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    text: str
+    shape: tuple[int, ...]
+    steps: int
+
+    def program(self) -> Program:
+        return replace(bind_shape(parse_soda(self.text, "bench.soda"), {}, self.shape), iterate=self.steps)
+
+    @property
+    def cells(self) -> int:
+        return int(np.prod(self.shape)) * self.steps
+
+
+@dataclass
+class Row:
+    problem: str
+    who: str
+    gcells: float
+    first: float | None
+    diff: float | None
+    note: str = ""
+
+
+def stream_gbs(threads: int, repeat: int) -> float:
+    """Copy bandwidth (read + write bytes per second) of a 256 MiB array, the best of ``repeat``."""
+    import ctypes
+
+    lib, _ = build(STREAM_C)
+    n = 64 * 1024 * 1024
+    a, b = np.ones(n, np.float32), np.zeros(n, np.float32)
+    fn = lib.copy
+    args = (
+        a.ctypes.data_as(ctypes.c_void_p),
+        b.ctypes.data_as(ctypes.c_void_p),
+        ctypes.c_int64(n),
+        ctypes.c_int(threads),
+    )
+    fn(*args)
+
+    def once() -> float:
+        t = time.perf_counter()
+        fn(*args)
+        return time.perf_counter() - t
+
+    return 8 * n / min(once() for _ in range(repeat)) / 1e9
+
+
+# ---------------------------------------------------------------------------------------------- peers
+
+
+def numba_kernel(rank: int) -> Callable[..., Any]:
+    """The Numba loop a user writes: interior points in parallel, boundary kept, two buffers."""
+    import numba
+
+    if rank == 2:
+
+        @numba.njit(parallel=True, cache=False)
+        def steps2(a: Any, b: Any, t: int) -> Any:
+            n0, n1 = a.shape
+            b[:, :] = a
+            c = np.float32(0.2)
+            for _ in range(t):
+                for i in numba.prange(1, n0 - 1):
+                    for j in range(1, n1 - 1):
+                        b[i, j] = (a[i - 1, j] + a[i, j - 1] + a[i, j] + a[i, j + 1] + a[i + 1, j]) * c
+                a, b = b, a
+            return a
+
+        return steps2
+
+    @numba.njit(parallel=True, cache=False)
+    def steps3(a: Any, b: Any, t: int) -> Any:
+        n0, n1, n2 = a.shape
+        b[:, :, :] = a
+        c = np.float32(0.142857)
+        for _ in range(t):
+            for i in numba.prange(1, n0 - 1):
+                for j in range(1, n1 - 1):
+                    for k in range(1, n2 - 1):
+                        b[i, j, k] = (
+                            a[i - 1, j, k] + a[i, j - 1, k] + a[i, j, k - 1] + a[i, j, k]
+                            + a[i, j, k + 1] + a[i, j + 1, k] + a[i + 1, j, k]
+                        ) * c  # fmt: skip
+            a, b = b, a
+        return a
+
+    return steps3
+
+
+Runner = Callable[[], float]  # one timed run: seconds
+
+
+def numba_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any]:
+    import numba
+
+    numba.set_num_threads(threads)
+    fn = numba_kernel(len(p.shape))
+    t0 = time.perf_counter()
+    out = fn(v.copy(), np.empty_like(v), p.steps)
+    first = time.perf_counter() - t0
+    a, b = v.copy(), np.empty_like(v)
+
+    def once() -> float:
+        a[...] = v
+        t = time.perf_counter()
+        fn(a, b, p.steps)
+        return time.perf_counter() - t
+
+    return once, first, out
+
+
+def pystencils_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any] | None:
+    try:
+        import pystencils as ps
+    except ImportError:
+        return None
+    x, y = v.copy(), v.copy()
+    rank = len(p.shape)
+    src, dst = ps.fields(f"src, dst: float32[{rank}D]", src=x, dst=y)
+    nbrs = [tuple(o if k == ax else 0 for k in range(rank)) for ax in range(rank) for o in (-1, 1)]
+    coeff = np.float32(0.2 if rank == 2 else 0.142857)
+    expr = (sum((src[n] for n in nbrs), src[(0,) * rank])) * coeff
+    t0 = time.perf_counter()
+    config = ps.CreateKernelConfig()
+    config.cpu.openmp.enable = True
+    config.cpu.openmp.num_threads = threads
+    kernel = ps.create_kernel([ps.Assignment(dst.center, expr)], config=config).compile()
+    first = time.perf_counter() - t0
+
+    def steps() -> Any:
+        a, b = x, y
+        a[...] = v
+        b[...] = v
+        for _ in range(p.steps):
+            kernel(src=a, dst=b)
+            a, b = b, a
+        return a
+
+    def once() -> float:
+        x[...] = v
+        y[...] = v
+        t = time.perf_counter()
+        a, b = x, y
+        for _ in range(p.steps):
+            kernel(src=a, dst=b)
+            a, b = b, a
+        return time.perf_counter() - t
+
+    return once, first, steps().copy()
+
+
+# ----------------------------------------------------------------------------------------------- main
+
+
+def measure(p: Problem, threads: int, repeat: int, ref_steps: int) -> list[Row]:
+    """Every executor of one problem; timed runs interleaved round by round so that load from elsewhere
+    on a shared machine falls on all of them alike; best of ``repeat`` per executor."""
+    prog = p.program()
+    values = make_inputs(prog, {}, 0)
+    v = values["v"]
+    short = replace(prog, iterate=min(ref_steps, p.steps))
+    t = time.perf_counter()
+    run_reference(short, values)
+    ref_rate = int(np.prod(p.shape)) * short.iterate / (time.perf_counter() - t) / 1e9
+    ref = run_reference(prog, values).outputs["w"]
+
+    def diff(out: Any) -> float:
+        return float(np.max(np.abs(np.asarray(out, np.float64) - ref)))
+
+    t0 = time.perf_counter()
+    res, timing = run_cpu(prog, values, threads=threads)
+    ours_first = time.perf_counter() - t0
+    runners: dict[str, tuple[Runner, float | None, float | None, str]] = {}
+    once, first, out = numba_runner(p, v, threads)
+    runners["Numba prange loop"] = (once, first, diff(out), "")
+    found = pystencils_runner(p, v, threads)
+    if found is not None:
+        runners["pystencils"] = (found[0], found[1], diff(found[2]), "")
+    note = "compiled" if timing.compiled else "from cache"
+    runners["stencilmap cpu"] = (
+        lambda: run_cpu(prog, values, threads=threads)[1].compute_seconds, ours_first, diff(res.outputs["w"]), note,
+    )  # fmt: skip
+    best = dict.fromkeys(runners, float("inf"))
+    for _ in range(repeat):
+        for name, (fn, *_rest) in runners.items():
+            best[name] = min(best[name], fn())
+    rows = [Row(p.name, "NumPy reference", ref_rate, None, 0.0, f"{short.iterate} steps timed")]
+    for name, (_, first_s, d, note) in runners.items():
+        rows.append(Row(p.name, name, p.cells / best[name] / 1e9, first_s, d, note))
+    if found is None:
+        rows.append(Row(p.name, "pystencils", 0.0, None, None, "not installed"))
+    try:
+        import devito  # noqa: F401
+
+        rows.append(Row(p.name, "Devito", 0.0, None, None, "installed; no row written yet"))
+    except ImportError:
+        rows.append(Row(p.name, "Devito", 0.0, None, None, "not installed"))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run, not a measurement")
+    args = ap.parse_args()
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    div = 4 if args.quick else 1
+    problems = [
+        Problem(f"2-D 5-pt {4096 // div}² × {50 // div}", J2D, (4096 // div, 4096 // div), 50 // div),
+        Problem(f"3-D 7-pt {256 // div}³ × {20 // div}", J3D, (256 // div,) * 3, 20 // div),
+        Problem(f"3-D 7-pt {256 // div}³ × 1", J3D, (256 // div,) * 3, 1),
+    ]
+    bw = stream_gbs(args.threads, args.repeat)
+    console = Console(width=160)
+    table = Table(
+        title=f"host backends, {args.threads} threads, best of {args.repeat}; STREAM copy {bw:.1f} GB/s"
+    )
+    for col in ("problem", "executor", "GCell/s", "% STREAM", "first call s", "max |diff|", "note"):
+        table.add_column(col)
+    for p in problems:
+        rows = measure(p, args.threads, args.repeat, ref_steps=2)
+        peer = max(
+            (r.gcells for r in rows if r.who not in ("NumPy reference", "stencilmap cpu")), default=0.0
+        )
+        for r in rows:
+            ratio = f" ({r.gcells / peer:.2f}× best peer)" if r.who == "stencilmap cpu" and peer else ""
+            table.add_row(
+                r.problem, r.who, f"{r.gcells:.2f}" if r.gcells else "-",
+                f"{100 * r.gcells * 8 / bw:.0f}" if r.gcells else "-",
+                f"{r.first:.2f}" if r.first is not None else "-",
+                f"{r.diff:.2e}" if r.diff is not None else "-", r.note + ratio,
+            )  # fmt: skip
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,386 @@
+"""C source of one program for the compiled CPU backend: a loop nest per stencil and an OpenMP block driver.
+
+The generated file exports one function::
+
+    int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t steps,
+                 const int64_t *tile, int threads, const sm_buf *inputs, const sm_buf *outputs,
+                 void *const *params);
+
+It applies ``steps`` (≤ ``SM_TMAX``) iterations of the program to the owned box ``[olo, ohi)`` of a grid of
+shape ``n``, as overlapped tiles of shape ``tile`` run in parallel: each tile computes every stencil of every
+step on its box grown by the margins of ``plan.margins`` into per-thread scratch buffers (cache-resident), and
+writes only its own points of the outputs. An ``sm_buf`` addresses a field by global coordinates:
+element ``sum(g[a] * s[a] for a < last) + g[last] - off``, so a buffer may hold any box of the grid (a tile's
+scratch, a Dask chunk with its halo, the whole grid). Each stencil's loop nest runs the interior of every
+row without bounds checks (vectorised) and the few points near the grid's edges with them.
+"""
+
+from __future__ import annotations
+
+from stencilmap.program import dtypes as dt
+from stencilmap.program.ir import Stencil
+from stencilmap.program.typecheck import stencil_types
+
+from . import cexpr
+from .cexpr import CTYPES, Emitter, convert
+from .plan import Plan, interior, margins, stencil_refs
+
+#: The most steps one block may fuse (the margin tables are this long).
+TMAX = 64
+
+HEADER = """\
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <omp.h>
+typedef struct { void *v; uint8_t *m; int64_t s[3]; int64_t off; } sm_buf;
+"""
+
+
+def generate(plan: Plan) -> str:
+    """The whole C file for a program."""
+    parts = [HEADER, cexpr.PRELUDE]
+    for k, st in enumerate(plan.order):
+        parts.append(_stencil_function(plan, k, st))
+    parts.append(_tables(plan))
+    parts.append(_driver(plan))
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------------------------- one stencil
+
+
+def _g(a: int) -> str:
+    return f"g{a}"
+
+
+def _index(plan: Plan, var: str, field: str, offset: tuple[int, ...]) -> str:
+    """Element index of ``field`` at the current point plus ``offset`` (over the field's own axes)."""
+    axes = plan.axes(field)
+    if not axes:
+        return "0"
+    terms = []
+    for j, (a, o) in enumerate(zip(axes, offset, strict=True)):
+        pos = f"({_g(a)} + {o})" if o else _g(a)
+        terms.append(pos if j == len(axes) - 1 else f"{pos} * {var}_s{j}")
+    return " + ".join(terms) + f" - {var}_off"
+
+
+def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
+    """Two functions: the edge point (bounds-checked, compiled at -O1: big windows make -O3 slow to build
+    and edges are few) and the loop nest that calls it near edges and runs the interior unchecked."""
+    rank = plan.program.rank
+    reads = sorted({r.field for r in stencil_refs(st)} | set(filter(None, [plan.preserve_input(st.name)])))
+    prologue: list[str] = []
+    for f in reads:
+        prologue += _bind(plan, f"f{plan.index(f)}", f"F[{plan.index(f)}]", f, const=True)
+    prologue += _bind(plan, "d", "D", st.name, const=False)
+    for j, par in enumerate(plan.program.params):
+        prologue.append(f"  const {CTYPES[par.dtype]} *restrict p{j} = (const {CTYPES[par.dtype]} *)P[{j}];")
+    prologue += [f"  const int64_t n{a} = n[{a}];" for a in range(rank)]
+    last = rank - 1
+    outer = "".join(f"int64_t g{a}, " for a in range(last))
+    # Big windows: the checked code out of line at -O1 (at -O3 gcc takes tens of seconds on 200+ reads).
+    attr = (
+        '__attribute__((noinline, optimize("O1"))) static' if len(stencil_refs(st)) > 32 else "static inline"
+    )
+    edge = [
+        f"{attr} void edge_{k}({outer}int64_t from, int64_t to, "
+        "const int64_t *n, const sm_buf *F, sm_buf D, void *const *P) {",
+        *prologue,
+        f"  for (int64_t g{last} = from; g{last} < to; ++g{last}) {{",
+        *["    " + line for line in _body(plan, st, checked=True)],
+        "  }",
+        "}",
+    ]
+    args = "".join(f"g{a}, " for a in range(last))
+    lines = [
+        f"static void st_{k}(const int64_t *lo, const int64_t *hi, const int64_t *n, const sm_buf *F, "
+        "sm_buf D, void *const *P) {",
+        *prologue,
+    ]
+    call = f"edge_{k}({args}{{lo}}, {{hi}}, n, F, D, P);"
+    lines += _loops(rank, interior(plan, st), call, _body(plan, st, checked=False))
+    lines.append("}")
+    return "\n".join(edge) + "\n" + "\n".join(lines) + "\n"
+
+
+def _bind(plan: Plan, var: str, src: str, field: str, const: bool) -> list[str]:
+    t = CTYPES[plan.program.field_dtype(field)]
+    q = "const " if const else ""
+    out = [f"  {q}{t} *restrict {var}_v = ({q}{t} *){src}.v;"]
+    if field in plan.masked:
+        out.append(f"  {q}uint8_t *restrict {var}_m = {src}.m;")
+    out += [f"  const int64_t {var}_s{j} = {src}.s[{j}];" for j in range(max(0, len(plan.axes(field)) - 1))]
+    out.append(f"  const int64_t {var}_off = {src}.off;")
+    return out
+
+
+def _loops(rank: int, inner: tuple[tuple[int, int], ...], edge_call: str, fast: list[str]) -> list[str]:
+    last = rank - 1
+    lines: list[str] = []
+    ind = "  "
+    for a in range(last):
+        lines.append(f"{ind}for (int64_t g{a} = lo[{a}]; g{a} < hi[{a}]; ++g{a}) {{")
+        ind += "  "
+    row_ok = " && ".join(f"g{a} >= {inner[a][0]} && g{a} < n{a} - {inner[a][1]}" for a in range(last)) or "1"
+    lo_l, hi_l = inner[last]
+    lines += [
+        f"{ind}int64_t f0 = hi[{last}], f1 = hi[{last}];",
+        f"{ind}if ({row_ok}) {{",
+        f"{ind}  f0 = lo[{last}] > {lo_l} ? lo[{last}] : {lo_l}; if (f0 > hi[{last}]) f0 = hi[{last}];",
+        f"{ind}  f1 = n{last} - {hi_l} < hi[{last}] ? n{last} - {hi_l} : hi[{last}]; if (f1 < f0) f1 = f0;",
+        f"{ind}}}",
+        f"{ind}if (lo[{last}] < f0) " + edge_call.format(lo=f"lo[{last}]", hi="f0"),
+        f"{ind}#pragma GCC ivdep",
+        f"{ind}for (int64_t g{last} = f0; g{last} < f1; ++g{last}) {{",
+        *[ind + "  " + s for s in fast],
+        f"{ind}}}",
+        f"{ind}if (f1 < hi[{last}]) " + edge_call.format(lo="f1", hi=f"hi[{last}]"),
+    ]
+    for _ in range(last):
+        ind = ind[:-2]
+        lines.append(f"{ind}}}")
+    return lines
+
+
+def _body(plan: Plan, st: Stencil, checked: bool) -> list[str]:
+    """Statements computing one point of ``st``: reads, temporaries, value, definedness, store."""
+    lines = ["int ok = 1;"]
+    names: dict[object, str] = {}
+    for j, ref in enumerate(stencil_refs(st)):
+        names[ref] = f"r{j}"
+        lines += _read(plan, st, ref, f"r{j}", checked)
+    env, temp_types = stencil_types(plan.program, st)
+    temps: dict[str, str] = {}
+    emitter = Emitter(
+        plan.program,
+        env,
+        temps,
+        lambda r: names[r],
+        {p.name: f"p{j}" for j, p in enumerate(plan.program.params)},
+    )
+    for j, t in enumerate(st.temps):
+        value = convert(emitter.emit(t.expr), emitter.type(t.expr), temp_types[t.name])
+        lines.append(f"const {cexpr.ctype(temp_types[t.name])} t{j} = {value};")
+        temps[t.name] = f"t{j}"
+    lines.append(f"{CTYPES[st.dtype]} v = {convert(emitter.emit(st.expr), emitter.type(st.expr), st.dtype)};")
+    keep = plan.preserve_input(st.name)
+    if keep is not None:
+        var = f"f{plan.index(keep)}"
+        centre = _index(plan, var, keep, (0,) * plan.program.rank)
+        lines.append(f"if (!ok) v = {var}_v[{centre}];")
+        lines.append(f"ok = {var}_m[{centre}];" if keep in plan.masked else "ok = 1;")
+    didx = _index(plan, "d", st.name, (0,) * plan.program.rank)
+    lines.append(f"d_v[{didx}] = v;")
+    if st.name in plan.masked:
+        lines.append(f"d_m[{didx}] = (uint8_t)ok;")
+    else:
+        lines.append("(void)ok;")
+    return lines
+
+
+def _read(plan: Plan, st: Stencil, ref: object, name: str, checked: bool) -> list[str]:
+    from stencilmap.program.expr import Ref
+
+    assert isinstance(ref, Ref)
+    f = ref.field
+    var = f"f{plan.index(f)}"
+    t = CTYPES[plan.program.field_dtype(f)]
+    masked = f in plan.masked
+    idx = _index(plan, var, f, ref.offset)
+    axes = plan.axes(f)
+    conds = [
+        f"(uint64_t)({_g(a)} + {o}) < (uint64_t)n{a}" for a, o in zip(axes, ref.offset, strict=True) if o != 0
+    ]
+    if not checked or not conds:
+        out = [f"const {t} {name} = {var}_v[{idx}];"]
+        if masked:
+            out.append(f"ok &= {var}_m[{idx}];")
+        return out
+    b = st.boundary_of(f)
+    centre = _index(plan, var, f, (0,) * len(axes))
+    if b.kind == "constant":
+        fill, fill_ok = cexpr.boundary_literal(b.value, plan.program.field_dtype(f)), "1"
+    elif b.kind == "copy":
+        fill, fill_ok = f"{var}_v[{centre}]", (f"{var}_m[{centre}]" if masked else "1")
+    else:
+        fill, fill_ok = f"(({t})0)", "0"
+    inside = " && ".join(conds)
+    return [
+        f"const int in_{name} = {inside};",
+        f"const {t} {name} = in_{name} ? {var}_v[{idx}] : {fill};",
+        f"ok &= in_{name} ? {(var + '_m[' + idx + ']') if masked else '1'} : {fill_ok};",
+    ]
+
+
+# ---------------------------------------------------------------------------------------- the driver
+
+
+def _tables(plan: Plan) -> str:
+    rank = plan.program.rank
+    table = margins(plan, TMAX)
+    rows = []
+    for r in range(TMAX):
+        per = []
+        for st in plan.order:
+            m = table[r][st.name]
+            cells = [[-1, -1]] * rank if m is None else [list(x) for x in m]
+            per.append("{" + ", ".join(f"{{{c[0]}, {c[1]}}}" for c in cells) + "}")
+        rows.append("{" + ", ".join(per) + "}")
+    outs = list(plan.program.outputs)
+    feeds_out = {o for _, o in plan.pairs} if plan.feeds else set()
+    ns = len(plan.order)
+    text = [
+        f"#define SM_RANK {rank}",
+        f"#define SM_NS {ns}",
+        f"#define SM_NF {len(plan.fields)}",
+        f"#define SM_NI {len(plan.program.inputs)}",
+        f"#define SM_TMAX {TMAX}",
+        f"#define SM_NP {len(plan.pairs) if plan.feeds else 0}",
+        f"static const int64_t MARG[SM_TMAX][SM_NS][SM_RANK][2] = {{{', '.join(rows)}}};",
+        _int_array("FIELD_OF", [plan.index(s.name) for s in plan.order]),
+        _int_array("SLOTS", [2 if s.name in feeds_out else 1 for s in plan.order]),
+        _int_array("OUT_OF", [outs.index(s.name) if s.name in outs else -1 for s in plan.order]),
+        _int_array("ESIZE", [dt.bits(s.dtype) // 8 if s.dtype != "bool" else 1 for s in plan.order]),
+        _int_array("MASKED", [int(s.name in plan.masked) for s in plan.order]),
+        _int_array("PAIR_IN", [plan.index(i) for i, _ in plan.pairs] if plan.feeds else [-1]),
+        _int_array("PAIR_OUT", [plan.index(o) for _, o in plan.pairs] if plan.feeds else [-1]),
+        "typedef void (*sm_fn)(const int64_t *, const int64_t *, const int64_t *, const sm_buf *, sm_buf, void *const *);",
+        f"static const sm_fn FN[SM_NS] = {{{', '.join(f'st_{k}' for k in range(ns))}}};",
+    ]
+    return "\n".join(text) + "\n"
+
+
+def _int_array(name: str, values: list[int]) -> str:
+    return f"static const int {name}[] = {{{', '.join(str(v) for v in values)}}};"
+
+
+DRIVER = r"""
+static int64_t sm_idx(const sm_buf *b, const int64_t *g) {
+  int64_t i = g[SM_RANK - 1] - b->off;
+  for (int a = 0; a < SM_RANK - 1; ++a) i += g[a] * b->s[a];
+  return i;
+}
+
+/* Copy the box [lo, hi) of one field from src to dst, row by row. */
+static void sm_copy(const sm_buf *src, const sm_buf *dst, const int64_t *lo, const int64_t *hi, int esize) {
+  int64_t g[SM_RANK];
+  for (int a = 0; a < SM_RANK; ++a) { g[a] = lo[a]; if (lo[a] >= hi[a]) return; }
+  const int64_t len = hi[SM_RANK - 1] - lo[SM_RANK - 1];
+  for (;;) {
+    const int64_t i = sm_idx(src, g), j = sm_idx(dst, g);
+    memcpy((char *)dst->v + j * esize, (const char *)src->v + i * esize, (size_t)(len * esize));
+    if (dst->m) memcpy(dst->m + j, src->m + i, (size_t)len);
+    int a = SM_RANK - 2;
+    while (a >= 0) { if (++g[a] < hi[a]) break; g[a] = lo[a]; --a; }
+    if (a < 0) return;
+  }
+}
+
+int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t steps, const int64_t *tile,
+             int threads, const sm_buf *inputs, const sm_buf *outputs, void *const *P) {
+  if (steps < 1 || steps > SM_TMAX) return -1;
+  int64_t mn[SM_RANK], mp[SM_RANK], ext[SM_RANK], nt[SM_RANK], cells = 1, total = 1;
+  for (int a = 0; a < SM_RANK; ++a) {
+    mn[a] = mp[a] = 0;
+    for (int64_t r = 0; r < steps; ++r)
+      for (int x = 0; x < SM_NS; ++x) {
+        if (MARG[r][x][a][0] > mn[a]) mn[a] = MARG[r][x][a][0];
+        if (MARG[r][x][a][1] > mp[a]) mp[a] = MARG[r][x][a][1];
+      }
+    ext[a] = tile[a] + mn[a] + mp[a];
+    if (ext[a] > n[a]) ext[a] = n[a];
+    cells *= ext[a];
+    nt[a] = (ohi[a] - olo[a] + tile[a] - 1) / tile[a];
+    total *= nt[a];
+  }
+  int err = 0;
+  omp_set_dynamic(0);
+  #pragma omp parallel num_threads(threads)
+  {
+    /* Buffers start at staggered offsets modulo 4 KiB: a load and an earlier store whose addresses agree
+       in their low 12 bits stall the core (4K aliasing), and equally aligned buffers make that systematic. */
+    void *scr[SM_NS][2] = {{0}}, *base_scr[SM_NS][2] = {{0}};
+    uint8_t *msk[SM_NS][2] = {{0}};
+    void *base_msk[SM_NS][2] = {{0}};
+    int bad = 0, nbuf = 0;
+    for (int x = 0; x < SM_NS; ++x)
+      for (int k = 0; k < SLOTS[x]; ++k) {
+        size_t bytes = ((size_t)(cells * ESIZE[x]) + 63) / 64 * 64 + 4096;
+        base_scr[x][k] = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+        if (!base_scr[x][k]) { bad = 1; continue; }
+        scr[x][k] = (char *)base_scr[x][k] + (size_t)((++nbuf * 1344) % 4096);
+        if (MASKED[x]) {
+          base_msk[x][k] = aligned_alloc(4096, (((size_t)cells + 63) / 64 * 64 + 8191) / 4096 * 4096);
+          if (!base_msk[x][k]) { bad = 1; continue; }
+          msk[x][k] = (uint8_t *)base_msk[x][k] + (size_t)((++nbuf * 1344) % 4096);
+        }
+      }
+    if (bad) {
+      #pragma omp atomic write
+      err = -2;
+    }
+    #pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < total; ++t) {
+      int e;
+      #pragma omp atomic read
+      e = err;
+      if (e) continue;
+      int64_t tlo[SM_RANK], thi[SM_RANK], base[SM_RANK], s[3] = {0, 0, 0}, off = 0, rest = t;
+      for (int a = SM_RANK - 1; a >= 0; --a) {
+        const int64_t k = rest % nt[a];
+        rest /= nt[a];
+        tlo[a] = olo[a] + k * tile[a];
+        thi[a] = tlo[a] + tile[a] < ohi[a] ? tlo[a] + tile[a] : ohi[a];
+        base[a] = tlo[a] - mn[a] > 0 ? tlo[a] - mn[a] : 0;
+      }
+      int64_t stride = 1;
+      for (int a = SM_RANK - 1; a >= 0; --a) { if (a < SM_RANK - 1) s[a] = stride; off += base[a] * stride; stride *= ext[a]; }
+      sm_buf F[SM_NF];
+      memset(F, 0, sizeof F);
+      for (int i = 0; i < SM_NI; ++i) F[i] = inputs[i];
+      int direct[SM_NS];
+      memset(direct, 0, sizeof direct);
+      for (int64_t st = 0; st < steps; ++st) {
+        const int64_t r = steps - 1 - st;
+        for (int x = 0; x < SM_NS; ++x) {
+          const int64_t (*m)[2] = MARG[r][x];
+          if (m[0][0] < 0) continue;
+          int64_t lo[SM_RANK], hi[SM_RANK];
+          int zero = 1, empty = 0;
+          for (int a = 0; a < SM_RANK; ++a) {
+            lo[a] = tlo[a] - m[a][0] > 0 ? tlo[a] - m[a][0] : 0;
+            hi[a] = thi[a] + m[a][1] < n[a] ? thi[a] + m[a][1] : n[a];
+            if (m[a][0] || m[a][1]) zero = 0;
+            if (lo[a] >= hi[a]) empty = 1;
+          }
+          sm_buf D;
+          if (r == 0 && OUT_OF[x] >= 0 && zero) {
+            D = outputs[OUT_OF[x]];
+            direct[x] = 1;
+          } else {
+            const int k = SLOTS[x] == 2 ? (int)(st & 1) : 0;
+            D.v = scr[x][k]; D.m = msk[x][k]; D.off = off;
+            memcpy(D.s, s, sizeof s);
+          }
+          if (!empty) FN[x](lo, hi, n, F, D, P);
+          F[FIELD_OF[x]] = D;
+        }
+        for (int p = 0; p < SM_NP; ++p) F[PAIR_IN[p]] = F[PAIR_OUT[p]];
+      }
+      for (int x = 0; x < SM_NS; ++x)
+        if (OUT_OF[x] >= 0 && !direct[x]) sm_copy(&F[FIELD_OF[x]], &outputs[OUT_OF[x]], tlo, thi, ESIZE[x]);
+    }
+    for (int x = 0; x < SM_NS; ++x)
+      for (int k = 0; k < 2; ++k) { free(base_scr[x][k]); free(base_msk[x][k]); }
+  }
+  return err;
+}
+"""
+
+
+def _driver(plan: Plan) -> str:
+    del plan
+    return DRIVER

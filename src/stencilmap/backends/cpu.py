@@ -1,0 +1,310 @@
+"""The compiled CPU backend: generated C + OpenMP (``cgen``), built by the system compiler, cached on disk.
+
+A run is a sequence of blocks of up to ``block`` fused time steps; each block is one call of the generated
+``sm_block`` over the whole grid, which works tile by tile (overlapped tiles, cache-resident scratch). State
+between blocks lives in two ping-pong arrays per iterated field, so the caller's inputs are never written.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from stencilmap.errors import StencilmapError
+from stencilmap.program.ir import Program
+
+from . import cgen
+from .ccompile import build
+from .cexpr import Unsupported
+from .plan import Plan, make_plan, margins
+from .reference import Result, undefined_value
+
+Array = npt.NDArray[Any]
+
+
+class SmBuf(ctypes.Structure):
+    _fields_ = [
+        ("v", ctypes.c_void_p),
+        ("m", ctypes.c_void_p),
+        ("s", ctypes.c_int64 * 3),
+        ("off", ctypes.c_int64),
+    ]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Where a compiled run spent its time: building (or loading) the code, and the kernel itself."""
+
+    compile_seconds: float
+    compiled: bool  # False: the library came from the cache
+    compute_seconds: float
+
+
+def default_threads() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+class CompiledProgram:
+    """A program's generated library and the plan it was generated from."""
+
+    def __init__(self, program: Program) -> None:
+        try:
+            self.plan: Plan = make_plan(program)
+            source = cgen.generate(self.plan)
+        except Unsupported as exc:
+            raise StencilmapError(f"the compiled backends cannot run this program: {exc}") from None
+        start = time.perf_counter()
+        self.lib, self.compiled = build(source)
+        self.compile_seconds = time.perf_counter() - start
+        self._fn = self.lib.sm_block
+        self._fn.restype = ctypes.c_int
+        self.source = source
+
+    def buf(self, field: str, arr: Array, origin: Sequence[int], mask: Array | None = None) -> SmBuf:
+        """A descriptor of ``arr`` holding ``field`` over a box of the grid whose first point is ``origin``."""
+        axes = self.plan.axes(field)
+        b = SmBuf()
+        b.v = arr.ctypes.data
+        b.m = mask.ctypes.data if mask is not None else None
+        item = arr.itemsize
+        off = 0
+        for j, a in enumerate(axes):
+            stride = arr.strides[j] // item if j < len(axes) - 1 else 1
+            if j < len(axes) - 1:
+                b.s[j] = stride
+            off += origin[a] * stride
+        b.off = off
+        return b
+
+    def block(
+        self,
+        shape: Sequence[int],
+        owned: tuple[Sequence[int], Sequence[int]],
+        steps: int,
+        tile: Sequence[int],
+        threads: int,
+        inputs: Sequence[SmBuf],
+        outputs: Sequence[SmBuf],
+        params: Sequence[Array],
+    ) -> None:
+        """Apply ``steps`` iterations to the box ``owned`` (``sm_block``); arrays must stay alive meanwhile."""
+        i64 = ctypes.c_int64 * len(shape)
+        ins = (SmBuf * max(1, len(inputs)))(*inputs)
+        outs = (SmBuf * max(1, len(outputs)))(*outputs)
+        pars = (ctypes.c_void_p * max(1, len(params)))(*[p.ctypes.data for p in params])
+        rc = self._fn(
+            i64(*shape), i64(*owned[0]), i64(*owned[1]), ctypes.c_int64(steps), i64(*tile),
+            ctypes.c_int(threads), ins, outs, pars,
+        )  # fmt: skip
+        if rc == -2:
+            raise MemoryError("the cpu backend could not allocate its tile buffers")
+        if rc != 0:
+            raise RuntimeError(f"sm_block failed ({rc})")
+
+
+_PROGRAMS: dict[Program, CompiledProgram] = {}
+
+
+def compile_program(program: Program) -> CompiledProgram:
+    """The compiled form of a program, built once per process (and once per machine, through the cache)."""
+    key = program.with_shape(tuple(0 for _ in program.shape))
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = CompiledProgram(program)
+    return _PROGRAMS[key]
+
+
+#: Scratch bytes per thread a tile may use: this machine's L2 is 1 MiB per core (L3 32 MiB shared).
+TILE_BYTES = 768 * 1024
+#: Memory time of one streamed step relative to its compute time, and the overhead of one row in points
+#: (calibrated on this shared 2-core machine with benchmarks/host_bench.py): fusing T steps saves
+#: KAPPA·(1 − 1/T) and costs the redundant halo work and shorter rows.
+KAPPA = 1.0
+ROW_COST = 64
+BLOCKS = (1, 2, 3, 4, 6, 8, 12, 16)
+
+
+def choose_block(plan: Plan, shape: Sequence[int], iterate: int, threads: int, block: int | None) -> int:
+    """Steps fused per block: the option, else the cheapest by ``_cost`` with its best tile."""
+    if block is not None:
+        if not 1 <= block <= cgen.TMAX:
+            raise StencilmapError(f"block must be between 1 and {cgen.TMAX} steps, got {block}")
+        return min(block, iterate)
+    if not plan.feeds:
+        return 1
+    options = [b for b in BLOCKS if b <= iterate] or [1]
+    return min(options, key=lambda b: _best(plan, shape, b, threads)[0])
+
+
+def choose_tile(plan: Plan, shape: Sequence[int], steps: int, threads: int) -> tuple[int, ...]:
+    """Tile sizes whose scratch (every field of a tile, with its halo) fits ``TILE_BYTES``, cheapest first."""
+    return _best(plan, shape, steps, threads)[1]
+
+
+def _best(plan: Plan, shape: Sequence[int], steps: int, threads: int) -> tuple[float, tuple[int, ...]]:
+    rank = len(shape)
+    per_r = [_total_margin(plan, table, rank) for table in margins(plan, steps)]
+    halo = [max(m[a] for m in per_r) for a in range(rank)]
+    per_cell = sum(
+        (np.dtype(s.dtype).itemsize + (1 if s.name in plan.masked else 0)) * (2 if plan.feeds else 1)
+        for s in plan.order
+    )
+    best: tuple[float, tuple[int, ...]] | None = None
+    for tile in _candidates(shape):
+        ext = [min(n, t + h) for n, t, h in zip(shape, tile, halo, strict=True)]
+        if int(np.prod(ext)) * per_cell > TILE_BYTES:
+            continue
+        work = np.mean(
+            [
+                np.prod([min(n, t + m[a]) / t for a, (n, t) in enumerate(zip(shape, tile, strict=True))])
+                for m in per_r
+            ]
+        )
+        cost = float(work) + KAPPA / steps + 256 / float(np.prod(tile))  # a tile's scheduling ≈ 256 points
+        cost += ROW_COST / ext[-1] if len(shape) > 1 else 0.0
+        if _count(tile, shape) < 2 * threads:
+            cost += 1.0
+        if best is None or cost < best[0]:
+            best = (cost, tile)
+    return best if best is not None else (1e9, tuple(shape))
+
+
+def _total_margin(plan: Plan, table: Mapping[str, Any], rank: int) -> list[int]:
+    out = [0] * rank
+    for st in plan.order:
+        m = table[st.name]
+        if m is not None:
+            out = [max(o, lo + hi) for o, (lo, hi) in zip(out, m, strict=True)]
+    return out
+
+
+def _candidates(shape: Sequence[int]) -> list[tuple[int, ...]]:
+    sizes = [2**k for k in range(0, 16)]
+    per_axis = []
+    for a, n in enumerate(shape):
+        options = sorted(
+            {min(n, s) for s in sizes if s >= (64 if a == len(shape) - 1 and len(shape) > 1 else 1)} | {n}
+        )
+        per_axis.append(options)
+    out: list[tuple[int, ...]] = [()]
+    for options in per_axis:
+        out = [(*t, o) for t in out for o in options]
+    return out
+
+
+def run_cpu(
+    program: Program,
+    inputs: Mapping[str, Array],
+    threads: int | None = None,
+    block: int | None = None,
+    tile: Sequence[int] | None = None,
+) -> tuple[Result, Timing]:
+    """Execute a shape-bound program with the compiled CPU backend."""
+    threads = default_threads() if threads is None else threads
+    if threads < 1:
+        raise StencilmapError(f"threads must be ≥ 1, got {threads}")
+    cp = compile_program(program)
+    plan = Plan(program, cp.plan.order, cp.plan.fields, cp.plan.pairs, cp.plan.feeds, cp.plan.masked)
+    shape = tuple(int(n or 0) for n in program.shape)
+    values = checked_inputs(program, inputs)
+    steps = choose_block(plan, shape, program.iterate, threads, block)
+    if tile is None:
+        tile = choose_tile(plan, shape, steps, threads)
+    elif len(tile) != len(shape) or any(t < 1 for t in tile):
+        raise StencilmapError(f"tile must have {len(shape)} positive sizes, got {list(tile)}")
+    tile = tuple(min(t, n) for t, n in zip(tile, shape, strict=True))
+    runner = _Runner(cp, plan, shape, values)
+    start = time.perf_counter()
+    done = 0
+    while done < program.iterate:
+        now = min(steps, program.iterate - done)
+        runner.step(now, tile, threads)
+        done += now
+    compute = time.perf_counter() - start
+    return runner.result(), Timing(cp.compile_seconds, cp.compiled, compute)
+
+
+def checked_inputs(program: Program, inputs: Mapping[str, Array]) -> dict[str, Array]:
+    """Each input and param as a C-contiguous array of its declared dtype and shape."""
+    out: dict[str, Array] = {}
+    shapes = {i.name: (tuple(int(program.shape[a] or 0) for a in i.axes), i.dtype) for i in program.inputs}
+    shapes.update({p.name: (p.shape, p.dtype) for p in program.params})
+    for name, (shape, dtype) in shapes.items():
+        if name not in inputs:
+            raise StencilmapError(f"no value given for input '{name}'")
+        arr = np.asarray(inputs[name])
+        if tuple(arr.shape) != tuple(shape) or str(arr.dtype) != dtype:
+            raise StencilmapError(
+                f"input '{name}' has shape {list(arr.shape)} and dtype {arr.dtype}, expected {list(shape)} {dtype}"
+            )
+        out[name] = np.ascontiguousarray(arr)
+    return out
+
+
+class _Runner:
+    """The arrays of a whole-grid run: inputs, ping-pong state, outputs and their masks."""
+
+    def __init__(self, cp: CompiledProgram, plan: Plan, shape: tuple[int, ...], values: dict[str, Array]):
+        self.cp, self.plan, self.shape = cp, plan, shape
+        prog = plan.program
+        self.values = dict(values)
+        self.masks: dict[str, Array | None] = {
+            i.name: (np.ones(shape, np.uint8) if i.name in plan.masked else None) for i in prog.inputs
+        }
+        self.outputs = {o: np.empty(shape, prog.field_dtype(o)) for o in prog.outputs}
+        self.out_masks = {o: (np.empty(shape, np.uint8) if o in plan.masked else None) for o in prog.outputs}
+        self.spare: dict[str, tuple[Array, Array | None]] = {}
+        if plan.feeds:  # the second ping-pong buffer of each iterated field
+            self.spare = {
+                o: (np.empty_like(self.outputs[o]), _like(self.out_masks[o])) for _, o in plan.pairs
+            }
+        for arr in [*self.outputs.values(), *self.out_masks.values(), *[a for a, _ in self.spare.values()]]:
+            if arr is not None:
+                arr.fill(
+                    0
+                )  # touch the pages now: page faults are setup, not kernel time (and serialise threads)
+        self.params = [np.ascontiguousarray(values[p.name]) for p in prog.params]
+
+    def step(self, steps: int, tile: Sequence[int], threads: int) -> None:
+        prog = self.plan.program
+        zero = (0,) * len(self.shape)
+        ins = [self.cp.buf(i.name, self.values[i.name], zero, self.masks[i.name]) for i in prog.inputs]
+        outs = [self.cp.buf(o, self.outputs[o], zero, self.out_masks[o]) for o in prog.outputs]
+        self.cp.block(self.shape, (zero, self.shape), steps, tile, threads, ins, outs, self.params)
+        if not self.plan.feeds:
+            return
+        for i, o in self.plan.pairs:  # ping-pong; the caller's input array is never written
+            state = (self.outputs[o], self.out_masks[o])
+            spare = self.spare.pop(o) if o in self.spare else (self.values[i], self.masks[i])
+            self.values[i], self.masks[i] = state
+            self.outputs[o], self.out_masks[o] = spare
+
+    def result(self) -> Result:
+        prog = self.plan.program
+        outs: dict[str, Array] = {}
+        defined: dict[str, npt.NDArray[np.bool_]] = {}
+        final = {o: (self.values[i], self.masks[i]) for i, o in self.plan.pairs} if self.plan.feeds else {}
+        for o in prog.outputs:
+            v, m = final.get(o, (self.outputs[o], self.out_masks[o]))
+            ok = np.ones(self.shape, bool) if m is None else m.astype(bool)
+            if m is not None:  # the runner's arrays are not used again: filled in place, not copied
+                v[~ok] = undefined_value(v.dtype)
+            outs[o], defined[o] = v, ok
+        return Result(outs, defined)
+
+
+def _like(arr: Array | None) -> Array | None:
+    return None if arr is None else np.empty_like(arr)
+
+
+def _count(tile: Sequence[int], shape: Sequence[int]) -> int:
+    return int(np.prod([-(-n // t) for n, t in zip(shape, tile, strict=True)]))

@@ -1,0 +1,183 @@
+"""What the compiled backends need to know about a program before generating code: its fields, which of
+them can hold undefined points (and so carry a definedness mask), and the margins of overlapped tiles.
+
+Overlapped temporal tiles (the picture is 1-D, two fused steps of a 3-point stencil, ``o`` owned points,
+``+`` points computed redundantly because the next step of this tile reads them)::
+
+    step 1 (r = 1 step left after it)   + + o o o o + +     margin 1 each side
+    step 2 (r = 0)                        o o o o         margin 0: the tile's own points
+
+``margins(plan, r)`` gives, per stencil, how far beyond the tile it must be computed when ``r`` steps of the
+block follow; a stencil not needed at all (a dead intermediate, an unpaired output before the last step)
+gets None. Everything is computed once per program here, so the C driver only indexes tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stencilmap.program.expr import Ref, refs
+from stencilmap.program.graph import stencil_order
+from stencilmap.program.ir import Program, Stencil
+
+from .cexpr import Unsupported
+
+Margin = tuple[tuple[int, int], ...]  # per iteration axis: (below, above)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The static facts of one program that every compiled backend shares."""
+
+    program: Program
+    order: tuple[Stencil, ...]  # topological
+    fields: tuple[str, ...]  # inputs, then stencils in topological order
+    pairs: tuple[tuple[str, str], ...]  # (input, output) pairs that iterate or preserve
+    feeds: bool  # iterate > 1: output i feeds input i
+    masked: frozenset[str]  # fields that may hold undefined points
+
+    def index(self, name: str) -> int:
+        return self.fields.index(name)
+
+    def axes(self, name: str) -> tuple[int, ...]:
+        return self.program.field_axes(name)
+
+    def preserve_input(self, stencil: str) -> str | None:
+        """The input whose values fill this output's undefined points (``border: preserve``)."""
+        if self.program.border != "preserve":
+            return None
+        return next((i for i, o in self.pairs if o == stencil), None)
+
+
+def make_plan(program: Program) -> Plan:
+    order = tuple(stencil_order(program))
+    fields = tuple(i.name for i in program.inputs) + tuple(s.name for s in order)
+    pairs: tuple[tuple[str, str], ...] = ()
+    if program.iterate > 1 or program.border == "preserve":
+        pairs = tuple((i.name, o) for i, o in zip(program.inputs, program.outputs, strict=False))
+        for i, o in pairs:
+            inp = program.input(i)
+            if inp is None or inp.axes != tuple(range(program.rank)) or inp.dtype != program.field_dtype(o):
+                raise Unsupported(f"output '{o}' does not match input '{i}' in type and dimensions")
+    for o in program.outputs:
+        if program.stencil(o) is None:
+            raise Unsupported(f"output '{o}' is not a stencil")
+    plan = Plan(program, order, fields, pairs, program.iterate > 1, frozenset())
+    return Plan(program, order, fields, pairs, plan.feeds, _masked(plan))
+
+
+def _masked(plan: Plan) -> frozenset[str]:
+    """Fields that can be undefined somewhere, as a fixpoint over the iterations (inputs start defined)."""
+    masked: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for st in plan.order:
+            if st.name not in masked and _may_be_undefined(plan, st, masked):
+                masked.add(st.name)
+                changed = True
+        if plan.feeds:
+            for i, o in plan.pairs:
+                if o in masked and i not in masked:
+                    masked.add(i)
+                    changed = True
+    return frozenset(masked)
+
+
+def _may_be_undefined(plan: Plan, st: Stencil, masked: set[str]) -> bool:
+    keep = plan.preserve_input(st.name)
+    if keep is not None:  # preserve: the output is defined exactly where the input is
+        return keep in masked
+    for r in stencil_refs(st):
+        if not plan.axes(r.field):
+            if r.field in masked:
+                return True
+            continue
+        if r.field in masked or st.boundary_of(r.field).kind == "shrink":
+            return True
+    return False
+
+
+def stencil_refs(st: Stencil) -> tuple[Ref, ...]:
+    """Distinct field reads of a stencil (temporaries included), in first-use order."""
+    seen: dict[Ref, None] = {}
+    for t in st.temps:
+        for r in refs(t.expr):
+            seen.setdefault(r)
+    for r in refs(st.expr):
+        seen.setdefault(r)
+    return tuple(seen)
+
+
+def reach(plan: Plan, st: Stencil, field: str) -> Margin | None:
+    """How far below and above a point ``st`` reads ``field``, per iteration axis; None if it does not."""
+    rank = plan.program.rank
+    lo, hi = [0] * rank, [0] * rank
+    found = False
+    for r in stencil_refs(st):
+        if r.field != field:
+            continue
+        found = True
+        for a, o in zip(plan.axes(field), r.offset, strict=True):
+            lo[a], hi[a] = max(lo[a], -o), max(hi[a], o)
+    if plan.preserve_input(st.name) == field:
+        found = True
+    return tuple(zip(lo, hi, strict=True)) if found else None
+
+
+def interior(plan: Plan, st: Stencil) -> Margin:
+    """Per axis, how far from each edge a point must be for every read of ``st`` to fall inside the grid."""
+    rank = plan.program.rank
+    lo, hi = [0] * rank, [0] * rank
+    for r in stencil_refs(st):
+        for a, o in zip(plan.axes(r.field), r.offset, strict=True):
+            lo[a], hi[a] = max(lo[a], -o), max(hi[a], o)
+    return tuple(zip(lo, hi, strict=True))
+
+
+def _grow(m: Margin | None, by: Margin) -> Margin:
+    base = m if m is not None else tuple((0, 0) for _ in by)
+    return tuple((a + c, b + d) for (a, b), (c, d) in zip(base, by, strict=True))
+
+
+def _union(a: Margin | None, b: Margin | None) -> Margin | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return tuple((max(x, z), max(y, w)) for (x, y), (z, w) in zip(a, b, strict=True))
+
+
+def margins(plan: Plan, steps: int) -> list[dict[str, Margin | None]]:
+    """``result[r][field]``: the margin each field is needed with when ``r`` steps of the block follow."""
+    rank = plan.program.rank
+    zero: Margin = tuple((0, 0) for _ in range(rank))
+    out: list[dict[str, Margin | None]] = []
+    for r in range(steps):
+        need: dict[str, Margin | None] = dict.fromkeys(plan.fields)
+        if r == 0:
+            for o in plan.program.outputs:
+                need[o] = zero
+        elif plan.feeds:
+            for i, o in plan.pairs:
+                need[o] = _union(need[o], out[r - 1][i])
+        for st in reversed(plan.order):
+            m = need[st.name]
+            if m is None:
+                continue
+            for f in plan.fields:
+                by = reach(plan, st, f)
+                if by is not None:
+                    need[f] = _union(need[f], _grow(m, by))
+        out.append(need)
+    return out
+
+
+def max_margin(plan: Plan, steps: int) -> Margin:
+    """The largest margin any field of the block needs, per axis: the depth of a tile's halo."""
+    rank = plan.program.rank
+    best: Margin = tuple((0, 0) for _ in range(rank))
+    for table in margins(plan, steps):
+        for m in table.values():
+            best = _union(best, m) or best
+    return best

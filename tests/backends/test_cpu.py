@@ -1,0 +1,149 @@
+"""The compiled CPU backend equals the reference on every bundled program, and temporal blocking holds up
+on awkward shapes: prime sizes, tiles larger than the grid, halos of 3, several inputs, DAGs, masks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stencilmap.backends.cpu import choose_tile, run_cpu
+from stencilmap.backends.plan import make_plan
+from stencilmap.backends.reference import run_reference
+from stencilmap.errors import StencilmapError
+from stencilmap.program import Program
+from stencilmap.program.data import bind_shape, make_inputs
+from stencilmap.program.soda import parse_soda
+from stencilmap.program.stencilflow import parse_stencilflow
+from tests.backends.common import assert_matches, bundled_params, inputs_for, load_bound
+from tests.strategies import programs
+
+
+@pytest.mark.parametrize("path", bundled_params())
+def test_every_bundled_program_equals_the_reference(path: Path) -> None:
+    p = load_bound(path)
+    values = inputs_for(p)
+    got, timing = run_cpu(p, values, threads=2)
+    assert_matches(p, run_reference(p, values), got)
+    assert timing.compute_seconds > 0
+
+
+def soda(text: str, shape: tuple[int, ...], iterate: int | None = None) -> Program:
+    p = bind_shape(parse_soda(text, "t.soda"), {}, shape)
+    return replace(p, iterate=iterate) if iterate is not None else p
+
+
+RADIUS3 = """kernel: r3
+input float: a(16, *)
+output float: b(0, 0) = (a(-3, 0) + a(3, 0) + a(0, -3) + a(0, 3) + a(1, 2) + a(0, 0)) * 0.1666f
+iterate: 2
+border: {border}
+"""
+
+TWO_INPUTS_DAG = """kernel: dag
+input double: a(8, *)
+input double: c(8, *)
+local double: t(0, 0) = a(1, 0) - c(0, -1) * 0.5
+output double: b(0, 0) = t(0, 1) + t(-1, 0) + a(0, 0)
+output double: d(0, 0) = c(1, 1) + c(-1, -1) - t(0, 0) * 0.25
+iterate: 2
+border: {border}
+"""
+
+
+@pytest.mark.parametrize("border", ["ignore", "preserve"])
+@pytest.mark.parametrize(
+    ("shape", "iterate", "block", "tile"),
+    [
+        ((31, 37), 7, 3, (5, 7)),  # primes everywhere; the last block is short
+        ((13, 11), 5, 5, (64, 64)),  # one tile larger than the grid
+        ((17, 19), 9, 4, (1, 3)),  # tiles thinner than the halo
+        ((7, 5), 12, 8, (2, 2)),  # halo of 3 × 8 steps ≫ grid
+    ],
+)
+def test_temporal_blocking_radius_3(
+    border: str, shape: tuple[int, int], iterate: int, block: int, tile: tuple[int, int]
+) -> None:
+    p = soda(RADIUS3.format(border=border), shape, iterate)
+    values = make_inputs(p, {}, 1)
+    got, _ = run_cpu(p, values, threads=2, block=block, tile=tile)
+    assert_matches(p, run_reference(p, values), got)
+
+
+@pytest.mark.parametrize("border", ["ignore", "preserve"])
+@pytest.mark.parametrize(("block", "tile"), [(1, None), (4, (3, 5)), (6, (23, 2)), (3, (1, 1))])
+def test_temporal_blocking_dag_with_two_inputs(border: str, block: int, tile: tuple[int, int] | None) -> None:
+    p = soda(TWO_INPUTS_DAG.format(border=border), (23, 29), 6)
+    values = make_inputs(p, {}, 2)
+    got, _ = run_cpu(p, values, threads=2, block=block, tile=tile)
+    assert_matches(p, run_reference(p, values), got)
+
+
+def sf(program: dict, iterate: int = 1) -> Program:  # type: ignore[type-arg]
+    p = bind_shape(parse_stencilflow(json.dumps(program), "t.json"), {})
+    return replace(p, iterate=iterate)
+
+
+def test_copy_boundary_of_partly_defined_fields_3d() -> None:
+    """Masks that are not boxes: a copy boundary reading a shrunk intermediate, lower-dimensional input."""
+    prog = {
+        "inputs": {"a": {"data_type": "float32"}, "w": {"data_type": "float32", "input_dims": ["k"]}},
+        "outputs": ["c"],
+        "dimensions": [5, 7, 11],
+        "program": {
+            "b": {"computation_string": "b = a[i+1, j, k-2] * w[k]", "boundary_conditions": "shrink", "data_type": "float32"},
+            "c": {"computation_string": "c = b[i, j-1, k+1] + b[i-1, j+1, k] + w[k+1]",
+                  "boundary_conditions": {"b": {"type": "copy"}, "w": {"type": "constant", "value": 2.5}},
+                  "data_type": "float32"},
+        },
+    }  # fmt: skip
+    p = sf(prog)
+    values = make_inputs(p, {}, 3)
+    ref = run_reference(p, values)
+    assert not ref.defined["c"].all() and ref.defined["c"].any()
+    for tile in [None, (2, 3, 4), (1, 1, 11)]:
+        got, _ = run_cpu(p, values, threads=2, tile=tile)
+        assert_matches(p, ref, got)
+
+
+def test_choose_tile_fits_the_grid_and_the_cache() -> None:
+    p = soda(RADIUS3.format(border="preserve"), (4096, 4096), 50)
+    tile = choose_tile(make_plan(p), (4096, 4096), 8, 2)
+    assert all(1 <= t <= 4096 for t in tile)
+    assert tile[0] * tile[1] * 4 * 2 <= 1024 * 1024  # value ping-pong within one L2
+
+
+def test_bad_options_are_user_errors() -> None:
+    p = soda(RADIUS3.format(border="ignore"), (8, 8), 2)
+    values = make_inputs(p, {}, 0)
+    with pytest.raises(StencilmapError, match="threads"):
+        run_cpu(p, values, threads=0)
+    with pytest.raises(StencilmapError, match="block"):
+        run_cpu(p, values, block=1000)
+    with pytest.raises(StencilmapError, match="tile"):
+        run_cpu(p, values, tile=(0, 4))
+    with pytest.raises(StencilmapError, match="shape"):
+        run_cpu(p, {"a": np.zeros((3, 3), np.float32)})
+
+
+def test_inputs_are_not_written() -> None:
+    p = soda(RADIUS3.format(border="preserve"), (20, 20), 5)
+    values = make_inputs(p, {}, 0)
+    before = values["a"].copy()
+    run_cpu(p, values, threads=2, block=2)
+    np.testing.assert_array_equal(values["a"], before)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), st.integers(1, 4), st.integers(1, 3))
+def test_random_programs_equal_the_reference(program: Program, block: int, tile_edge: int) -> None:
+    """Random DAGs, windows, dims, boundaries and dtypes (tests/strategies.py), with small odd tiles."""
+    values = make_inputs(program, {}, 5)
+    tile = tuple(tile_edge for _ in program.shape)
+    got, _ = run_cpu(program, values, threads=2, block=block, tile=tile)
+    assert_matches(program, run_reference(program, values), got)
