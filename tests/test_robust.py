@@ -411,6 +411,11 @@ def test_failure_while_staging_removes_every_temporary_file(
 # ------------------------------------------------------------------------------ console width
 
 
+def test_no_arguments_prints_the_help() -> None:
+    result = invoke([])
+    assert result.exit_code == 0 and "Commands:" in result.stdout and result.stderr == ""
+
+
 def test_tables_are_not_cut_when_piped() -> None:
     result = invoke(["devices"])
     assert result.exit_code == 0
