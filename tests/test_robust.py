@@ -239,6 +239,9 @@ CASES: list[tuple[str, Any, str]] = [
      "integer literal does not fit in int64"),
     ("json-int-constant", lambda t: sf_program(t / "n.json", constants={"c": 10**30}), "constants.c: integer does not fit"),
     ("syntax-warning", lambda t: sf_expr(t / "n.json", "a[j, k] + 1if(1"), "syntax error in computation string"),
+    ("vectorization-2^63", lambda t: sf_program(t / "n.json", vectorization=2**63), "vectorization must be between"),
+    ("unroll-factor-1e9", lambda t: soda_program(t / "n.soda", "a(0, 0)", "unroll factor: 1000000000\n"),
+     "unroll factor and vectorization must be between"),
     ("long-kernel-name", lambda t: soda_program(t / "n.soda", "a(0, 0)").write_text(
         (t / "n.soda").read_text().replace("kernel: k", "kernel: " + "k" * 100_000)), "not a usable folder name"),
 ]  # fmt: skip
