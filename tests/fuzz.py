@@ -105,8 +105,8 @@ def check(outcome: Outcome, max_seconds: float) -> str | None:
         return f"{type(exc).__name__}: {exc}"
     if outcome.seconds > max_seconds:
         return f"took {outcome.seconds:.1f} s"
-    if outcome.exit_code == 0:
-        return None
+    if outcome.exit_code == 0 or (outcome.exit_code == 1 and outcome.args[0] == "simulate"):
+        return None  # simulate's exit 1 is a result (mismatch, deadlock), reported on stdout
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
     if outcome.exit_code != 2 or len(lines) != 1 or not lines[0].startswith("error: "):
         return f"exit {outcome.exit_code}: {outcome.stderr[-500:]!r}"
@@ -126,12 +126,13 @@ def fuzz(
     report: Callable[[Outcome], None] | None = None,
 ) -> tuple[int, list[tuple[Outcome, str]]]:  # fmt: skip
     """Mutate ``count`` programs (stopping early after ``budget_s``); each goes through ``analyze`` and,
-    if that succeeds on a small grid (at most 2^16 points), ``run``. Returns the cases run and the failures."""
+    if that succeeds on a small grid (at most 2^16 points), ``run`` and ``estimate``, and every fifth such
+    case ``simulate`` (2^14 points at most). Returns the cases run and the failures."""
     rng = random.Random(seed)
     starts = seeds()
     failures: list[tuple[Outcome, str]] = []
     began = time.monotonic()
-    ran = 0
+    ran = small = 0
     while ran < count and time.monotonic() - began < budget_s:
         ran += 1
         suffix, text = rng.choice(starts)
@@ -144,8 +145,16 @@ def fuzz(
         path.write_bytes(mutated.encode("utf-8", errors="surrogatepass"))
         outcome, stdout = run_case(["analyze", str(path), "--json"])
         failures += _checked(outcome, f"seed {seed} case {ran}", max_seconds, report)
-        if outcome.exit_code == 0 and _points(stdout) <= 1 << 16:
-            outcome, _ = run_case(["run", str(path), "--out", str(folder / f"out{ran}"), "--json"])
+        points = _points(stdout) if outcome.exit_code == 0 else 1 << 62
+        commands = [
+            ["run", str(path), "--out", str(folder / f"out{ran}"), "--json"],
+            ["estimate", str(path), "--device", "ku060", "--json"],
+        ] if points <= 1 << 16 else []  # fmt: skip
+        small += points <= 1 << 14
+        if points <= 1 << 14 and small % 5 == 1:
+            commands.append(["simulate", str(path), "--out", str(folder / f"sim{ran}"), "--json"])
+        for args in commands:
+            outcome, _ = run_case(args)
             failures += _checked(outcome, f"seed {seed} case {ran}", max_seconds, report)
     return ran, failures
 

@@ -10,7 +10,7 @@ from tests.fuzz import fuzz
 
 FUZZ_SEED = 13
 FUZZ_CASES = 1000
-FUZZ_BUDGET_S = 40.0
+FUZZ_BUDGET_S = 35.0
 
 
 def test_fuzzed_programs_keep_the_promise(tmp_path: Path) -> None:

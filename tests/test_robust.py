@@ -239,6 +239,9 @@ CASES: list[tuple[str, Any, str]] = [
      "integer literal does not fit in int64"),
     ("json-int-constant", lambda t: sf_program(t / "n.json", constants={"c": 10**30}), "constants.c: integer does not fit"),
     ("syntax-warning", lambda t: sf_expr(t / "n.json", "a[j, k] + 1if(1"), "syntax error in computation string"),
+    ("vectorization-2^63", lambda t: sf_program(t / "n.json", vectorization=2**63), "vectorization must be between"),
+    ("unroll-factor-1e9", lambda t: soda_program(t / "n.soda", "a(0, 0)", "unroll factor: 1000000000\n"),
+     "unroll factor and vectorization must be between"),
     ("long-kernel-name", lambda t: soda_program(t / "n.soda", "a(0, 0)").write_text(
         (t / "n.soda").read_text().replace("kernel: k", "kernel: " + "k" * 100_000)), "not a usable folder name"),
 ]  # fmt: skip
@@ -267,7 +270,7 @@ def test_bad_program_is_one_line(tmp_path: Path, label: str, make: Any, message:
         (["analyze", JACOBI, "--unroll", str(10**9)], "--unroll must be between 1 and 1,024"),
         (["estimate", JACOBI, "--device", "ku060", "--unroll", str(10**9)], "--unroll must be between"),
         (["analyze", JACOBI, "--iterate", "1000000"], "--iterate must be between"),
-        (["simulate", JACOBI, "--iterate", "1000"], "the simulator takes at most 4,096"),
+        (["simulate", JACOBI, "--iterate", "1000"], "the simulator takes at most 20,000"),
         (["explore", JACOBI, "--device", "ku060", "--max-iterate", str(10**9)], "--max-iterate"),
         (["run"], "Missing argument 'PROGRAM'"),
         (["run", JACOBI, "--nope"], "No such option '--nope'"),
@@ -409,6 +412,11 @@ def test_failure_while_staging_removes_every_temporary_file(
 
 
 # ------------------------------------------------------------------------------ console width
+
+
+def test_no_arguments_prints_the_help() -> None:
+    result = invoke([])
+    assert result.exit_code == 0 and "Commands:" in result.stdout and result.stderr == ""
 
 
 def test_tables_are_not_cut_when_piped() -> None:

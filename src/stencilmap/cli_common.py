@@ -97,6 +97,9 @@ class StencilmapGroup(click.Group):
                 )
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
+        except click.exceptions.NoArgsIsHelpError as exc:  # bare `stencilmap`: the help is the answer
+            click.echo(exc.ctx.get_help())
+            sys.exit(0)
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             fail(exc.format_message() + hint)

@@ -223,9 +223,10 @@ def _simulate_emax(
     return result, run, device
 
 
-#: Most channels the simulator is given: the engine's cost per cycle grows with them (about 40 channels a
-#: SODA stage; 16,016 for the 9,602-module design of tests/sim/test_engine.py).
-MAX_SIM_CHANNELS = 100_000
+#: Most channels the simulator is given: its cost per cycle grows with them (about 40 channels a SODA stage
+#: of a 2-D 5-point stencil at k = 4, so q ≈ 450; 16,016 for the 9,602-module design of
+#: tests/sim/test_engine.py). Larger designs would simulate, but not in the seconds a command should take.
+MAX_SIM_CHANNELS = 20_000
 
 
 def check_simulation_size(design: Design, trace_cycles: int) -> None:

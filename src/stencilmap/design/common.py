@@ -27,7 +27,7 @@ from stencilmap.analysis.dag import Edge, Node, PassGraph, node_name, pass_graph
 from stencilmap.design.ir import Channel, Design, Module, ParamValue, params
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
-from stencilmap.program.verify import verify
+from stencilmap.program.verify import MAX_LANES, verify
 
 #: Depth of a plain link: a register slice sustaining one beat per cycle under a ready/valid handshake.
 LINK_DEPTH = 2
@@ -48,9 +48,9 @@ def or_hint(value: T | None, hint: T) -> T:
     return hint if value is None else value
 
 
-#: Largest unroll (k, P_cell, workers, p) and vector width W, and largest iterate (q, d), a design may
-#: ask for: design size and analysis time grow with them (the largest published designs use k ≤ 64).
-MAX_LANES = 1024
+#: Largest iterate (q, d) a design may ask for, as ``MAX_LANES`` (``program.verify``) is for unroll
+#: (k, P_cell, workers, p) and vector width W: design size and analysis time grow with them (the largest
+#: published designs use k ≤ 64).
 MAX_STAGES = 1024
 
 

@@ -6,10 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from stencilmap.design.common import MAX_LANES, MAX_STAGES, check_parameters
+from stencilmap.design.common import MAX_STAGES, check_parameters
 from stencilmap.design.ir import Design, verify_design
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
+from stencilmap.program.verify import MAX_LANES
 
 
 @dataclass(frozen=True, slots=True)

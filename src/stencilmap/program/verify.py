@@ -23,6 +23,9 @@ MAX_POINTS = 2**50
 #: Largest field offset (a stencil's window) and param size.
 MAX_OFFSET = 2**20
 MAX_PARAM_SIZE = 2**24
+#: Largest unroll factor (SODA) and vectorization (StencilFlow) a program may ask for, and the largest
+#: ``--unroll``/``--vector``/``--iterate`` of a design (``design.common.check_parameters``).
+MAX_LANES = 1024
 #: Largest ``iterate`` a program may ask for (each step is a chained copy of the program).
 MAX_ITERATE = 4096
 
@@ -58,8 +61,8 @@ def _check_program(p: Program) -> None:
         )
     if not 1 <= p.iterate <= MAX_ITERATE:
         raise StencilmapError(f"iterate must be between 1 and {MAX_ITERATE:,}, got {p.iterate}", p.path)
-    if p.hints.unroll < 1 or p.hints.vectorization < 1:
-        raise StencilmapError("unroll factor and vectorization must be ≥ 1", p.path)
+    if not (1 <= p.hints.unroll <= MAX_LANES and 1 <= p.hints.vectorization <= MAX_LANES):
+        raise StencilmapError(f"unroll factor and vectorization must be between 1 and {MAX_LANES:,}", p.path)
     if not p.outputs:
         raise StencilmapError("the program has no outputs", p.path)
     for i in p.inputs:
