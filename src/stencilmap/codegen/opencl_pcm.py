@@ -97,29 +97,32 @@ class PcmKernel:
         w.line("#define SM_MAX(a, b) ((a) > (b) ? (a) : (b))")
         w.line("#define SM_BEATS_AHEAD(a) ((a) > 0 ? ((a) + P_CELL - 1) / P_CELL : 0)")
         w.line()
-        w.line("// lag of each stencil within a PCM (beats after the PCM's inputs)")
-        for st in self.order:
-            terms = []
-            for f in self.fields(st):
-                ahead = f"SM_BEATS_AHEAD({max(self.taps(st, f))})"
-                terms.append(f"LAG_{identifier(f)} + {ahead}" if self.is_stencil(f) else ahead)
-            expr = terms[0] if terms else "0"
-            for t in terms[1:]:
-                expr = f"SM_MAX({expr}, {t})"
-            w.line(f"#define LAG_{identifier(st.name)} ({expr})")
-        outs = [f"LAG_{identifier(o)}" for o in self.program.outputs]
-        lag = outs[0]
-        for o in outs[1:]:
-            lag = f"SM_MAX({lag}, {o})"
-        w.line(f"#define LAG_PASS ({lag})  // a PCM's latency in beats")
-        w.line()
-        w.line("// shift registers: Δ·P_CELL + P_CELL − a_min cells (OpenCL paper Fig. 6 at P_CELL = 1)")
-        for st in self.order:
-            for f in self.fields(st):
-                w.line(f"#define DELTA_{self._sr(st, f)} ({self._delta(st, f)})")
-                w.line(
-                    f"#define SIZE_{self._sr(st, f)} (DELTA_{self._sr(st, f)} * P_CELL + P_CELL - ({min(self.taps(st, f))}))"
-                )
+        w.line("// Lags and sizes as enumerators (integer constants the compiler evaluates once: as nested")
+        w.line("// macros they would expand exponentially along a chain of stencils).")
+        w.line("enum {")
+        with w.indent():
+            w.line("// lag of each stencil within a PCM (beats after the PCM's inputs)")
+            for st in self.order:
+                terms = []
+                for f in self.fields(st):
+                    ahead = f"SM_BEATS_AHEAD({max(self.taps(st, f))})"
+                    terms.append(f"LAG_{identifier(f)} + {ahead}" if self.is_stencil(f) else ahead)
+                expr = terms[0] if terms else "0"
+                for t in terms[1:]:
+                    expr = f"SM_MAX({expr}, {t})"
+                w.line(f"LAG_{identifier(st.name)} = {expr},")
+            outs = [f"LAG_{identifier(o)}" for o in self.program.outputs]
+            lag = outs[0]
+            for o in outs[1:]:
+                lag = f"SM_MAX({lag}, {o})"
+            w.line(f"LAG_PASS = {lag},  // a PCM's latency in beats")
+            w.line("// shift registers: Δ·P_CELL + P_CELL − a_min cells (OpenCL paper Fig. 6 at P_CELL = 1)")
+            for st in self.order:
+                for f in self.fields(st):
+                    sr = self._sr(st, f)
+                    w.line(f"DELTA_{sr} = {self._delta(st, f)},")
+                    w.line(f"SIZE_{sr} = DELTA_{sr} * P_CELL + P_CELL - ({min(self.taps(st, f))}),")
+        w.line("};")
         w.line()
         w.line("#endif")
         return w.text()

@@ -13,12 +13,15 @@
 #define SM_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define SM_BEATS_AHEAD(a) ((a) > 0 ? ((a) + P_CELL - 1) / P_CELL : 0)
 
-// lag of each stencil within a PCM (beats after the PCM's inputs)
-#define LAG_b (SM_BEATS_AHEAD(1))
-#define LAG_PASS (LAG_b)  // a PCM's latency in beats
-
-// shift registers: Δ·P_CELL + P_CELL − a_min cells (OpenCL paper Fig. 6 at P_CELL = 1)
-#define DELTA_b_a (LAG_PASS - LAG_b + LAG_b)
-#define SIZE_b_a (DELTA_b_a * P_CELL + P_CELL - (-1))
+// Lags and sizes as enumerators (integer constants the compiler evaluates once: as nested
+// macros they would expand exponentially along a chain of stencils).
+enum {
+    // lag of each stencil within a PCM (beats after the PCM's inputs)
+    LAG_b = SM_BEATS_AHEAD(1),
+    LAG_PASS = LAG_b,  // a PCM's latency in beats
+    // shift registers: Δ·P_CELL + P_CELL − a_min cells (OpenCL paper Fig. 6 at P_CELL = 1)
+    DELTA_b_a = LAG_PASS - LAG_b + LAG_b,
+    SIZE_b_a = DELTA_b_a * P_CELL + P_CELL - (-1),
+};
 
 #endif
