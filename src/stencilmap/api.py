@@ -1,17 +1,112 @@
-"""The Python API: ``stencilmap.run(program, inputs, backend=..., iterate=..., threads=...)``.
+"""The Python API: ``import stencilmap as sm``.
 
-Imports of the program front ends and backends happen inside the call, so ``import stencilmap`` stays light.
+    >>> import stencilmap as sm
+    >>> prog = sm.load("examples/jacobi2d.soda", shape=(64, 64))
+    >>> design = sm.build(prog, "soda", unroll=2)
+    >>> sim = sm.simulate(prog, design, device="ku060")
+    >>> sim.valid, sim.cycles, sim.predicted_cycles  # doctest: +SKIP
+    (True, 2118, 2118)
+
+Every function takes objects and arrays (a Program, a Design, NumPy arrays, a device name), never paths
+of inputs or command-line options, and raises ``stencilmap.Error`` (one line saying what is wrong, naming
+the function's parameters, never a CLI option) on bad input. The command line is a layer over these
+functions. Heavy imports happen inside the calls, so ``import stencilmap`` stays instant.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from stencilmap.errors import StencilmapError
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from stencilmap.backends.reference import Result
+    from stencilmap.design.ir import Design
+    from stencilmap.explore.report import ExploreResult
+    from stencilmap.generate import CodegenReport
+    from stencilmap.jobs.compile import CompileReport
+    from stencilmap.model.devices import Device
+    from stencilmap.model.report import EstimateReport
     from stencilmap.program.ir import Program
+    from stencilmap.sim.interface import SimResult
+    from stencilmap.sim.validate import Validation
+
+    Array = npt.NDArray[Any]
+
+__all__ = ["Simulation", "build", "codegen", "compile", "estimate", "explore", "load", "run", "simulate"]
+
+ProgramLike = "str | Path | Program"
+
+
+# --------------------------------------------------------------------------------------- errors
+
+
+_OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
+_INPUT_FILE = re.compile(r"--input (\w+)=FILE\.npy")
+_INPUT = re.compile(r"--input (\w+)(?:=\S+)?")
+
+
+def api_message(message: str) -> str:
+    """A message of the command line's wording with its options named as this API's parameters:
+    ``--input v=FILE.npy`` → ``inputs={'v': array}``, ``--input v`` → ``inputs['v']``, ``--unroll`` → ``unroll``."""
+    message = _INPUT_FILE.sub(lambda m: f"inputs={{'{m.group(1)}': array}}", message)
+    message = _INPUT.sub(lambda m: f"inputs['{m.group(1)}']", message)
+    return _OPTION.sub(lambda m: m.group(1).replace("-", "_"), message)
+
+
+@contextmanager
+def _api_errors() -> Iterator[None]:
+    """Re-raise the stages' errors with API wording (see ``api_message``)."""
+    try:
+        yield
+    except StencilmapError as exc:
+        raise StencilmapError(api_message(exc.message), exc.where) from None
+
+
+# -------------------------------------------------------------------------------------- programs
+
+
+def load(source: str | Path, shape: tuple[int, ...] | None = None) -> Program:
+    """A verified Program from a ``.soda`` / ``.json`` file, or from program text (SODA, or StencilFlow
+    JSON when it starts with ``{``); bound to ``shape`` (C order) when given."""
+    from stencilmap.program import load_program
+    from stencilmap.program.data import bind_shape
+    from stencilmap.program.soda import parse_soda
+    from stencilmap.program.stencilflow import parse_stencilflow
+    from stencilmap.program.verify import verify
+
+    with _api_errors():
+        if isinstance(source, Path) or ("\n" not in source and source.endswith((".soda", ".json"))):
+            program = load_program(source)
+        else:
+            text = source.lstrip()
+            program = parse_stencilflow(text) if text.startswith("{") else parse_soda(text)
+            verify(program)
+        return bind_shape(program, {}, shape) if shape is not None else program
+
+
+def _program(program: str | Path | Program) -> Program:
+    from stencilmap.program.ir import Program as ProgramIR
+    from stencilmap.program.verify import verify
+
+    if isinstance(program, ProgramIR):
+        with _api_errors():
+            verify(program)
+        return program
+    return load(program)
+
+
+def _arrays(inputs: Mapping[str, Any] | None) -> dict[str, Array]:
+    import numpy as np
+
+    return {str(k): np.asarray(v) for k, v in (inputs or {}).items()}
 
 
 def run(
@@ -26,7 +121,7 @@ def run(
     chunks: tuple[int, ...] | None = None,
     scheduler: str | None = None,
 ) -> Result:
-    """Run a program (a path to a ``.soda``/``.json`` file, or a Program) on a host backend.
+    """Run a program on a host backend (``numpy``: the reference; ``cpu``, ``dask``, ``gpu``).
 
     ``inputs`` maps input (and param) names to arrays in C order; the others are generated from ``seed``
     as ``stencilmap run`` does. Returns the outputs (undefined points NaN or 0) and their definedness masks.
@@ -36,20 +131,263 @@ def run(
     >>> res.outputs["w"].shape  # doctest: +SKIP
     (64, 64)
     """
-    import numpy as np
-
     from stencilmap.backends.registry import HostOptions, execute
     from stencilmap.jobs.run import with_iterate
-    from stencilmap.program import load_program
     from stencilmap.program.data import bind_shape, make_inputs
-    from stencilmap.program.ir import Program as ProgramIR
-    from stencilmap.program.verify import verify
 
-    prog = program if isinstance(program, ProgramIR) else load_program(program)
-    if isinstance(program, ProgramIR):
-        verify(prog)
-    prog = with_iterate(prog, iterate)
-    supplied = {k: np.asarray(v) for k, v in (inputs or {}).items()}
-    prog = bind_shape(prog, supplied, shape)
-    values = make_inputs(prog, supplied, seed)
-    return execute(prog, values, HostOptions(backend, threads, chunks, scheduler)).result
+    prog = _program(program)
+    supplied = _arrays(inputs)
+    with _api_errors():
+        prog = bind_shape(with_iterate(prog, iterate), supplied, shape)
+        values = make_inputs(prog, supplied, seed)
+        return execute(prog, values, HostOptions(backend, threads, chunks, scheduler)).result
+
+
+# --------------------------------------------------------------------------------------- designs
+
+
+def build(
+    program: str | Path | Program,
+    arch: str | None = None,
+    *,
+    unroll: int | None = None,
+    iterate: int | None = None,
+    vector: int | None = None,
+    tile: tuple[int, ...] | None = None,
+    device: str | None = None,
+    delay_buffers: Literal["computed", "min"] = "computed",
+) -> Design:
+    """Build the design of ``arch`` (``soda``, ``stencilflow``, ``pcm``, ``emax``, ...; default: the
+    program's own format) for the program bound to its shape (``load(..., shape=...)``) and chained
+    ``iterate`` times. ``unroll``: k / P_cell / p; ``vector``: W; ``tile``: SODA tile sizes of the inner
+    axes. The design remembers its program (``design.program``) for ``simulate`` and ``codegen``."""
+    from stencilmap.design.common import check_parameters, or_hint, with_iterate
+    from stencilmap.design.registry import BuildConfig
+    from stencilmap.design.registry import build as build_design
+    from stencilmap.program.data import bind_shape
+
+    prog = _program(program)
+    with _api_errors():
+        check_parameters(unroll, iterate, vector)
+        prog = bind_shape(prog, {}, None)
+        prog = with_iterate(prog, or_hint(iterate, prog.iterate))
+        config = BuildConfig(unroll, iterate, vector, delay_buffers, device, tile)
+        design = build_design(arch or default_arch(prog), prog, config)
+    return replace(design, program=prog)
+
+
+def default_arch(program: Program) -> str:
+    """SODA programs map to SODA's reuse chains, StencilFlow programs to StencilFlow pipelines."""
+    return "soda" if program.format == "soda" else "stencilflow"
+
+
+# ------------------------------------------------------------------------------------ simulation
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """A cycle-level simulation validated against the NumPy reference.
+
+    ``outputs``: the simulated outputs (points the reference leaves undefined are NaN or 0, as ``run``
+    writes them); ``stalls``: per module, the cycles it was starved (an input empty) and blocked (an
+    output full); ``predicted_cycles``: the analytical model's cycles of the same design."""
+
+    program: Program
+    design: Design
+    device: Device | None
+    result: SimResult
+    validation: Validation
+    reference: Result
+    outputs: Mapping[str, Array]
+    predicted_cycles: int
+
+    @property
+    def valid(self) -> bool:
+        return self.validation.valid
+
+    @property
+    def status(self) -> str:
+        """``done``, ``deadlock`` or ``limit``."""
+        return self.result.status
+
+    @property
+    def cycles(self) -> int:
+        return self.result.cycles
+
+    @property
+    def stalls(self) -> dict[str, tuple[int, int]]:
+        return {m.name: (m.starved, m.blocked) for m in self.result.modules}
+
+
+def simulate(
+    program: str | Path | Program,
+    design: Design | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    device: str | Device | None = None,
+    *,
+    seed: int = 0,
+    max_cycles: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> Simulation:
+    """Simulate ``design`` (default: ``build(program)``) cycle by cycle on ``inputs`` (the others
+    generated from ``seed``), memory limited to ``device``'s bandwidth when one is named, and validate
+    the outputs against the reference."""
+    from stencilmap.backends.reference import run_reference
+    from stencilmap.program.data import make_inputs
+    from stencilmap.sim import SimConfig
+    from stencilmap.sim import simulate as simulate_design
+    from stencilmap.sim.validate import validate
+    from stencilmap.simulate import masked_outputs
+
+    supplied = _arrays(inputs)
+    if design is None:
+        design = build(_bind(program, supplied))
+    prog = design.program if design.program is not None else _bind(program, supplied)
+    dev = _device(device)
+    if design.arch == "emax":
+        raise StencilmapError("EMAX designs run on their own simulator: use simulate_emax")
+    with _api_errors():
+        values = make_inputs(prog, supplied, seed)
+        config = SimConfig(
+            bytes_per_cycle_per_bank=dev.bytes_per_cycle_per_bank() if dev is not None else None,
+            clock_mhz=dev.clock_mhz if dev is not None else None,
+            max_cycles=max_cycles,
+        )
+        result = simulate_design(prog, design, values, config, progress, notify)
+        reference = run_reference(prog, values)
+    validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
+    outputs = masked_outputs(result, reference.defined)
+    predicted = predicted_cycles(prog, design, dev)
+    return Simulation(prog, design, dev, result, validation, reference, outputs, predicted)
+
+
+def predicted_cycles(program: Program, design: Design, device: Device | None) -> int:
+    """The model's cycles of one launch of ``design`` (``model.timing``: latency, the stream, the bandwidth
+    of the banks its ports use on ``device``) — the prediction ``estimate`` and ``explore`` make."""
+    from stencilmap.model.timing import design_timing
+
+    rate = device.bytes_per_cycle_per_bank() if device is not None else None
+    with _api_errors():
+        return round(design_timing(design, program).cycles_at(rate))
+
+
+def _bind(program: str | Path | Program, supplied: Mapping[str, Array]) -> Program:
+    from stencilmap.program.data import bind_shape
+
+    with _api_errors():
+        return bind_shape(_program(program), supplied, None)
+
+
+def _device(device: str | Device | None) -> Device | None:
+    from stencilmap.model.devices import load_device
+
+    if device is None or not isinstance(device, str):
+        return device
+    with _api_errors():
+        return load_device(device)
+
+
+# ------------------------------------------------------------------------- models and exploration
+
+
+def estimate(
+    program: str | Path | Program,
+    device: str,
+    arch: str | None = None,
+    *,
+    unroll: int | None = None,
+    iterate: int | None = None,
+    vector: int | None = None,
+    tile: tuple[int, ...] | None = None,
+    iterations: int | None = None,
+    clock_mhz: float | None = None,
+) -> EstimateReport:
+    """Predicted time, bandwidth scenario and resources of one configuration on ``device``, for all
+    ``iterations`` time steps (default: the program's ``iterate``)."""
+    from stencilmap.model.estimate import EstimateConfig
+    from stencilmap.model.estimate import estimate as estimate_job
+
+    prog = _program(program)
+    config = EstimateConfig(prog, device, arch, unroll, iterate, vector, iterations, None, clock_mhz, tile)
+    with _api_errors():
+        return estimate_job(config)
+
+
+def explore(
+    program: str | Path | Program,
+    device: str,
+    *,
+    archs: tuple[str, ...] | None = None,
+    iterations: int | None = None,
+    clock_mhz: float | None = None,
+    top: int = 10,
+    simulate: bool = True,
+    progress: Callable[[str, int, int], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> ExploreResult:
+    """Search unroll, iterate, tiles and W of the FPGA builders under ``device``'s resources; the best
+    candidates come sorted by predicted time (``.best``), the winner simulated unless ``simulate`` is off."""
+    from stencilmap.explore.search import explore as explore_job
+    from stencilmap.explore.space import ExploreConfig
+
+    prog = _program(program)
+    config = ExploreConfig(
+        prog, device, archs, iterations, None, clock_mhz, top, simulate=simulate
+    )  # shape: the program's (bind it with load(..., shape=...))
+    with _api_errors():
+        return explore_job(config, progress, notify)
+
+
+# ---------------------------------------------------------------------------------- generated code
+
+
+def codegen(
+    design: Design,
+    target: str,
+    out_dir: str | Path,
+    *,
+    program: Program | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    verify: bool = False,
+    hls_include: str | Path | None = None,
+) -> CodegenReport:
+    """Write ``target``'s code (``hls``, ``opencl``) for ``design`` into ``out_dir`` (all files or none),
+    with the input data its host reads; ``verify`` runs it here (C simulation, PoCL or the channel
+    emulation) and compares it with the reference. ``program``: the design's (``build`` remembers it)."""
+    from stencilmap.generate import write_code
+
+    prog = program if program is not None else design.program
+    if prog is None:
+        raise StencilmapError("the design does not know its program: pass program=")
+    with _api_errors():
+        return write_code(
+            prog, design, target, Path(out_dir), _arrays(inputs), seed, verify,
+            Path(hls_include) if hls_include is not None else None,
+        )  # fmt: skip
+
+
+def compile(
+    program: str | Path | Program,
+    device: str,
+    out_dir: str | Path,
+    *,
+    arch: str | None = None,
+    iterations: int | None = None,
+    shape: tuple[int, ...] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> CompileReport:
+    """The main job end to end: analyze, explore the best design under ``device``'s resources, build
+    it, generate its code for the device's vendor flow, verify the code in C simulation, simulate the
+    design cycle by cycle (on a scaled-down grid when the real one is large), and write everything —
+    code, ``design.json``, DOT/SVG, plots, ``report.md``, ``report.html`` — into ``out_dir``."""
+    from stencilmap.jobs.compile import CompileConfig
+    from stencilmap.jobs.compile import compile_program as compile_job
+
+    path = Path(program) if isinstance(program, str | Path) and "\n" not in str(program) else None
+    source = path if path is not None and path.is_file() else _program(program)
+    config = CompileConfig(source, device, Path(out_dir), arch, iterations, shape)
+    with _api_errors():
+        return compile_job(config, progress, notify)

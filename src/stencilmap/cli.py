@@ -32,6 +32,7 @@ def main() -> None:
 
     \b
     Examples:
+      stencilmap compile examples/jacobi2d.soda --device ku060 --out out/jacobi2d_ku060
       stencilmap run examples/jacobi2d.soda
       stencilmap analyze examples/dag_listing1.json --dot dag.dot
       stencilmap simulate examples/jacobi2d.soda --device ku060
@@ -100,6 +101,7 @@ def run_cmd(
 
     \b
     Examples:
+      stencilmap compile examples/jacobi2d.soda --device ku060 --out out/jacobi2d_ku060
       stencilmap run examples/jacobi2d.soda
       stencilmap run examples/jacobi2d.soda --shape 256,256 --seed 7 --json
       stencilmap run examples/jacobi2d.soda --backend cpu --shape 2048,2048 --iterate 50 --json
@@ -193,6 +195,7 @@ def analyze_cmd(
 
 
 from stencilmap.codegen_cli import codegen_cmd  # noqa: E402
+from stencilmap.compile_cli import compile_cmd  # noqa: E402
 from stencilmap.explore_cli import explore_cmd  # noqa: E402
 from stencilmap.model_cli import devices_cmd, estimate_cmd, roofline_cmd  # noqa: E402
 from stencilmap.sim_cli import simulate_cmd  # noqa: E402
@@ -203,6 +206,7 @@ main.add_command(devices_cmd)
 main.add_command(estimate_cmd)
 main.add_command(roofline_cmd)
 main.add_command(codegen_cmd)
+main.add_command(compile_cmd)
 
 if __name__ == "__main__":
     main()

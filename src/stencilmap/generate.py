@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -83,34 +83,88 @@ class CodegenReport:
     generate_seconds: float
     verification: Verification | None
 
+    def moved_to(self, out_dir: Path) -> CodegenReport:
+        """The report of the same files after their folder was renamed to ``out_dir``."""
+        v = self.verification
+        if v is not None:
+            outs = tuple(out_dir / p.relative_to(self.out_dir) for p in v.outputs)
+            v = Verification(v.validation, v.compile_seconds, v.run_seconds, v.message, outs)
+        return replace(self, out_dir=out_dir, verification=v)
+
 
 def codegen(config: CodegenConfig) -> CodegenReport:
     """Run the whole job; see the module docstring."""
-    start = time.perf_counter()
     target(config.target)  # an unknown target is a usage error: say so before building anything
     program, values = bind(config)
     arch = config.arch or DEFAULT_ARCH[(config.target, program.format)]
     design = build(arch, program, _build_config(config))
-    generated = emit(config.target, design, program, values)
-    seconds = time.perf_counter() - start
-    stage = _stage_folder(config.out_dir)
+    return publish_code(
+        program, design, config.target, values, config.out_dir, config.verify, config.hls_include,
+        config.cache_dir,
+    )  # fmt: skip
+
+
+def write_code(
+    program: Program,
+    design: Design,
+    target_name: str,
+    out_dir: Path,
+    supplied: Mapping[str, Array],
+    seed: int = 0,
+    verify: bool = False,
+    hls_include: Path | None = None,
+) -> CodegenReport:
+    """The job for a design already built (the Python API): ``program`` is the design's shape-bound,
+    chained program; ``supplied`` input arrays (the others generated from ``seed``)."""
+    target(target_name)
+    values = make_inputs(program, supplied, seed)
+    return publish_code(program, design, target_name, values, out_dir, verify, hls_include)
+
+
+def publish_code(
+    program: Program,
+    design: Design,
+    target_name: str,
+    values: Mapping[str, Array],
+    out_dir: Path,
+    verify: bool = False,
+    hls_include: Path | None = None,
+    cache_dir: Path | None = None,
+) -> CodegenReport:
+    """Emit, stage, verify and publish ``design``'s code in ``out_dir`` (all files or none)."""
+    stage = stage_folder(out_dir)
     try:
-        for name, text in generated.files:
-            path = stage / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        write_data(stage / "data", generated.ports, values)
-        verification = _verify(config, program, values, generated, stage) if config.verify else None
-        files = tuple(sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file()))
-        _publish(stage, config.out_dir)
+        report = stage_code(program, design, target_name, values, stage, verify, hls_include, cache_dir)
+        publish_folder(stage, out_dir)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    if verification is not None:
-        outs = tuple(config.out_dir / p.relative_to(stage) for p in verification.outputs)
-        verification = Verification(verification.validation, verification.compile_seconds,
-                                    verification.run_seconds, verification.message, outs)  # fmt: skip
-    return CodegenReport(program, design, generated, config.out_dir, files, seconds, verification)
+    return report.moved_to(out_dir)
+
+
+def stage_code(
+    program: Program,
+    design: Design,
+    target_name: str,
+    values: Mapping[str, Array],
+    folder: Path,
+    verify: bool = False,
+    hls_include: Path | None = None,
+    cache_dir: Path | None = None,
+) -> CodegenReport:
+    """Emit ``design``'s code and input data into the existing ``folder`` and, with ``verify``, run it
+    here against the reference (``compile`` stages the code inside its own output folder)."""
+    start = time.perf_counter()
+    generated = emit(target_name, design, program, values)
+    seconds = time.perf_counter() - start
+    for name, text in generated.files:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    write_data(folder / "data", generated.ports, values)
+    verification = _verify(program, values, generated, folder, hls_include, cache_dir) if verify else None
+    files = tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()))
+    return CodegenReport(program, design, generated, folder, files, seconds, verification)
 
 
 def bind(config: CodegenConfig) -> tuple[Program, dict[str, Array]]:
@@ -137,7 +191,12 @@ def _build_config(config: CodegenConfig) -> BuildConfig:
 
 
 def _verify(
-    config: CodegenConfig, program: Program, values: Mapping[str, Array], gen: Generated, stage: Path
+    program: Program,
+    values: Mapping[str, Array],
+    gen: Generated,
+    stage: Path,
+    hls_include: Path | None,
+    cache_dir: Path | None,
 ) -> Verification:
     shape = tuple(int(n or 0) for n in program.shape)
     if gen.runner == "pocl":
@@ -145,7 +204,7 @@ def _verify(
 
         result = run_pocl(gen, stage, stage / "data", shape)
     else:
-        result = run_csim(gen, stage, stage / "data", shape, config.hls_include, config.cache_dir)
+        result = run_csim(gen, stage, stage / "data", shape, hls_include, cache_dir)
     reference = run_reference(program, values)
     got = result.outputs if result.status == "done" else {
         k: np.zeros_like(v) for k, v in reference.outputs.items()
@@ -164,7 +223,7 @@ def _verify(
     )
 
 
-def _stage_folder(out_dir: Path) -> Path:
+def stage_folder(out_dir: Path) -> Path:
     """A fresh folder beside ``out_dir`` (same file system, so publishing is a rename)."""
     parent = out_dir.resolve().parent
     if out_dir.exists() and not out_dir.is_dir():
@@ -176,7 +235,7 @@ def _stage_folder(out_dir: Path) -> Path:
         raise StencilmapError(f"--out {out_dir}: cannot write there ({exc.strerror})") from None
 
 
-def _publish(stage: Path, out_dir: Path) -> None:
+def publish_folder(stage: Path, out_dir: Path) -> None:
     """Replace ``out_dir`` by ``stage``: the old folder is moved aside, the new one renamed in."""
     stage.chmod(0o777 & ~_umask())
     old: Path | None = None

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from stencilmap.errors import StencilmapError
+from stencilmap.program.ir import Program
 
 ModuleKind = Literal[
     "reader",
@@ -87,6 +88,8 @@ class Design:
     device: str | None = None
     clock_mhz: float | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
+    #: the shape-bound, chained program the design was built from (set by the Python API's ``build``)
+    program: Program | None = field(default=None, compare=False, repr=False)
     # look-ups by name, derived once: a design of 10,000 modules is walked in linear time
     _by_name: dict[str, Module] = field(init=False, repr=False, compare=False)
     _inputs: dict[str, tuple[Channel, ...]] = field(init=False, repr=False, compare=False)

@@ -25,8 +25,9 @@ from stencilmap.design.common import DEFAULT_BURST_WIDTH, with_iterate
 from stencilmap.errors import StencilmapError
 from stencilmap.model.devices import Device, load_device
 from stencilmap.model.estimate import check_clock
-from stencilmap.program import Program, load_program
+from stencilmap.program import Program
 from stencilmap.program.data import bind_shape
+from stencilmap.program.load import as_program
 
 #: the builders the explorer searches (the streamed FPGA microarchitectures)
 ARCHS = ("soda", "stencilflow", "pcm")
@@ -36,7 +37,7 @@ ARCHS = ("soda", "stencilflow", "pcm")
 class ExploreConfig:
     """Everything ``stencilmap explore`` was asked to do (None: the program's or device's default)."""
 
-    program: Path
+    program: Path | Program  # a file (the command line) or a Program (the Python API)
     device: str
     archs: tuple[str, ...] | None = None
     iterations: int | None = None  # T: the application's time steps
@@ -88,7 +89,7 @@ def design_space(config: ExploreConfig) -> Space:
     if config.iterations is not None and config.iterations < 1:
         raise StencilmapError(f"--iterations must be ≥ 1, got {config.iterations}")
     check_clock(config.clock_mhz)
-    loaded = bind_shape(load_program(config.program), {}, config.shape)
+    loaded = bind_shape(as_program(config.program), {}, config.shape)
     program = replace(loaded, iterate=1)
     iterations = config.iterations if config.iterations is not None else max(1, loaded.iterate)
     q_max = min(iterations, config.max_iterate) if _iterable(program) else 1

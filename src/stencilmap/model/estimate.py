@@ -48,8 +48,9 @@ from stencilmap.model.resources import ResourceUsage, design_resources
 from stencilmap.model.roofline import roofline_of
 from stencilmap.model.timing import design_timing, int_param
 from stencilmap.model.workload import workload
-from stencilmap.program import Program, load_program
+from stencilmap.program import Program
 from stencilmap.program.data import bind_shape
+from stencilmap.program.load import as_program
 
 __all__ = ["EstimateConfig", "EstimateReport", "estimate"]
 
@@ -74,7 +75,7 @@ class _Stream:
 def estimate(config: EstimateConfig) -> EstimateReport:
     """Predict one configuration of ``config.program`` on ``config.device``."""
     device = load_device(config.device)
-    program = bind_shape(load_program(config.program), {}, config.shape)
+    program = bind_shape(as_program(config.program), {}, config.shape)
     arch = config.arch or _default_arch(program, device)
     if arch not in device.archs:
         raise StencilmapError(

@@ -20,7 +20,7 @@ JsonScalar = int | float | str | bool | None
 class EstimateConfig:
     """Everything ``stencilmap estimate`` was asked to do (None: the program's or device's default)."""
 
-    program: Path
+    program: Path | Program  # a file (the command line) or a Program (the Python API)
     device: str
     arch: str | None = None
     unroll: int | None = None  # k (SODA), P_cell (PCM), workers (CGRA), p (EMAX)

@@ -28,6 +28,11 @@ def load_program(path: str | Path) -> Program:
     return program
 
 
+def as_program(source: str | Path | Program) -> Program:
+    """A Program as it is (the Python API passes objects), or loaded from its file (the command line)."""
+    return source if isinstance(source, Program) else load_program(source)
+
+
 def read_program_text(p: Path) -> str:
     """The UTF-8 text of a program file: a regular file (not a device or a pipe) of at most
     ``MAX_PROGRAM_BYTES``."""

@@ -1,0 +1,137 @@
+"""The ``compile`` job: the main job end to end, one call per stage.
+
+    program ─[analyze]→ facts ─[choose]→ the best configuration on the device (explore on FPGAs)
+      ─[build]→ Design ─[generate]→ code for the device's flow ─[verify]→ the code run here (C simulation)
+      ─[simulate]→ cycles against the model (on a scaled grid when large) ─[report]→ report.md / .html
+
+The device's kind picks the flow: FPGAs get the explored design and HLS C++ (Xilinx) or OpenCL (Intel);
+EMAX gets its mapping's mnemonics, verified and simulated by the EMAX simulator; CPUs and GPUs get the
+host backends' generated C / CUDA and the roofline's prediction (no hardware to simulate). Everything is
+staged in a folder beside DIR and renamed into place at the end: all files or none.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from math import prod
+from pathlib import Path
+from typing import Any
+
+from stencilmap.analysis import ProgramAnalysis, analyze_program
+from stencilmap.design.ir import Design
+from stencilmap.errors import StencilmapError
+from stencilmap.generate import publish_folder, stage_folder
+from stencilmap.jobs.compile_flows import Choice, Csim, Flow, SimOutcome, flow_for
+from stencilmap.jobs.compile_report import write_report
+from stencilmap.model.devices import Device, load_device
+from stencilmap.program.data import bind_shape
+from stencilmap.program.ir import Program
+from stencilmap.program.load import as_program
+
+#: progress(stage, done, total): the stage's name and its advance (the simulation reports cycles)
+Progress = Callable[[str, int, int], None]
+
+#: the stages in order, as the progress display names them
+STAGES = ("analyze", "choose", "build", "generate", "verify", "simulate", "report")
+
+
+@dataclass(frozen=True, slots=True)
+class CompileConfig:
+    """Everything ``stencilmap compile`` was asked to do (None: the program's or device's default)."""
+
+    program: Path | Program
+    device: str
+    out_dir: Path
+    arch: str | None = None
+    iterations: int | None = None  # T: the application's time steps (default: the program's iterate)
+    shape: tuple[int, ...] | None = None
+    sim_points: int = 1 << 16  # the cycle-level simulation streams at most about this many points
+    csim_points: int = 1 << 12  # the C simulation runs code generated for at most this many points
+
+
+@dataclass(frozen=True, slots=True)
+class CompileReport:
+    """What ``compile`` chose, predicted, generated, verified and simulated, and the files it wrote."""
+
+    program: Program
+    source: str  # the program's file, as the reproducing commands name it
+    device: Device
+    facts: ProgramAnalysis
+    choice: Choice
+    design: Design | None
+    code: tuple[str, ...]  # files of the generated code, relative to out_dir
+    csim: Csim
+    simulation: SimOutcome | None
+    out_dir: Path
+    files: tuple[str, ...]
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        sim = self.simulation
+        return {
+            "program": self.program.name,
+            "device": self.device.name,
+            "shape": list(self.choice.shape),
+            "iterations": self.choice.iterations,
+            "best": {"arch": self.choice.arch, **self.choice.parameters_json()},
+            "predicted_seconds": self.choice.predicted_seconds,
+            "why": self.choice.why,
+            "target": self.choice.target,
+            "simulation": None if sim is None else sim.to_json(),
+            "csim": self.csim.to_json(),
+            "out_dir": str(self.out_dir),
+            "files": list(self.files),
+            "commands": dict(self.choice.commands),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def compile_program(config: CompileConfig, progress: Progress | None = None,
+                    notify: Callable[[str], None] | None = None) -> CompileReport:  # fmt: skip
+    """Run every stage; see the module docstring."""
+    report = progress if progress is not None else _quiet
+    start = time.perf_counter()
+    device = load_device(config.device)
+    program = bind_shape(as_program(config.program), {}, config.shape)
+    source = str(config.program) if isinstance(config.program, Path) else f"{program.name}.{_suffix(program)}"
+    check_grid(program)
+    flow: Flow = flow_for(device, config.arch)
+    stage = stage_folder(config.out_dir)
+    try:
+        report("analyze", 0, 1)
+        facts = analyze_program(replace(program, iterate=1))
+        report("choose", 0, 1)
+        choice = flow.choose(program, device, config, source, report)
+        report("build", 0, 1)
+        design = flow.build(choice)
+        report("generate", 0, 1)
+        code = flow.generate(choice, design, stage / "code")
+        report("verify", 0, 1)
+        csim = flow.verify(choice, stage, config.csim_points)
+        simulation = flow.simulate(choice, config.sim_points, report, notify)
+        report("report", 0, 1)
+        result = CompileReport(program, source, device, facts, choice, design, code, csim, simulation,
+                               config.out_dir, (), 0.0)  # fmt: skip
+        files = write_report(result, stage)
+        publish_folder(stage, config.out_dir)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return replace(result, files=files, seconds=time.perf_counter() - start)
+
+
+def _suffix(program: Program) -> str:
+    return "soda" if program.format == "soda" else "json"
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    return None
+
+
+def check_grid(program: Program) -> None:
+    """A grid of no points cannot be compiled (a shape of zeros from a bad ``--shape`` is caught earlier)."""
+    if prod(int(n or 0) for n in program.shape) < 1:
+        raise StencilmapError("the program's grid has no points")

@@ -1,0 +1,271 @@
+"""What ``compile`` writes beside the code: the design (JSON, DOT, SVG), the plots, ``report.md``, a
+self-contained ``report.html`` (images inlined) and ``summary.json``."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stencilmap.design.dot import to_dot
+from stencilmap.design.serialize import design_to_json
+from stencilmap.model.plot import save_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from stencilmap.jobs.compile import CompileReport
+
+#: designs with more modules are not laid out as SVG (Graphviz takes minutes on them); the DOT is written
+MAX_SVG_MODULES = 1500
+
+
+def write_report(report: CompileReport, folder: Path) -> tuple[str, ...]:
+    """Write every file of the report into ``folder``; returns all files there, relative, sorted."""
+    notes: list[str] = []
+    if report.design is not None:
+        (folder / "design.json").write_text(design_to_json(report.design), encoding="utf-8")
+        (folder / "design.dot").write_text(to_dot(report.design), encoding="utf-8")
+        notes += _render_svg(folder, len(report.design.modules))
+    save_figure(folder / "roofline.png", lambda: roofline_with_design(report))
+    if report.choice.explored is not None:
+        from stencilmap.explore.plot import write_space_plot
+
+        write_space_plot(folder / "design_space.png", report.choice.explored)
+    markdown = report_markdown(report, folder, notes)
+    (folder / "report.md").write_text(markdown, encoding="utf-8")
+    (folder / "report.html").write_text(report_html(markdown, folder, report), encoding="utf-8")
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    summary = {**report.to_json(), "files": [*files, "summary.json"]}
+    (folder / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    return tuple(sorted([*files, "summary.json"]))
+
+
+def _render_svg(folder: Path, modules: int) -> list[str]:
+    dot = shutil.which("dot")
+    if dot is None:
+        return ["design.svg not rendered: Graphviz's `dot` is not installed (`apt-get install graphviz`)"]
+    if modules > MAX_SVG_MODULES:
+        return [f"design.svg not rendered: {modules:,} modules (at most {MAX_SVG_MODULES:,} are laid out)"]
+    done = subprocess.run([dot, "-Tsvg", "design.dot", "-o", "design.svg"], cwd=folder, capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    if done.returncode != 0:
+        return [f"design.svg not rendered: dot failed ({done.stderr.strip().splitlines()[-1:]})"]
+    return []
+
+
+def roofline_with_design(report: CompileReport) -> Figure:
+    """The device's roofline for the program at the chosen design's steps on chip, with the design's
+    predicted performance marked."""
+    from stencilmap.model.plot import roofline_figure
+    from stencilmap.model.roofline import roofline_of
+
+    choice = report.choice
+    roof = roofline_of(choice.program, choice.shape, report.device, choice.q)
+    figure = roofline_figure(roof)
+    ax = figure.axes[0]
+    if choice.estimate is not None:
+        gops = choice.estimate.gops
+        ax.plot([roof.operational_intensity], [gops], "*", color="C3", ms=12,
+                label=f"chosen: {choice.arch} {_params(choice)} → {gops:.4g} GOp/s predicted")  # fmt: skip
+        ax.legend(loc="lower right", fontsize="small")
+    return figure
+
+
+def _params(choice: object) -> str:
+    from stencilmap.jobs.compile_flows import Choice
+
+    assert isinstance(choice, Choice)
+    return ", ".join(f"{k} {','.join(map(str, v)) if isinstance(v, tuple) else v}"
+                     for k, v in choice.parameters if v is not None)  # fmt: skip
+
+
+def _yes(valid: bool | None) -> str:
+    return {True: "**valid**", False: "**INVALID**", None: "not run"}[valid]
+
+
+def report_markdown(report: CompileReport, folder: Path, notes: list[str]) -> str:
+    """The report as Markdown: the choice and why, prediction against simulation, resources, bandwidth,
+    verification, and the commands that reproduce each number."""
+    c, sim, csim = report.choice, report.simulation, report.csim
+    shape = "×".join(map(str, c.shape))
+    lines = [
+        f"# {report.program.name} on {report.device.name}",
+        "",
+        f"`stencilmap compile` of `{report.source}` ({report.program.format}, grid {shape}, "
+        f"{c.iterations:,} time step(s)) for **{report.device.name}** ({report.device.kind}"
+        f"{', ' + report.device.part if report.device.part else ''}).",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| design | **{c.arch}** {_params(c)} |",
+        f"| predicted time | **{_time(c.predicted_seconds)}** for {c.iterations:,} step(s) |",
+        f"| code | {c.target} — {len(report.code)} file(s) in `code/` |",
+        f"| code run here | {_yes(csim.valid)}: {csim.message} |",
+    ]
+    if sim is not None:
+        err = sim.prediction_error
+        lines.append(f"| cycle-level simulation | {_yes(sim.valid)}, {sim.cycles:,} cycles against "
+                     f"{sim.predicted_cycles:,} predicted ({'' if err is None else f'{err:+.2%}'})"
+                     f"{' on a scaled grid' if sim.scaled else ''} |")  # fmt: skip
+    lines += ["", "## What was chosen, and why", "", f"{c.why[0].upper()}{c.why[1:]}.", ""]
+    lines += _candidates(report)
+    lines += _prediction(report)
+    lines += _resources(report)
+    lines += _verification(report)
+    lines += _design(report, folder, notes)
+    lines += _reproduce(report)
+    lines += ["## Files", "", *[f"- `{f}`" for f in _listing(folder)], ""]
+    return "\n".join(lines)
+
+
+def _time(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:,.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def _candidates(report: CompileReport) -> list[str]:
+    explored = report.choice.explored
+    if explored is None:
+        return []
+    rows = ["| # | arch | lanes | iterate | tile | predicted | scenario | binding resource |",
+            "|---:|---|---:|---:|---|---:|---|---|"]  # fmt: skip
+    for i, cand in enumerate(explored.top[:8], 1):
+        util = dict(cand.utilization).get(cand.binding, 0.0)
+        tile = "×".join(map(str, cand.tile)) if cand.tile else "untiled"
+        rows.append(f"| {i} | {cand.arch} | {cand.lanes} | {cand.iterate} | {tile} | "
+                    f"{_time(cand.predicted_seconds)} | {cand.scenario} | {cand.binding} {util:.0%} |")  # fmt: skip
+    return ["The best candidates of the search (predicted for every time step):", "", *rows, "",
+            "![design space](design_space.png)", ""]  # fmt: skip
+
+
+def _prediction(report: CompileReport) -> list[str]:
+    est = report.choice.estimate
+    if est is None:
+        return []
+    lines = ["## Predicted performance", "", "| | |", "|---|---|",
+             f"| launches | {est.launches:,} × {est.steps_on_chip} step(s) on chip |",
+             f"| cycles per launch | {est.cycles_per_launch:,} (latency {est.latency_cycles:,}) at "
+             f"{est.clock_mhz:g} MHz |",
+             f"| scenario | {est.scenario}-bound: needs {est.required_bandwidth_gbs:.3g} GB/s, the device gives "
+             f"{report.device.practical_bandwidth_gbs:.3g} GB/s practical |",
+             f"| time | compute {_time(est.compute_seconds)} per launch, host transfers "
+             f"{_time(est.host_seconds)}, control {_time(est.control_seconds)}; total "
+             f"**{_time(est.predicted_seconds)}** |",
+             f"| performance | {est.gops:.4g} GOp/s, {est.percent_of_roofline:.1f}% of the roofline's "
+             f"{est.roofline_gops:.4g} |", ""]  # fmt: skip
+    lines += [f"- {n}" for n in est.notes]
+    return [*lines, "", "![roofline](roofline.png)", ""]
+
+
+def _resources(report: CompileReport) -> list[str]:
+    est = report.choice.estimate
+    if est is None or est.resources is None:
+        return []
+    r = est.resources
+    rows = ["## Resources", "", "| resource | used | available | utilization |", "|---|---:|---:|---:|"]
+    for name, avail in r.available:
+        rows.append(f"| {name} | {r.used[name]:,.0f} | {avail:,} | {r.utilization(name):.1%} |")
+    return [*rows, ""]
+
+
+def _verification(report: CompileReport) -> list[str]:
+    csim, sim = report.csim, report.simulation
+    grid = "×".join(map(str, csim.shape))
+    lines = ["## Verification", "",
+             f"**The generated code run here** ({csim.how}) on a {grid} grid"
+             f"{' (scaled down; the code for that grid is in `verify/`)' if csim.scaled else ''}: "
+             f"{_yes(csim.valid)} — {csim.message}"
+             f"{f'; compiled in {csim.compile_seconds:.2f} s, ran in {csim.run_seconds:.2f} s' if csim.valid is not None else ''}.",
+             ""]  # fmt: skip
+    if sim is not None:
+        grid = "×".join(map(str, sim.shape))
+        err = sim.prediction_error
+        lines += [f"**Cycle-level simulation** of the chosen design on a {grid} grid"
+                  f"{' (scaled down from the program grid: the inner axes that set the structure are kept)' if sim.scaled else ''},"
+                  f" with the device's memory bandwidth: {sim.status}, {sim.cycles:,} cycles against the model's "
+                  f"{sim.predicted_cycles:,} ({'n/a' if err is None else f'{err:+.2%}'}); outputs {_yes(sim.valid)} "
+                  f"({sim.message}); simulated in {sim.seconds:.2f} s.", ""]  # fmt: skip
+    else:
+        lines += ["There is no hardware design to simulate cycle by cycle on this kind of device.", ""]
+    return lines
+
+
+def _design(report: CompileReport, folder: Path, notes: list[str]) -> list[str]:
+    d = report.design
+    if d is None:
+        return []
+    kinds = ", ".join(f"{n} {k}" for k, n in d.kinds().items())
+    storage = sum(ch.depth * ch.width for ch in d.channels)
+    lines = ["## The design", "", f"`{d.name}`: {len(d.modules):,} modules ({kinds}), {len(d.channels):,} "
+             f"channels holding {storage:,} elements. `design.json` loads again "
+             f"(`stencilmap.design.serialize.design_from_json`); `design.dot` is its graph.", ""]  # fmt: skip
+    if (folder / "design.svg").exists():
+        lines += ["![design](design.svg)", ""]
+    return [*lines, *[f"- {n}" for n in notes], ""]
+
+
+def _reproduce(report: CompileReport) -> list[str]:
+    rows = [(what, cmd) for what, cmd in report.choice.commands]
+    rows.append(("the code run here", report.csim.command))
+    if report.simulation is not None:
+        rows.append(("the cycle-level simulation", report.simulation.command))
+    lines = ["## Reproduce each number", ""]
+    for what, cmd in rows:
+        if cmd:
+            lines += [f"{what}:", "", "```console", f"$ {cmd}", "```", ""]
+    return lines
+
+
+def _listing(folder: Path) -> list[str]:
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    shown = [f for f in files if not f.startswith(("code/data/", "verify/"))]
+    hidden = len(files) - len(shown)
+    more = [f"… and {hidden} more (input data, the scaled-down verified code)"] if hidden else []
+    return [*shown, "report.md", "report.html", "summary.json", *more]
+
+
+_IMG = re.compile(r'<img src="([^"/]+\.(png|svg))" alt="([^"]*)"')
+
+CSS = """
+body { font: 15px/1.5 system-ui, -apple-system, 'Segoe UI', sans-serif; max-width: 980px; margin: 2em auto;
+       padding: 0 1.2em; color: #1f2328; }
+h1 { border-bottom: 1px solid #d0d7de; padding-bottom: .3em; }
+h2 { margin-top: 1.8em; border-bottom: 1px solid #eaeef2; padding-bottom: .2em; }
+table { border-collapse: collapse; margin: .8em 0; }
+th, td { border: 1px solid #d0d7de; padding: .3em .7em; text-align: left; vertical-align: top; }
+td:nth-child(n+2) { font-variant-numeric: tabular-nums; }
+code { background: #f6f8fa; padding: .1em .3em; border-radius: 4px; font-size: 90%; }
+pre { background: #f6f8fa; padding: .8em; overflow-x: auto; border-radius: 6px; }
+pre code { background: none; padding: 0; }
+img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
+"""
+
+
+def report_html(markdown: str, folder: Path, report: CompileReport) -> str:
+    """``markdown`` as one self-contained HTML page: the images inlined as data URIs."""
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark").enable("table").render(markdown)
+
+    def inline(m: re.Match[str]) -> str:
+        path = folder / m.group(1)
+        if not path.exists():
+            return m.group(0)
+        mime = "image/svg+xml" if m.group(2) == "svg" else "image/png"
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f'<img src="data:{mime};base64,{data}" alt="{m.group(3)}"'
+
+    body = _IMG.sub(inline, body)
+    title = html.escape(f"{report.program.name} on {report.device.name} — stencilmap compile")
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<style>{CSS}</style>\n'
+            f"</head>\n<body>\n{body}</body>\n</html>\n")  # fmt: skip

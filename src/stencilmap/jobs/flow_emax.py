@@ -1,0 +1,86 @@
+"""``compile`` on EMAX: the 3-D stencil library's mapping (EMAX §4: the most Z-packed p that fits the
+rows), its mnemonics, and the EMAX simulator, which interprets those mnemonics with real LMMs and FIFOs —
+so the code's verification and the simulation are one run (on a grid cut in Z when large)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stencilmap.design.ir import Design
+from stencilmap.design.registry import BuildConfig
+from stencilmap.jobs.compile_flows import Choice, Csim, Report, SimOutcome, shrink_outer, verdict
+from stencilmap.model.devices import Device
+from stencilmap.program.data import make_inputs
+from stencilmap.program.ir import Program
+
+if TYPE_CHECKING:
+    from stencilmap.design.emax import EmaxMapping
+    from stencilmap.jobs.compile import CompileConfig
+
+
+class EmaxFlow:
+    """See the module docstring."""
+
+    def choose(self, program: Program, device: Device, config: CompileConfig, source: str,
+               report: Report) -> Choice:  # fmt: skip
+        from stencilmap.model.estimate import EstimateConfig, estimate
+
+        one_pass = replace(program, iterate=1)
+        iterations = config.iterations if config.iterations is not None else max(1, program.iterate)
+        est = estimate(EstimateConfig(one_pass, device.name, "emax", iterations=iterations))
+        params = dict(est.parameters)
+        why = (f"a degree-{params['degree']} star: p = {params['p']} Z planes packed into {params['rows']} of "
+               f"the {device.resource('pe_rows')} PE rows (EMAX §4.4, §4.6), {params['x_chunks']} X chunk(s); "
+               f"time bound by the {dict(est.extra).get('timeline_bottleneck')} path of the five-state "
+               f"timeline (§5.1)")  # fmt: skip
+        choice = Choice(device, one_pass, source, iterations, "emax", (("unroll", params["p"]),),
+                        est.predicted_seconds, why, "emax-asm", est)  # fmt: skip
+        est_cmd = choice.command("estimate", "--device", device.name, *choice.options(), "--iterations",
+                                 str(iterations))  # fmt: skip
+        return replace(choice, commands=(("estimate", est_cmd),))
+
+    def build(self, choice: Choice) -> Design:
+        from stencilmap.design.registry import build
+
+        return build("emax", choice.program, self._config(choice))
+
+    def generate(self, choice: Choice, design: Design | None, folder: Path) -> tuple[str, ...]:
+        from stencilmap.design.emax import mnemonics
+
+        folder.mkdir(parents=True)
+        (folder / "emax.asm").write_text(mnemonics(self._mapping(choice, choice.program)), encoding="utf-8")
+        return ("code/emax.asm",)
+
+    def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
+        sim = self.simulate(choice, cap, lambda *_: None, None)
+        how = "the mnemonics interpreted by the EMAX simulator (LMMs, FIFOs, ALU ops)"
+        return Csim(sim.valid, how, sim.shape, sim.scaled, sim.message, 0.0, sim.seconds, sim.command)
+
+    def simulate(self, choice: Choice, cap: int, report: Report,
+                 notify: Callable[[str], None] | None) -> SimOutcome:  # fmt: skip
+        from stencilmap.jobs.compile_flows import validate_outputs
+        from stencilmap.sim.emax import simulate_emax
+
+        p = int(dict(choice.parameters)["unroll"])
+        shape = shrink_outer(choice.program, max(cap, 1), min_rows=2 * p + 8)
+        program = choice.program.with_shape(shape)
+        mapping = self._mapping(choice, program)
+        values = make_inputs(program, {}, 0)
+        run = simulate_emax(mapping, values[mapping.field], choice.device)
+        valid, exact, error = validate_outputs({mapping.output: run.output.reshape(shape)}, program, values)
+        predicted = round(run.model.seconds * run.clock_mhz * 1e6)
+        command = choice.command("simulate", "--device", choice.device.name, "--arch", "emax", shape=shape)
+        extra = (("emax", run.to_json()),)
+        return SimOutcome(valid, "done", run.cycles, predicted, shape, shape != choice.shape, run.sim_seconds,
+                          verdict(valid, exact, error), command, extra)  # fmt: skip
+
+    def _config(self, choice: Choice) -> BuildConfig:
+        return BuildConfig(unroll=int(dict(choice.parameters)["unroll"]), device=choice.device.name)
+
+    def _mapping(self, choice: Choice, program: Program) -> EmaxMapping:
+        from stencilmap.design.emax import map_emax
+
+        return map_emax(program, self._config(choice))

@@ -1,0 +1,165 @@
+"""``compile`` on an FPGA: explore → build the winner → HLS C++ (Xilinx) or OpenCL (Intel) → C simulation
+→ cycle-level simulation with the device's bandwidth."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stencilmap.design.common import with_iterate
+from stencilmap.design.ir import Design
+from stencilmap.errors import StencilmapError
+from stencilmap.jobs.compile_flows import Choice, Csim, Report, SimOutcome, verdict
+from stencilmap.model.devices import Device
+from stencilmap.program.data import make_inputs
+from stencilmap.program.ir import Program
+
+if TYPE_CHECKING:
+    from stencilmap.explore.report import Candidate
+    from stencilmap.jobs.compile import CompileConfig
+
+#: the codegen target of each FPGA vendor's flow, and the one to fall back on for a design it cannot express
+VENDOR_TARGETS = {"xilinx": ("hls", "opencl"), "intel": ("opencl", "hls")}
+
+
+def vendor(device: Device) -> str:
+    """``xilinx`` for AMD/Xilinx parts (XC…), else ``intel`` (Stratix, Arria, Agilex)."""
+    return "xilinx" if (device.part or "").upper().startswith("XC") else "intel"
+
+
+def target_for(device: Device, arch: str) -> str:
+    """The vendor's own target when it can express ``arch``'s designs, else the other one."""
+    from stencilmap.codegen.registry import target
+
+    for name in VENDOR_TARGETS[vendor(device)]:
+        if arch in target(name).archs:
+            return name
+    raise StencilmapError(f"no code generator expresses '{arch}' designs")
+
+
+def vendor_archs(device: Device) -> tuple[str, ...]:
+    """The device's microarchitectures its vendor's own code generator expresses (OpenCL on Intel has
+    no SODA reuse chains; ``--arch soda`` still gets HLS C++ there)."""
+    from stencilmap.codegen.registry import target
+
+    own = target(VENDOR_TARGETS[vendor(device)][0]).archs
+    return tuple(a for a in device.archs if a in own) or tuple(device.archs)
+
+
+class FpgaFlow:
+    """See the module docstring."""
+
+    def choose(self, program: Program, device: Device, config: CompileConfig, source: str,
+               report: Report) -> Choice:  # fmt: skip
+        from stencilmap.explore.search import explore
+        from stencilmap.explore.space import ExploreConfig
+        from stencilmap.model.estimate import EstimateConfig, estimate
+
+        archs = (config.arch,) if config.arch is not None else vendor_archs(device)
+        explored = explore(
+            ExploreConfig(program, device.name, archs, config.iterations, simulate=False),
+            lambda _what, done, total: report("choose", done, total),
+        )
+        best = explored.best
+        if best is None or not best.fits:
+            notes = "; ".join(explored.notes) or "every candidate exceeds a resource"
+            raise StencilmapError(f"no design fits device '{device.name}': {notes}")
+        params = best.parameters()
+        parameters = (("unroll", params["unroll"]), ("vector", params["vector"]), ("iterate", best.iterate),
+                      ("tile", best.tile))  # fmt: skip
+        one_pass = explored.space.program
+        est = estimate(EstimateConfig(one_pass, device.name, best.arch, params["unroll"], best.iterate,
+                                      params["vector"], explored.space.iterations, None, None, best.tile))  # fmt: skip
+        choice = Choice(device, one_pass, source, explored.space.iterations, best.arch, parameters,
+                        best.predicted_seconds, _why(explored, best), target_for(device, best.arch), est,
+                        explored, best)  # fmt: skip
+        iters = ["--iterations", str(choice.iterations)]
+        commands = (
+            ("explore", choice.command("explore", "--device", device.name, *iters)),
+            ("estimate", choice.command("estimate", "--device", device.name, *choice.options(), *iters)),
+        )
+        return replace(choice, commands=commands)
+
+    def build(self, choice: Choice) -> Design:
+        return _build(choice, choice.program)
+
+    def generate(self, choice: Choice, design: Design | None, folder: Path) -> tuple[str, ...]:
+        from stencilmap.generate import stage_code
+
+        assert design is not None and choice.target is not None
+        chained = with_iterate(choice.program, choice.q)
+        folder.mkdir(parents=True)
+        gen = stage_code(chained, design, choice.target, make_inputs(chained, {}, 0), folder)
+        return tuple(f"code/{f}" for f in gen.files)
+
+    def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
+        from stencilmap.generate import stage_code
+
+        assert choice.target is not None
+        program, scaled = _scaled(choice, cap)
+        chained = with_iterate(program, choice.q)
+        design = _build(choice, program)
+        folder = stage / "verify" if scaled else stage / "code"
+        folder.mkdir(parents=True, exist_ok=True)
+        report = stage_code(chained, design, choice.target, make_inputs(chained, {}, 0), folder, verify=True)
+        v = report.verification
+        assert v is not None
+        shape = tuple(int(n or 0) for n in program.shape)
+        how = {"hls": "g++ C simulation of the HLS C++", "opencl": "the OpenCL kernels run here"}[
+            choice.target
+        ]
+        where = "verify/" if scaled else "code/"
+        command = choice.command("codegen", "--target", choice.target, *choice.options(), "--out",
+                                 where.rstrip("/"), "--verify", shape=shape)  # fmt: skip
+        message = verdict(v.valid, v.validation.bit_exact, v.validation.max_abs_error)
+        if v.message:
+            message = f"{message}: {v.message}"
+        return Csim(v.valid, how, shape, scaled, message, v.compile_seconds, v.run_seconds, command)
+
+    def simulate(self, choice: Choice, cap: int, report: Report,
+                 notify: Callable[[str], None] | None) -> SimOutcome:  # fmt: skip
+        from stencilmap.api import simulate
+
+        program, scaled = _scaled(choice, cap)
+        chained = with_iterate(program, choice.q)
+        design = replace(_build(choice, program), program=chained)
+        sim = simulate(chained, design, device=choice.device, progress=lambda c, n: report("simulate", c, n),
+                       notify=notify)  # fmt: skip
+        shape = tuple(int(n or 0) for n in program.shape)
+        v = sim.validation
+        command = choice.command("simulate", "--device", choice.device.name, *choice.options(), shape=shape)
+        message = "deadlock" if sim.status == "deadlock" else verdict(v.valid, v.bit_exact, v.max_abs_error)
+        return SimOutcome(sim.valid, sim.status, sim.cycles, sim.predicted_cycles, shape, scaled,
+                          sim.result.seconds, message, command)  # fmt: skip
+
+
+def _scaled(choice: Choice, cap: int) -> tuple[Program, bool]:
+    """The program on the grid the winner is checked on (``explore.winner.scaled_shape``)."""
+    from stencilmap.explore.winner import scaled_shape
+
+    assert choice.candidate is not None
+    shape = scaled_shape(choice.program, choice.candidate, cap)
+    return choice.program.with_shape(shape), shape != choice.shape
+
+
+def _build(choice: Choice, program: Program) -> Design:
+    from stencilmap.explore.resources import build_candidate
+
+    c: Candidate | None = choice.candidate
+    assert c is not None
+    design = build_candidate(c.arch, program, c.lanes, c.iterate, c.tile, choice.device.name)
+    return design
+
+
+def _why(explored: object, best: Candidate) -> str:
+    from stencilmap.explore.report import ExploreResult
+
+    assert isinstance(explored, ExploreResult)
+    util = dict(best.utilization).get(best.binding, 0.0)
+    return (
+        f"the fastest of {explored.points_feasible:,} designs that fit, out of {explored.space_size:,} "
+        f"candidates ({explored.points_evaluated:,} predicted, {explored.points_pruned:,} pruned by their "
+        f"time bound); {best.scenario}-bound; its binding resource is {best.binding} at {util:.0%}"
+    )

@@ -1,0 +1,103 @@
+"""``compile`` on a CPU or a GPU: the roofline model's prediction (each time step streams the grid once,
+at min(peak, bandwidth × intensity)), the host backends' generated code — C with OpenMP and temporal
+blocking (``backends/cgen.py``) or CUDA (``backends/gpu.py``) — verified by running it here against the
+reference (the CUDA kernel only where CuPy and a GPU exist). There is no hardware design to simulate."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stencilmap.design.ir import Design
+from stencilmap.errors import StencilmapError
+from stencilmap.jobs.compile_flows import (
+    Choice,
+    Csim,
+    Report,
+    SimOutcome,
+    shrink_outer,
+    validate_outputs,
+    verdict,
+)
+from stencilmap.model.devices import Device
+from stencilmap.program.data import make_inputs
+from stencilmap.program.ir import Program
+
+if TYPE_CHECKING:
+    from stencilmap.jobs.compile import CompileConfig
+
+#: what each kind of device gets: (file written, backend, generator description)
+HOST_CODE = {"cpu": ("kernel.c", "cpu"), "gpu": ("kernel.cu", "gpu")}
+
+
+class HostFlow:
+    """See the module docstring."""
+
+    def choose(self, program: Program, device: Device, config: CompileConfig, source: str,
+               report: Report) -> Choice:  # fmt: skip
+        from stencilmap.model.estimate import EstimateConfig, estimate
+
+        one_pass = replace(program, iterate=1)
+        iterations = config.iterations if config.iterations is not None else max(1, program.iterate)
+        est = estimate(EstimateConfig(one_pass, device.name, "roofline", iterations=iterations))
+        bound = "bandwidth" if est.scenario == "bandwidth" else "compute"
+        why = (
+            f"a {device.kind} runs the program as streamed sweeps of the grid, one per time step; the "
+            f"roofline bounds it ({bound}-bound at {est.roofline_gops:.4g} GOp/s)"
+        )
+        choice = Choice(device, one_pass, source, iterations, "roofline", (), est.predicted_seconds, why,
+                        HOST_CODE[device.kind][1], est)  # fmt: skip
+        cmd = choice.command("estimate", "--device", device.name, "--arch", "roofline", "--iterations",
+                             str(iterations))  # fmt: skip
+        return replace(choice, commands=(("estimate", cmd),))
+
+    def build(self, choice: Choice) -> Design | None:
+        return None
+
+    def generate(self, choice: Choice, design: Design | None, folder: Path) -> tuple[str, ...]:
+        from stencilmap.backends.cexpr import Unsupported
+        from stencilmap.backends.plan import make_plan
+
+        name, backend = HOST_CODE[choice.device.kind]
+        try:
+            plan = make_plan(choice.program)
+        except Unsupported as exc:
+            raise StencilmapError(f"the {backend} backend cannot run this program: {exc}") from None
+        if backend == "gpu":
+            from stencilmap.backends.gpu import cuda_source
+
+            text = cuda_source(plan)
+        else:
+            from stencilmap.backends.cgen import generate
+
+            text = generate(plan)
+        folder.mkdir(parents=True)
+        (folder / name).write_text(text, encoding="utf-8")
+        return (f"code/{name}",)
+
+    def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
+        from stencilmap.backends.registry import HostOptions, execute
+
+        _, backend = HOST_CODE[choice.device.kind]
+        shape = shrink_outer(choice.program, cap, min_rows=16)
+        program = choice.program.with_shape(shape)
+        values = make_inputs(program, {}, 0)
+        how = f"the {backend} backend's generated code run here"
+        command = choice.command("run", "--backend", backend, shape=shape)
+        start = time.perf_counter()
+        try:
+            got = execute(program, values, HostOptions(backend)).result.outputs
+        except StencilmapError as exc:
+            return Csim(None, how, shape, shape != choice.shape, f"not run: {exc.message}", command=command)
+        seconds = time.perf_counter() - start
+        valid, exact, error = validate_outputs(got, program, values)
+        return Csim(
+            valid, how, shape, shape != choice.shape, verdict(valid, exact, error), 0.0, seconds, command
+        )
+
+    def simulate(self, choice: Choice, cap: int, report: Report,
+                 notify: Callable[[str], None] | None) -> SimOutcome | None:  # fmt: skip
+        return None
