@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit opencl clean
+.PHONY: install demo test lint typecheck unit sysdeps opencl clean
 
 install: $(STAMP)
 
@@ -14,11 +14,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# The main job on a bundled example: the reference run, then the SODA design built from it, simulated
-# cycle by cycle on the KU060's memory bandwidth and checked against the reference.
-demo: install
+# The main job on a bundled example: the reference run, then `compile` for the KU060 — the best design
+# under its resources, its HLS C++ run here by g++, the design simulated cycle by cycle, the report.
+demo: install sysdeps
 	$(BIN)/stencilmap run examples/jacobi2d.soda
-	$(BIN)/stencilmap simulate examples/jacobi2d.soda --device ku060
+	$(BIN)/stencilmap compile examples/jacobi2d.soda --device ku060 --out out/jacobi2d/compile
 
 lint: install
 	$(BIN)/ruff check src tests
@@ -27,17 +27,22 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install opencl
+unit: install sysdeps
 	$(BIN)/pytest
 
-# PoCL, the OpenCL CPU runtime on which `codegen --target opencl --verify` runs PCM kernels. Installed with
-# apt-get when missing and possible (root, apt); otherwise the OpenCL tests skip, saying why.
-opencl:
-	@if [ -e /etc/OpenCL/vendors/pocl.icd ]; then :; \
+# System packages, installed with apt-get when missing and possible (root, apt); without them stencilmap
+# still works and says what it skipped:
+# - PoCL, the OpenCL CPU runtime on which `codegen --target opencl --verify` runs PCM kernels (else the
+#   OpenCL tests skip, saying why);
+# - Graphviz, which renders `compile`'s design.svg (else the report says it was not rendered).
+sysdeps:
+	@if [ -e /etc/OpenCL/vendors/pocl.icd ] && command -v dot >/dev/null 2>&1; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		(apt-get update -qq && apt-get install -y -qq pocl-opencl-icd ocl-icd-libopencl1 >/dev/null) \
-		|| echo "could not install PoCL: the OpenCL tests will skip"; \
-	else echo "PoCL missing (apt-get install pocl-opencl-icd): the OpenCL tests will skip"; fi
+		(apt-get update -qq && apt-get install -y -qq pocl-opencl-icd ocl-icd-libopencl1 graphviz >/dev/null) \
+		|| echo "could not install PoCL and Graphviz: the OpenCL tests will skip, design.svg is not rendered"; \
+	else echo "PoCL or Graphviz missing (apt-get install pocl-opencl-icd graphviz): OpenCL tests skip, no design.svg"; fi
+
+opencl: sysdeps
 
 test: lint typecheck unit
 

@@ -73,6 +73,8 @@ def roofline_with_design(report: CompileReport) -> Figure:
         gops = choice.estimate.gops
         ax.plot([roof.operational_intensity], [gops], "*", color="C3", ms=12,
                 label=f"chosen: {choice.arch} {_params(choice)} → {gops:.4g} GOp/s predicted")  # fmt: skip
+        low, high = ax.get_ylim()
+        ax.set_ylim(min(low, gops / 2), high)  # the chosen design may sit far below the roof
         ax.legend(loc="lower right", fontsize="small")
     return figure
 
@@ -101,7 +103,7 @@ def report_markdown(report: CompileReport, folder: Path, notes: list[str]) -> st
         f"{c.iterations:,} time step(s)) for **{report.device.name}** ({report.device.kind}"
         f"{', ' + report.device.part if report.device.part else ''}).",
         "",
-        "| | |",
+        "| summary | |",
         "|---|---|",
         f"| design | **{c.arch}** {_params(c)} |",
         f"| predicted time | **{_time(c.predicted_seconds)}** for {c.iterations:,} step(s) |",
@@ -120,7 +122,7 @@ def report_markdown(report: CompileReport, folder: Path, notes: list[str]) -> st
     lines += _verification(report)
     lines += _design(report, folder, notes)
     lines += _reproduce(report)
-    lines += ["## Files", "", *[f"- `{f}`" for f in _listing(folder)], ""]
+    lines += ["## Files", "", *[f"- {f}" for f in _listing(folder)], ""]
     return "\n".join(lines)
 
 
@@ -151,7 +153,7 @@ def _prediction(report: CompileReport) -> list[str]:
     est = report.choice.estimate
     if est is None:
         return []
-    lines = ["## Predicted performance", "", "| | |", "|---|---|",
+    lines = ["## Predicted performance", "", "| for all time steps | |", "|---|---|",
              f"| launches | {est.launches:,} × {est.steps_on_chip} step(s) on chip |",
              f"| cycles per launch | {est.cycles_per_launch:,} (latency {est.latency_cycles:,}) at "
              f"{est.clock_mhz:g} MHz |",
@@ -230,7 +232,7 @@ def _listing(folder: Path) -> list[str]:
     shown = [f for f in files if not f.startswith(("code/data/", "verify/"))]
     hidden = len(files) - len(shown)
     more = [f"… and {hidden} more (input data, the scaled-down verified code)"] if hidden else []
-    return [*shown, "report.md", "report.html", "summary.json", *more]
+    return [f"`{f}`" for f in (*shown, "report.md", "report.html", "summary.json")] + more
 
 
 _IMG = re.compile(r'<img src="([^"/]+\.(png|svg))" alt="([^"]*)"')
@@ -244,7 +246,7 @@ table { border-collapse: collapse; margin: .8em 0; }
 th, td { border: 1px solid #d0d7de; padding: .3em .7em; text-align: left; vertical-align: top; }
 td:nth-child(n+2) { font-variant-numeric: tabular-nums; }
 code { background: #f6f8fa; padding: .1em .3em; border-radius: 4px; font-size: 90%; }
-pre { background: #f6f8fa; padding: .8em; overflow-x: auto; border-radius: 6px; }
+pre { background: #f6f8fa; padding: .8em; white-space: pre-wrap; word-break: break-all; border-radius: 6px; }
 pre code { background: none; padding: 0; }
 img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
 """

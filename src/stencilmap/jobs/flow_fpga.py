@@ -110,9 +110,9 @@ class FpgaFlow:
         how = {"hls": "g++ C simulation of the HLS C++", "opencl": "the OpenCL kernels run here"}[
             choice.target
         ]
-        where = "verify/" if scaled else "code/"
-        command = choice.command("codegen", "--target", choice.target, *choice.options(), "--out",
-                                 where.rstrip("/"), "--verify", shape=shape)  # fmt: skip
+        out = f"out/{choice.program.name}_{choice.target}"
+        command = choice.command("codegen", "--target", choice.target, *choice.options(), "--out", out,
+                                 "--verify", shape=shape)  # fmt: skip
         message = verdict(v.valid, v.validation.bit_exact, v.validation.max_abs_error)
         if v.message:
             message = f"{message}: {v.message}"

@@ -1,0 +1,114 @@
+"""``stencilmap compile``: every kind of device gets its flow, its code run here, its report; bad input
+writes nothing and says why in one line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from stencilmap.cli import main
+from stencilmap.design.serialize import design_from_json
+from stencilmap.jobs.compile import CompileConfig, compile_program
+from tests.conftest import EXAMPLES
+
+JACOBI = str(EXAMPLES / "jacobi2d.soda")
+
+
+def _compile(args: list[str]) -> tuple[int, dict[str, object]]:
+    res = CliRunner().invoke(main, ["compile", *args, "--json"])
+    return res.exit_code, (json.loads(res.output) if res.exit_code in (0, 1) else {"error": res.output})
+
+
+@pytest.mark.parametrize(
+    ("device", "arch", "target"),
+    [("ku060", "soda", "hls"), ("de5", "pcm", "opencl")],
+)
+def test_fpga_devices_get_their_vendors_code_verified_and_simulated(
+    tmp_path: Path, device: str, arch: str, target: str
+) -> None:
+    if target == "opencl":
+        pytest.importorskip("pyopencl")
+        if not Path("/etc/OpenCL/vendors/pocl.icd").exists():
+            pytest.skip("PoCL is not installed (make opencl)")
+    out = tmp_path / "job"
+    code, r = _compile([JACOBI, "--device", device, "--shape", "32,48", "--out", str(out)])
+    assert code == 0, r
+    assert r["best"]["arch"] == arch and r["target"] == target  # type: ignore[index]
+    assert r["csim"]["valid"] is True  # type: ignore[index]
+    sim = r["simulation"]
+    assert sim["valid"] is True and sim["scaled"] is False  # type: ignore[index]
+    assert abs(sim["cycles"] - sim["predicted_cycles"]) <= 0.03 * sim["cycles"]  # type: ignore[index]
+    assert r["predicted_seconds"] > 0  # type: ignore[operator]
+    for name in ("design.json", "design.dot", "roofline.png", "design_space.png", "report.md", "report.html"):
+        assert (out / name).is_file(), name
+    assert set(r["files"]) == {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}  # type: ignore[arg-type]
+    design = design_from_json((out / "design.json").read_text())
+    assert design.arch == arch
+
+
+def test_large_grids_are_verified_and_simulated_scaled_down(tmp_path: Path) -> None:
+    report = compile_program(
+        CompileConfig(Path(JACOBI), "ku060", tmp_path / "big", shape=(512, 384), iterations=20,
+                      sim_points=1 << 13, csim_points=1 << 11)  # fmt: skip
+    )
+    assert report.simulation is not None and report.simulation.scaled and report.simulation.valid
+    assert report.csim.scaled and report.csim.valid
+    assert (tmp_path / "big" / "verify").is_dir()  # the code checked, for the smaller grid
+    assert report.choice.shape == (512, 384)
+    text = (tmp_path / "big" / "report.md").read_text()
+    assert "scaled down" in text and "--shape 512,384" in text
+
+
+def test_emax_gets_mnemonics_run_by_its_simulator(tmp_path: Path) -> None:
+    out = tmp_path / "e"
+    code, r = _compile([str(EXAMPLES / "jacobi3d.soda"), "--device", "emax", "--shape", "8,16,16", "--out", str(out)])
+    assert code == 0, r
+    assert r["best"]["arch"] == "emax" and r["csim"]["valid"] is True  # type: ignore[index]
+    assert "LD" in (out / "code" / "emax.asm").read_text()
+    assert r["simulation"]["emax"]["lmm_streams"] > 0  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("device", "file"), [("xeon-e5-2690v3", "kernel.c"), ("v100", "kernel.cu")])
+def test_cpus_and_gpus_get_host_code(tmp_path: Path, device: str, file: str) -> None:
+    out = tmp_path / "h"
+    code, r = _compile([JACOBI, "--device", device, "--shape", "40,40", "--out", str(out)])
+    assert code == 0, r
+    assert (out / "code" / file).is_file() and r["simulation"] is None
+    csim = r["csim"]
+    if device.startswith("xeon"):
+        assert csim["valid"] is True  # type: ignore[index]
+    else:  # no CuPy or GPU in CI: said, not hidden
+        assert csim["valid"] in (True, None) and (csim["valid"] or "not run" in csim["message"])  # type: ignore[index]
+
+
+def test_report_html_is_self_contained(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    compile_program(CompileConfig(Path(JACOBI), "ku060", out, shape=(32, 32)))
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<table>" in page
+    sources = re.findall(r'src="([^"]+)"', page)
+    assert sources and all(s.startswith("data:image/") for s in sources)
+    assert "stencilmap simulate" in page  # the commands that reproduce the numbers
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["--device", "nosuch"], "unknown device"),
+        (["--device", "ku060", "--arch", "emax"], "not 'emax'"),
+        (["--device", "ku060", "--iterations", "0"], "--iterations must be"),
+        (["--device", "emax"], "EMAX"),  # a 2-D 5-point program on EMAX maps, the 9-point one does not
+    ],
+)
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: list[str], reason: str) -> None:
+    program = JACOBI if args[1] != "emax" else str(EXAMPLES / "jacobi2d_9pt.soda")
+    out = tmp_path / "never"
+    res = CliRunner().invoke(main, ["compile", program, *args, "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and reason in lines[0], res.output
+    assert not out.exists() and not list(tmp_path.iterdir())

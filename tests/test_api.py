@@ -1,0 +1,84 @@
+"""The Python API (``import stencilmap as sm``): objects in, objects out, ``sm.Error`` worded for it."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stencilmap as sm
+from tests.conftest import EXAMPLES
+
+BLUR = """kernel: blur
+burst width: 512
+unroll factor: 2
+input dram 0 float: a(32, *)
+output dram 1 float: b(0, 0) = (a(-1, 0) + a(0, 0) + a(1, 0)) / 3
+iterate: 1
+border: ignore
+"""
+
+
+def test_load_from_path_or_text() -> None:
+    assert sm.load(EXAMPLES / "heat3d.json").name == "heat3d"
+    prog = sm.load(BLUR, shape=(8, 32))
+    assert prog.name == "blur" and prog.shape == (8, 32)
+    assert sm.load(str(EXAMPLES / "jacobi2d.soda")).format == "soda"
+
+
+def test_run_simulate_and_codegen_agree_with_the_reference(tmp_path: Path) -> None:
+    prog = sm.load(BLUR, shape=(8, 32))
+    a = np.arange(8 * 32, dtype=np.float32).reshape(8, 32)
+    ref = sm.run(prog, {"a": a})
+    design = sm.build(prog, "soda", unroll=4)
+    assert design.program is not None and dict(design.parameters)["k"] == 4
+    sim = sm.simulate(prog, design, {"a": a})
+    assert sim.valid and sim.status == "done" and sim.cycles > 0
+    assert abs(sim.cycles - sim.predicted_cycles) <= 3
+    mask = ref.defined["b"]
+    assert np.array_equal(sim.outputs["b"][mask], ref.outputs["b"][mask])
+    assert set(sim.stalls) == {m.name for m in design.modules}
+    code = sm.codegen(design, "hls", tmp_path / "code", inputs={"a": a}, verify=True)
+    assert code.verification is not None and code.verification.valid
+    assert (tmp_path / "code" / "kernel.cpp").is_file() and (tmp_path / "code" / "csim" / "b.npy").is_file()
+
+
+def test_simulate_builds_the_default_design_and_takes_a_device() -> None:
+    sim = sm.simulate(sm.load(EXAMPLES / "jacobi2d.soda", shape=(32, 32)), device="ku060")
+    assert sim.valid and sim.design.arch == "soda" and sim.device is not None
+
+
+def test_estimate_and_explore_take_programs() -> None:
+    prog = sm.load(EXAMPLES / "jacobi2d.soda", shape=(256, 256))
+    est = sm.estimate(prog, "ku060", "soda", unroll=4, iterate=2, iterations=10)
+    assert est.predicted_seconds > 0 and est.launches == 5
+    res = sm.explore(prog, "ku060", iterations=10, simulate=False)
+    assert res.best is not None and res.best.fits
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: sm.build(sm.load(BLUR), "soda", unroll=0), "unroll must be"),
+        (lambda: sm.run(sm.load(BLUR), {"nope": np.zeros(3)}), "inputs['nope']"),
+        (lambda: sm.load(BLUR, shape=(4, 4, 4)), "shape has 3 dimensions"),
+        (lambda: sm.build(sm.load(BLUR), "nosuch"), "unknown architecture"),
+        (lambda: sm.estimate(sm.load(BLUR), "ku060", iterations=0), "iterations must be"),
+        (lambda: sm.load("kernel: x\n???"), "syntax error"),
+    ],
+)
+def test_errors_are_sm_error_naming_no_cli_option(call: object, words: str) -> None:
+    with pytest.raises(sm.Error) as info:
+        call()  # type: ignore[operator]
+    assert words in str(info.value) and "--" not in str(info.value)
+
+
+def test_the_example_session_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["api_session.py", str(tmp_path)])
+    runpy.run_path(str(EXAMPLES / "api_session.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "cpu backend equals the reference: True" in out and "simulated: valid=True" in out
+    assert "C simulation valid=True" in out and (tmp_path / "compile" / "report.html").is_file()
