@@ -76,7 +76,9 @@ def test_errors_are_sm_error_naming_no_cli_option(call: object, words: str) -> N
     assert words in str(info.value) and "--" not in str(info.value)
 
 
-def test_the_example_session_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_example_session_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sys, "argv", ["api_session.py", str(tmp_path)])
     runpy.run_path(str(EXAMPLES / "api_session.py"), run_name="__main__")
     out = capsys.readouterr().out

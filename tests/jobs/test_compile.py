@@ -52,8 +52,15 @@ def test_fpga_devices_get_their_vendors_code_verified_and_simulated(
 
 def test_large_grids_are_verified_and_simulated_scaled_down(tmp_path: Path) -> None:
     report = compile_program(
-        CompileConfig(Path(JACOBI), "ku060", tmp_path / "big", shape=(512, 384), iterations=20,
-                      sim_points=1 << 13, csim_points=1 << 11)  # fmt: skip
+        CompileConfig(
+            Path(JACOBI),
+            "ku060",
+            tmp_path / "big",
+            shape=(512, 384),
+            iterations=20,
+            sim_points=1 << 13,
+            csim_points=1 << 11,
+        )
     )
     assert report.simulation is not None and report.simulation.scaled and report.simulation.valid
     assert report.csim.scaled and report.csim.valid
@@ -65,7 +72,9 @@ def test_large_grids_are_verified_and_simulated_scaled_down(tmp_path: Path) -> N
 
 def test_emax_gets_mnemonics_run_by_its_simulator(tmp_path: Path) -> None:
     out = tmp_path / "e"
-    code, r = _compile([str(EXAMPLES / "jacobi3d.soda"), "--device", "emax", "--shape", "8,16,16", "--out", str(out)])
+    code, r = _compile(
+        [str(EXAMPLES / "jacobi3d.soda"), "--device", "emax", "--shape", "8,16,16", "--out", str(out)]
+    )
     assert code == 0, r
     assert r["best"]["arch"] == "emax" and r["csim"]["valid"] is True  # type: ignore[index]
     assert "LD" in (out / "code" / "emax.asm").read_text()
