@@ -66,12 +66,14 @@ def run_compile(config: CompileConfig) -> CompileReport:
 
 
 def print_summary(report: CompileReport) -> None:
+    from stencilmap.jobs.compile_report import format_seconds
+
     c, sim, csim = report.choice, report.simulation, report.csim
     params = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}"
                       for k, v in c.parameters if v is not None)  # fmt: skip
     click.echo(f"{report.program.name} on {report.device.name}: {c.arch} {params}".rstrip())
     click.echo(f"  why:        {c.why}")
-    click.echo(f"  predicted:  {c.predicted_seconds:.6g} s for {c.iterations:,} time step(s)")
+    click.echo(f"  predicted:  {format_seconds(c.predicted_seconds)} for {c.iterations:,} time step(s)")
     click.echo(f"  code:       {c.target}, {len(report.code)} file(s) in {report.out_dir / 'code'}")
     ran = {True: "valid", False: "INVALID", None: "not run"}[csim.valid]
     grid = "×".join(map(str, csim.shape))

@@ -106,7 +106,7 @@ def report_markdown(report: CompileReport, folder: Path, notes: list[str]) -> st
         "| summary | |",
         "|---|---|",
         f"| design | **{c.arch}** {_params(c)} |",
-        f"| predicted time | **{_time(c.predicted_seconds)}** for {c.iterations:,} step(s) |",
+        f"| predicted time | **{format_seconds(c.predicted_seconds)}** for {c.iterations:,} step(s) |",
         f"| code | {c.target} — {len(report.code)} file(s) in `code/` |",
         f"| code run here | {_yes(csim.valid)}: {csim.message} |",
     ]
@@ -126,7 +126,8 @@ def report_markdown(report: CompileReport, folder: Path, notes: list[str]) -> st
     return "\n".join(lines)
 
 
-def _time(seconds: float) -> str:
+def format_seconds(seconds: float) -> str:
+    """Seconds in s, ms or µs, as the report writes them."""
     if seconds >= 1:
         return f"{seconds:,.3f} s"
     if seconds >= 1e-3:
@@ -144,7 +145,7 @@ def _candidates(report: CompileReport) -> list[str]:
         util = dict(cand.utilization).get(cand.binding, 0.0)
         tile = "×".join(map(str, cand.tile)) if cand.tile else "untiled"
         rows.append(f"| {i} | {cand.arch} | {cand.lanes} | {cand.iterate} | {tile} | "
-                    f"{_time(cand.predicted_seconds)} | {cand.scenario} | {cand.binding} {util:.0%} |")  # fmt: skip
+                    f"{format_seconds(cand.predicted_seconds)} | {cand.scenario} | {cand.binding} {util:.0%} |")  # fmt: skip
     return ["The best candidates of the search (predicted for every time step):", "", *rows, "",
             "![design space](design_space.png)", ""]  # fmt: skip
 
@@ -159,9 +160,9 @@ def _prediction(report: CompileReport) -> list[str]:
              f"{est.clock_mhz:g} MHz |",
              f"| scenario | {est.scenario}-bound: needs {est.required_bandwidth_gbs:.3g} GB/s, the device gives "
              f"{report.device.practical_bandwidth_gbs:.3g} GB/s practical |",
-             f"| time | compute {_time(est.compute_seconds)} per launch, host transfers "
-             f"{_time(est.host_seconds)}, control {_time(est.control_seconds)}; total "
-             f"**{_time(est.predicted_seconds)}** |",
+             f"| time | compute {format_seconds(est.compute_seconds)} per launch, host transfers "
+             f"{format_seconds(est.host_seconds)}, control {format_seconds(est.control_seconds)}; total "
+             f"**{format_seconds(est.predicted_seconds)}** |",
              f"| performance | {est.gops:.4g} GOp/s, {est.percent_of_roofline:.1f}% of the roofline's "
              f"{est.roofline_gops:.4g} |", ""]  # fmt: skip
     lines += [f"- {n}" for n in est.notes]
