@@ -126,8 +126,8 @@ def fuzz(
     report: Callable[[Outcome], None] | None = None,
 ) -> tuple[int, list[tuple[Outcome, str]]]:  # fmt: skip
     """Mutate ``count`` programs (stopping early after ``budget_s``); each goes through ``analyze`` and,
-    if that succeeds on a small grid (at most 2^16 points), ``run`` and ``estimate``, and every fifth such
-    case ``simulate`` (2^14 points at most). Returns the cases run and the failures."""
+    if that succeeds on a small grid (at most 2^16 points), ``run`` and ``estimate``, every fifth such
+    case ``simulate`` (2^14 points at most) and every tenth ``compile`` (2^12 points at most). Returns the cases run and the failures."""
     rng = random.Random(seed)
     starts = seeds()
     failures: list[tuple[Outcome, str]] = []
@@ -153,6 +153,10 @@ def fuzz(
         small += points <= 1 << 14
         if points <= 1 << 14 and small % 5 == 1:
             commands.append(["simulate", str(path), "--out", str(folder / f"sim{ran}"), "--json"])
+        if points <= 1 << 12 and small % 10 == 3:
+            commands.append(
+                ["compile", str(path), "--device", "ku060", "--out", str(folder / f"c{ran}"), "--json"]
+            )
         for args in commands:
             outcome, _ = run_case(args)
             failures += _checked(outcome, f"seed {seed} case {ran}", max_seconds, report)

@@ -91,7 +91,7 @@ class HostFlow:
         try:
             got = execute(program, values, HostOptions(backend)).result.outputs
         except StencilmapError as exc:
-            return Csim(None, how, shape, shape != choice.shape, f"not run: {exc.message}", command=command)
+            return Csim(None, how, shape, shape != choice.shape, exc.message, command=command)
         seconds = time.perf_counter() - start
         valid, exact, error = validate_outputs(got, program, values)
         return Csim(
