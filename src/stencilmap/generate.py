@@ -151,9 +151,11 @@ def stage_code(
     verify: bool = False,
     hls_include: Path | None = None,
     cache_dir: Path | None = None,
+    data: bool = True,
 ) -> CodegenReport:
-    """Emit ``design``'s code and input data into the existing ``folder`` and, with ``verify``, run it
-    here against the reference (``compile`` stages the code inside its own output folder)."""
+    """Emit ``design``'s code and (with ``data``) its input data into the existing ``folder`` and, with
+    ``verify``, run it here against the reference (``compile`` stages the code inside its own output
+    folder; for grids too large to ship as data it passes only the params' values and ``data=False``)."""
     start = time.perf_counter()
     generated = emit(target_name, design, program, values)
     seconds = time.perf_counter() - start
@@ -161,7 +163,8 @@ def stage_code(
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    write_data(folder / "data", generated.ports, values)
+    if data:
+        write_data(folder / "data", generated.ports, values)
     verification = _verify(program, values, generated, folder, hls_include, cache_dir) if verify else None
     files = tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()))
     return CodegenReport(program, design, generated, folder, files, seconds, verification)

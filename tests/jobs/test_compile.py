@@ -121,3 +121,12 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: list[str
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and reason in lines[0], res.output
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_a_grid_too_large_to_ship_data_for_compiles_scaled(tmp_path: Path) -> None:
+    out = tmp_path / "huge"
+    code, r = _compile([JACOBI, "--device", "ku060", "--shape", "100000,100000", "--out", str(out)])
+    assert code == 0, r
+    assert r["simulation"]["scaled"] and r["csim"]["scaled"] and r["csim"]["valid"]  # type: ignore[index]
+    assert (out / "code" / "kernel.cpp").is_file() and not (out / "code" / "data").exists()
+    assert "100000" in (out / "code" / "kernel.cpp").read_text()  # the real grid's code

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from math import prod
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,9 @@ from stencilmap.program.ir import Program
 if TYPE_CHECKING:
     from stencilmap.explore.report import Candidate
     from stencilmap.jobs.compile import CompileConfig
+
+#: grids up to this many points ship their (generated) input data with the code, as ``codegen`` does
+DATA_POINTS = 1 << 22
 
 #: the codegen target of each FPGA vendor's flow, and the one to fall back on for a design it cannot express
 VENDOR_TARGETS = {"xilinx": ("hls", "opencl"), "intel": ("opencl", "hls")}
@@ -91,7 +95,11 @@ class FpgaFlow:
         assert design is not None and choice.target is not None
         chained = with_iterate(choice.program, choice.q)
         folder.mkdir(parents=True)
-        gen = stage_code(chained, design, choice.target, make_inputs(chained, {}, 0), folder)
+        small = prod(choice.shape) <= DATA_POINTS
+        values = make_inputs(chained if small else chained.with_shape((1,) * chained.rank), {}, 0)
+        if not small:  # the params (their own shapes) are in the code; the grid's data is the user's
+            values = {p.name: values[p.name] for p in chained.params}
+        gen = stage_code(chained, design, choice.target, values, folder, data=small)
         return tuple(f"code/{f}" for f in gen.files)
 
     def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
