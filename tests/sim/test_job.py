@@ -10,7 +10,7 @@ import pytest
 
 from stencilmap.errors import StencilmapError
 from stencilmap.jobs.run import RunConfig, run
-from stencilmap.simulate import SimulateConfig, lanes_of, simulate
+from stencilmap.jobs.simulate import SimulateConfig, lanes_of, simulate
 from tests.conftest import EXAMPLES
 
 JACOBI = EXAMPLES / "jacobi2d.soda"

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.table import Table
 
 from stencilmap.errors import StencilmapError
 from stencilmap.io import discard_pending
@@ -38,6 +39,36 @@ def make_console(stderr: bool = False) -> Console:
     so that ``stencilmap devices | cat`` shows every value whole (Rich would assume 80 columns)."""
     console = Console(stderr=stderr)
     return console if console.is_terminal else Console(stderr=stderr, width=PIPE_WIDTH)
+
+
+def dims(shape: tuple[object, ...] | list[int]) -> str:
+    """A shape as ``64×128`` (``scalar`` when it has no axis)."""
+    return "×".join(str(n) for n in shape) or "scalar"
+
+
+def seconds(t: float) -> str:
+    """A duration in s, ms or µs, four significant digits."""
+    if t >= 1:
+        return f"{t:.4g} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.4g} ms"
+    return f"{t * 1e6:.4g} µs"
+
+
+def rows_table(title: str, rows: list[tuple[str, str]]) -> Table:
+    """A two-column table without header: what, value (right-aligned)."""
+    table = Table(title=title, title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    for what, value in rows:
+        table.add_row(what, value)
+    return table
+
+
+def warn(warnings: tuple[str, ...]) -> None:
+    """The program's warnings, one line each on stderr."""
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
 
 
 def user_errors(fn: F) -> F:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from stencilmap.explore_cli import explore_cmd
+from stencilmap.cli.explore import explore_cmd
 from tests.conftest import EXAMPLE_FILES, EXAMPLES
 
 runner = CliRunner()

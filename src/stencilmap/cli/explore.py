@@ -1,9 +1,7 @@
 """``stencilmap explore``: a thin click command over ``stencilmap.explore``.
 
-``stencilmap.cli`` registers it on its group (``main.add_command(explore_cmd)``). Like ``model_cli`` it
-reuses ``stencilmap.cli``'s ``user_errors`` and ``parse_shape``, imported when the command runs (a top-level
-import would be circular once ``cli`` imports this module). The progress bar goes to stderr, so that
-``--json`` output on stdout stays one JSON object.
+``stencilmap.cli`` registers it on its group (``main.add_command(explore_cmd)``). The progress bar goes to
+stderr, so that ``--json`` output on stdout stays one JSON object.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stencilmap.cli_common import make_console, parse_shape, user_errors
+from stencilmap.cli.common import make_console, parse_shape, seconds, user_errors
 
 if TYPE_CHECKING:  # the search is imported when the command runs: `--help` stays instant
     from stencilmap.explore import ExploreConfig, ExploreResult
@@ -41,14 +39,6 @@ COLUMNS = (
     "binding",
     "use %",
 )
-
-
-def _seconds(t: float) -> str:
-    if t >= 1:
-        return f"{t:.4g} s"
-    if t >= 1e-3:
-        return f"{t * 1e3:.4g} ms"
-    return f"{t * 1e6:.4g} µs"
 
 
 def _dims(shape: tuple[int, ...] | list[int] | None) -> str:
@@ -94,7 +84,7 @@ def print_explore(result: ExploreResult, console: Console) -> None:
             str(c.lanes),
             str(c.iterate),
             _dims(c.tile),
-            _seconds(c.predicted_seconds),
+            seconds(c.predicted_seconds),
             f"{c.throughput(s):.4g}",
             f"{c.cycles_per_launch:,.0f}",
             c.scenario,

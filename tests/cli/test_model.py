@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from stencilmap.cli.devices import devices_cmd
+from stencilmap.cli.estimate import estimate_cmd
+from stencilmap.cli.roofline import roofline_cmd
 from stencilmap.model.devices import device_names
-from stencilmap.model_cli import devices_cmd, estimate_cmd, roofline_cmd
 from tests.conftest import EXAMPLE_FILES
 
 runner = CliRunner()

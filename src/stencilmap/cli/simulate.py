@@ -1,13 +1,11 @@
-"""``stencilmap simulate``: a thin click command over ``stencilmap.simulate``, and how its report looks (Rich
+"""``stencilmap simulate``: a thin click command over ``stencilmap.jobs.simulate``, and how its report looks (Rich
 tables for people, one JSON object for ``--json``).
 
 Exit status: 0 when the simulation finished and its outputs match the reference; 1 when it did not (a
 mismatch, a deadlock, or the cycle limit) — a result, reported in full on stdout; 2 for bad input (one
 line on stderr, as every stencilmap command).
 
-``stencilmap.cli`` registers the command on its group (``main.add_command``). It reuses ``stencilmap.cli``'s
-``user_errors``, ``parse_shape`` and ``parse_inputs``, imported when the command runs: importing them at the
-top would be circular once ``cli`` imports this module, whichever of the two is imported first.
+``stencilmap.cli`` registers the command on its group (``main.add_command``).
 """
 
 from __future__ import annotations
@@ -26,12 +24,21 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stencilmap.cli_common import SEED, data_dir_option, make_console, parse_inputs, parse_shape, user_errors
+from stencilmap.cli.common import (
+    SEED,
+    data_dir_option,
+    dims,
+    make_console,
+    parse_inputs,
+    parse_shape,
+    user_errors,
+    warn,
+)
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
+    from stencilmap.jobs.simulate import SimulateReport
     from stencilmap.sim import SimResult
     from stencilmap.sim.validate import OutputCheck
-    from stencilmap.simulate import SimulateReport
 
 ARCHS = ["soda", "stencilflow", "pcm", "emax"]
 #: Rows of the stall and channel tables in the text report (``--json`` has them all).
@@ -89,7 +96,7 @@ def _bandwidth_json(report: SimulateReport) -> dict[str, Any]:
 def simulate_json(report: SimulateReport) -> dict[str, Any]:
     """The report as one JSON-ready dict (sorted where order is free; deterministic but for the
     ``*seconds``: the whole job, the cycle loop alone, and compilation in this run)."""
-    from stencilmap.simulate import lanes_of
+    from stencilmap.jobs.simulate import lanes_of
 
     p, r, v, f = report.program, report.result, report.validation, report.facts
     first = v.first_mismatch
@@ -160,10 +167,6 @@ def _per_second(r: SimResult) -> str:
     return f"{r.cycles / r.sim_seconds:,.0f} cycles/s" if r.sim_seconds > 0 else "—"
 
 
-def _dims(shape: tuple[object, ...]) -> str:
-    return "×".join(str(n) for n in shape) or "scalar"
-
-
 def _bytes(n: float) -> str:
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= size:
@@ -200,7 +203,7 @@ def _verdict(report: SimulateReport) -> str:
 
 def _summary(report: SimulateReport) -> Table:
     r, f, b = report.result, report.facts, report.bandwidth
-    from stencilmap.simulate import lanes_of
+    from stencilmap.jobs.simulate import lanes_of
 
     lanes = lanes_of(report.design)
     predicted = f"{f.runtime_cycles:,} (L = {f.latency_cycles:,}, N = {f.points:,}, k·W = {lanes})"
@@ -303,7 +306,7 @@ def _design_params(report: SimulateReport) -> str:
     tiles = p.get("tiles_total", 1)
     if isinstance(tiles, int) and tiles > 1:
         stream = p.get("stream_shape", ())
-        shown.append(f"{tiles} tiles of {_dims(stream if isinstance(stream, tuple) else ())}")
+        shown.append(f"{tiles} tiles of {dims(stream if isinstance(stream, tuple) else ())}")
     return ", ".join(shown)
 
 
@@ -317,7 +320,7 @@ def print_simulation(report: SimulateReport, console: Console) -> None:
         else "memory unlimited (no --device)"
     )
     console.print(
-        f"[bold]{escape(p.name)}[/bold] ({p.format}, {_dims(report.facts.shape)}{iterate}) as [bold]{report.arch}[/bold]: "
+        f"[bold]{escape(p.name)}[/bold] ({p.format}, {dims(report.facts.shape)}{iterate}) as [bold]{report.arch}[/bold]: "
         f"{params}; {where}"
     )
     console.print(_summary(report))
@@ -468,7 +471,7 @@ def simulate_cmd(
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
     """  # fmt: skip
-    from stencilmap.simulate import SimulateConfig, simulate
+    from stencilmap.jobs.simulate import SimulateConfig, simulate
 
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
@@ -477,8 +480,7 @@ def simulate_cmd(
     )  # fmt: skip
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)
-    for w in report.program.warnings:
-        click.echo(f"warning: {w}", err=True)
+    warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(simulate_json(report), indent=2))
     else:

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
-from stencilmap.analyze import default_arch
 from stencilmap.backends.reference import run_reference, undefined_value
 from stencilmap.design.common import check_parameters, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file, read_npy
+from stencilmap.jobs.analyze import default_arch
 from stencilmap.model.devices import Device, load_device
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, check_memory, field_shape, make_inputs

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from stencilmap.sim_cli import ProgressBar, simulate_cmd
+from stencilmap.cli.simulate import ProgressBar, simulate_cmd
 from tests.conftest import EXAMPLE_FILES, EXAMPLES
 
 runner = CliRunner()
