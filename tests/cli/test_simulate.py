@@ -150,3 +150,44 @@ def test_progress_bar_appears_only_on_a_terminal_after_the_delay() -> None:
         assert bar.bar is not None
         assert bar.bar.tasks[0].completed == 150 and bar.bar.tasks[0].total == 150
     assert "simulating" in buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "design",
+    [
+        ["--tile", "64"],
+        ["--tile", "48", "--iterate", "2", "--unroll", "2"],
+        ["--arch", "pcm", "--iterate", "3", "--unroll", "4"],
+    ],
+    ids=["soda-tiled", "soda-tiled-q2", "pcm"],
+)
+def test_simulate_and_estimate_predict_the_same_cycles(design: list[str], tmp_path: Path) -> None:
+    """Issue 13 §3: one prediction everywhere. A tiled design was predicted 263,308 cycles by simulate
+    (C = L + N/k, blind to tiling) and 311,788 by estimate (``model.timing``), simulated 311,786."""
+    from stencilmap.cli.estimate import estimate_cmd
+
+    args = [str(EXAMPLES / "jacobi2d.soda"), "--device", "ku060", "--shape", "128,256", *design]
+    code, out, _ = invoke([*args, "--json", "--out", str(tmp_path)])
+    assert code == 0, out
+    sim = json.loads(out)
+    est = runner.invoke(estimate_cmd, [*args, "--json"])
+    assert est.exit_code == 0, est.output
+    assert sim["predicted"]["cycles"] == json.loads(est.stdout)["predicted_cycles"]
+    assert abs(sim["predicted"]["cycles"] - sim["cycles"]) / sim["cycles"] < 0.01
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--arch", "soda", "--vector", "2"], "--vector does not apply to the soda design"),
+        (["--arch", "pcm", "--tile", "32"], "--tile does not apply to the pcm design"),
+        (["--arch", "pcm", "--delay-buffers", "min"], "--delay-buffers does not apply to the pcm design"),
+        (["--arch", "stencilflow", "--unroll", "2"], "--unroll does not apply to the stencilflow design"),
+        (["--arch", "emax", "--iterate", "2"], "--iterate does not apply to the emax design"),
+    ],
+)
+def test_options_that_do_not_apply_are_refused(args: list[str], message: str, tmp_path: Path) -> None:
+    """Issue 13 §3: ``simulate --arch soda --vector 2`` simulated, ignoring --vector."""
+    code, out, err = invoke([str(EXAMPLES / "jacobi2d.soda"), *args, "--out", str(tmp_path / "o")])
+    assert code == 2 and out == "" and err == f"error: {message}\n"
+    assert not (tmp_path / "o").exists()

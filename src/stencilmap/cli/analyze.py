@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
     "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
+@click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option(
     "--dot", type=click.Path(path_type=Path), metavar="FILE", help="Write the design as Graphviz DOT."
 )
@@ -53,6 +54,7 @@ def analyze_cmd(
     iterate: int | None,
     vector: int | None,
     shape: tuple[int, ...] | None,
+    tile: tuple[int, ...] | None,
     dot: Path | None,
     asm: Path | None,
     as_json: bool,
@@ -69,7 +71,7 @@ def analyze_cmd(
     """  # fmt: skip
     from stencilmap.jobs.analyze import AnalyzeConfig, analyze
 
-    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm))
+    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm=asm, tile=tile))
     warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(analyze_json(report), indent=2))

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from stencilmap.cli.common import make_console, user_errors
+from stencilmap.cli.common import echo_csv, format_options, make_console, output_format, user_errors
 
 
 def devices_json() -> list[dict[str, Any]]:
@@ -42,17 +42,42 @@ def print_devices(console: Console) -> None:
         console.print(f"[bold]{name}[/bold]: {load_device(name).description}")
 
 
+#: ``devices --format csv``: one row per device.
+CSV_COLUMNS = (
+    "device", "kind", "clock_mhz", "dram_banks", "bus_width_bits", "bandwidth_gbs", "mem_efficiency",
+    "practical_bandwidth_gbs", "peak_gops_float32", "peak_gops_float64", "models", "description",
+)  # fmt: skip
+
+
+def devices_csv() -> None:
+    from stencilmap.model.devices import device_names, load_device
+
+    rows = []
+    for name in device_names():
+        d = load_device(name)
+        rows.append(
+            (d.name, d.kind, d.clock_mhz, d.dram_banks, d.bus_width_bits, d.bandwidth_gbs, d.mem_efficiency,
+             d.practical_bandwidth_gbs, d.peak("float32"), d.peak("float64"), ";".join(d.archs), d.description)
+        )  # fmt: skip
+    echo_csv(CSV_COLUMNS, rows)
+
+
 @click.command("devices")
-@click.option("--json", "as_json", is_flag=True, help="Print the catalog as one JSON list.")
+@format_options
 @user_errors
-def devices_cmd(as_json: bool) -> None:
+def devices_cmd(fmt: str, as_json: bool) -> None:
     """List the device catalog: clocks, memory, bandwidth, peaks, and the models each device supports.
 
     \b
-    Example:
+    Examples:
+      stencilmap devices
+      stencilmap devices --format csv
       stencilmap devices --json
     """
-    if as_json:
+    fmt = output_format(fmt, as_json)
+    if fmt == "json":
         click.echo(json.dumps(devices_json(), indent=2))
+    elif fmt == "csv":
+        devices_csv()
     else:
         print_devices(make_console())

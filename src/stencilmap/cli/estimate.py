@@ -12,7 +12,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from stencilmap.cli.common import dims, make_console, parse_shape, rows_table, seconds, user_errors
+from stencilmap.cli.common import (
+    dims,
+    echo_csv,
+    flat,
+    format_options,
+    make_console,
+    output_format,
+    parse_shape,
+    rows_table,
+    seconds,
+    user_errors,
+)
 
 if TYPE_CHECKING:  # the model is imported when the command runs: `--help` stays instant
     from stencilmap.model.report import EstimateReport
@@ -82,8 +93,9 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
     "--iterations", type=int, metavar="T", help="The application's time steps (the design runs ⌈T/q⌉ times)."
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
+@click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option("--clock-mhz", type=float, metavar="F", help="Design clock  [default: the device's].")
-@click.option("--json", "as_json", is_flag=True, help="Print the prediction as one JSON object.")
+@format_options
 @user_errors
 def estimate_cmd(
     program: Path,
@@ -94,7 +106,9 @@ def estimate_cmd(
     vector: int | None,
     iterations: int | None,
     shape: tuple[int, ...] | None,
+    tile: tuple[int, ...] | None,
     clock_mhz: float | None,
+    fmt: str,
     as_json: bool,
 ) -> None:
     """Predict one configuration of PROGRAM on a device: cycles, time (compute- or bandwidth-bound,
@@ -105,13 +119,19 @@ def estimate_cmd(
       stencilmap estimate examples/laplace2d.soda --device de5 --arch pcm --unroll 8 --iterate 21 \\
           --iterations 15360 --shape 32768,4096 --clock-mhz 270
       stencilmap estimate examples/heat3d.json --device stratix10 --vector 8 --json
+      stencilmap estimate examples/jacobi2d.soda --device ku060 --shape 1024,1024 --tile 256 --format csv
     """  # fmt: skip
     from stencilmap.model.estimate import estimate
     from stencilmap.model.report import EstimateConfig
 
-    config = EstimateConfig(program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz)
+    fmt = output_format(fmt, as_json)
+    config = EstimateConfig(
+        program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz, tile
+    )
     report = estimate(config)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(estimate_json(report), indent=2))
+    elif fmt == "csv":
+        echo_csv(("quantity", "value"), flat(estimate_json(report)))
     else:
         print_estimate(report, make_console())

@@ -10,7 +10,17 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from stencilmap.cli.common import dims, make_console, parse_shape, rows_table, user_errors
+from stencilmap.cli.common import (
+    dims,
+    echo_csv,
+    flat,
+    format_options,
+    make_console,
+    output_format,
+    parse_shape,
+    rows_table,
+    user_errors,
+)
 
 if TYPE_CHECKING:  # the model is imported when the command runs: `--help` stays instant
     from stencilmap.model.roofline import RooflineReport
@@ -57,7 +67,7 @@ def print_roofline(report: RooflineReport, console: Console) -> None:
 @click.option(
     "--plot", type=click.Path(path_type=Path), metavar="FILE", help="Draw the roofline (.png or .svg)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@format_options
 @user_errors
 def roofline_cmd(
     program: Path,
@@ -65,6 +75,7 @@ def roofline_cmd(
     shape: tuple[int, ...] | None,
     iterate: int | None,
     plot: Path | None,
+    fmt: str,
     as_json: bool,
 ) -> None:
     """The roofline of PROGRAM on a device: compute and bandwidth ceilings, the program's operational
@@ -77,8 +88,11 @@ def roofline_cmd(
     """  # fmt: skip
     from stencilmap.model.roofline import RooflineConfig, roofline
 
+    fmt = output_format(fmt, as_json)
     report = roofline(RooflineConfig(program, device, shape, iterate, plot))
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(roofline_json(report), indent=2))
+    elif fmt == "csv":
+        echo_csv(("quantity", "value"), flat(roofline_json(report)))
     else:
         print_roofline(report, make_console())

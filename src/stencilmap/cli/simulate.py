@@ -350,7 +350,7 @@ class ProgressBar:
 
     def __init__(self, after: float = 1.0, console: Console | None = None) -> None:
         self.after = after
-        self.console = console if console is not None else Console(stderr=True)
+        self.console = console if console is not None else make_console(stderr=True)
         self.start = time.perf_counter()
         self.bar: Progress | None = None
         self.task: Any = None
