@@ -3,6 +3,7 @@ keys; exit status 0 (valid), 1 (mismatch, deadlock, cycle limit), 2 (bad input, 
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from pathlib import Path
@@ -57,10 +58,33 @@ def test_text_report(tmp_path: Path) -> None:
         [str(EXAMPLES / "jacobi2d.soda"), "--shape", "16,32", "--unroll", "2", "--out", str(tmp_path)]
     )
     assert code == 0
-    for text in ("as soda", "cycles per output point", "predicted C = L + N/(k·W)", "valid: bit-exact",
-                 "stalls (top", "channel peaks", "off-chip traffic (memory unlimited: no --device)",
-                 "outputs written to"):  # fmt: skip
+    for text in ("as soda", "cycles per output point", "predicted", "valid: bit-exact", "stalls: most in",
+                 "off-chip: ", "available unlimited", "outputs written to"):  # fmt: skip
         assert text in out, text
+    assert len(out.splitlines()) <= 8, out  # issue 13 §3: the report was ~50 lines of near-identical rows
+
+
+def test_verbose_report_has_every_table_in_full(tmp_path: Path) -> None:
+    args = [str(EXAMPLES / "jacobi2d.soda"), "--shape", "16,32", "--unroll", "2", "--out", str(tmp_path)]
+    code, out, _ = invoke([*args, "--verbose"])
+    _, js, _ = invoke([*args, "--json"])
+    assert code == 0
+    for text in ("simulation", "predicted (as estimate)", "stalls (", "channel peaks (",
+                 "off-chip traffic (memory unlimited: no --device)"):  # fmt: skip
+        assert text in out, text
+    for module in json.loads(js)["stalls"]:
+        assert f"│ {module} " in out
+
+
+def test_csv_is_one_row_per_module(tmp_path: Path) -> None:
+    args = [str(EXAMPLES / "jacobi2d.soda"), "--shape", "16,32", "--out", str(tmp_path)]
+    code, out, _ = invoke([*args, "--format", "csv"])
+    _, js, _ = invoke([*args, "--json"])
+    assert code == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    stalls = json.loads(js)["stalls"]
+    assert rows[0] == ["module", "kind", "busy", "starved", "blocked"] and len(rows) == len(stalls) + 1
+    assert all(int(r[3]) == stalls[r[0]]["starved"] for r in rows[1:])
 
 
 def test_device_limits_bandwidth(tmp_path: Path) -> None:
@@ -73,8 +97,10 @@ def test_device_limits_bandwidth(tmp_path: Path) -> None:
     assert b["bandwidth"]["banks"] == [0] and b["bandwidth"]["available_gbs"] == pytest.approx(21.504 / 2)
     assert b["bandwidth"]["achieved_gbs"] <= b["bandwidth"]["available_gbs"]
     assert b["cycles"] > 2 * f["cycles"]  # 128 B per beat on one bank of 43 B per cycle
-    _, text, _ = invoke([*args, "--device", "ku060"])
+    _, text, _ = invoke([*args, "--device", "ku060", "--verbose"])
     assert "ku060: 43.01 B/cycle per bank at 250 MHz" in text and "GB/s" in text
+    _, short, _ = invoke([*args, "--device", "ku060"])
+    assert "available 43.01 B/cycle (10.75 GB/s) on 1 bank" in short
 
 
 def test_deadlock_exits_1_and_names_modules_and_channels(tmp_path: Path) -> None:
@@ -91,6 +117,8 @@ def test_deadlock_exits_1_and_names_modules_and_channels(tmp_path: Path) -> None
     assert code == 1 and "INVALID" in text and f"deadlock at cycle {dl['cycle']}" in text
     assert "b4.b2.delay waits on b4.b2.buf (full output: b4.b2.delay->b4.b2.buf)" in text
     assert "wait-for cycle: " in text
+    assert "first" not in text  # no "first mismatch" in outputs a deadlock left incomplete
+    assert len(text.splitlines()) < 25 and "more waiting off the cycle" in text
 
 
 def test_computed_delay_buffers_exit_0(tmp_path: Path) -> None:

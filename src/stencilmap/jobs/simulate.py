@@ -167,7 +167,7 @@ def simulate(
         check_output_file(config.trace, "--trace")
     device = load_device(config.device) if config.device is not None else None
     program, values = bind(config)
-    out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
+    out_dir = config.out_dir if config.out_dir is not None else default_out_dir(program)
     check_output_dir(out_dir)
     arch = config.arch or default_arch(program)
     check_options(arch, _build_config(config))
@@ -192,6 +192,12 @@ def simulate(
         program, arch, design, device, result, validation, facts, bandwidth, written, trace,
         time.perf_counter() - start, emax_run, predict(program, design, facts, bandwidth),
     )  # fmt: skip
+
+
+def default_out_dir(program: Program) -> Path:
+    """Where simulated outputs go without ``--out``: ``out/<program>/sim/``, beside (never over) the
+    reference outputs ``run`` writes to ``out/<program>/``."""
+    return Path("out") / program.name / "sim"
 
 
 def _simulate_emax(
