@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -82,3 +84,15 @@ def test_json_and_another_format_is_a_usage_error() -> None:
         result.exit_code == 2
         and result.output == "error: --json contradicts --format csv: give one of them\n"
     )
+
+
+def test_the_real_executable_prints_a_usage_error_as_one_line() -> None:
+    """Issue 13 §3: click's usage errors were three lines with "Error:"."""
+    result = subprocess.run(
+        [sys.executable, "-m", "stencilmap", "simulate", "--bogus"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: No such option '--bogus'") and result.stderr.count("\n") == 1

@@ -12,7 +12,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from stencilmap.cli.common import dims, make_console, parse_shape, user_errors, warn
+from stencilmap.cli.common import (
+    dims,
+    echo_csv,
+    format_options,
+    make_console,
+    output_format,
+    parse_shape,
+    user_errors,
+    warn,
+)
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.analysis import ProgramAnalysis
@@ -45,7 +54,7 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
 @click.option(
     "--asm", type=click.Path(path_type=Path), metavar="FILE", help="Write the EMAX mnemonics (--arch emax)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@format_options
 @user_errors
 def analyze_cmd(
     program: Path,
@@ -57,6 +66,7 @@ def analyze_cmd(
     tile: tuple[int, ...] | None,
     dot: Path | None,
     asm: Path | None,
+    fmt: str,
     as_json: bool,
 ) -> None:
     """Analyze PROGRAM and build its spatial design: windows, halos, reuse chains, delay buffers,
@@ -68,15 +78,43 @@ def analyze_cmd(
       stencilmap analyze examples/dag_listing1.json --arch stencilflow --json
       stencilmap analyze examples/laplace2d.soda --arch pcm --iterate 8 --dot laplace.dot
       stencilmap analyze examples/star3d_degree3.soda --arch emax --unroll 2 --asm fd6.asm
+      stencilmap analyze examples/jacobi2d.soda --shape 1024,1024 --tile 256 --format csv
     """  # fmt: skip
     from stencilmap.jobs.analyze import AnalyzeConfig, analyze
 
+    fmt = output_format(fmt, as_json)
     report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm=asm, tile=tile))
     warn(report.program.warnings)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(analyze_json(report), indent=2))
+    elif fmt == "csv":
+        analyze_csv(report)
     else:
         print_analysis(report, make_console())
+
+
+def analyze_csv(report: AnalyzeReport) -> None:
+    """``--format csv``: the stencils table, one row per field a stencil reads (halos as lo;hi per axis)."""
+    rows = []
+    for s in report.facts.stencils:
+        for ff in s.fields:
+            w = ff.window
+            rows.append(
+                (s.name, w.field, "x".join(map(str, w.window)), ff.reuse_distance, ";".join(map(str, w.halo_low)),
+                 ";".join(map(str, w.halo_high)), s.ops.total, s.compute_latency, s.init_phase)
+            )  # fmt: skip
+    header = (
+        "stencil",
+        "field",
+        "window",
+        "reuse_distance",
+        "halo_low",
+        "halo_high",
+        "ops",
+        "latency",
+        "init",
+    )
+    echo_csv(header, rows)
 
 
 # ----------------------------------------------------------------------------------------------- analyze
