@@ -15,7 +15,10 @@ from stencilmap.cli.common import (
     SEED,
     data_dir_option,
     dims,
+    echo_csv,
+    format_options,
     make_console,
+    output_format,
     parse_inputs,
     parse_shape,
     user_errors,
@@ -66,7 +69,7 @@ BACKENDS = ("numpy", "cpu", "dask", "gpu")
 @click.option("--threads", type=int, metavar="N", help="Threads of the cpu kernel  [default: all cores].")
 @click.option("--chunks", metavar="C0,C1,...", help="dask: chunk sizes in C order  [default: 512 per axis].")
 @click.option("--scheduler", metavar="ADDRESS", help="dask: a distributed scheduler, e.g. tcp://host:8786.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@format_options
 @user_errors
 def run_cmd(
     program: Path,
@@ -80,6 +83,7 @@ def run_cmd(
     threads: int | None,
     chunks: str | None,
     scheduler: str | None,
+    fmt: str,
     as_json: bool,
 ) -> None:
     """Run PROGRAM on the host and save its outputs.
@@ -96,15 +100,19 @@ def run_cmd(
       stencilmap run examples/jacobi2d.soda --backend cpu --shape 2048,2048 --iterate 50 --json
       stencilmap run examples/heat3d.json --backend dask --chunks 16,32,32
       stencilmap run examples/heat3d.json --input T=T.npy --out results/
+      stencilmap run examples/dag_listing1.json --format csv
     """  # fmt: skip
     from stencilmap.backends.registry import HostOptions
     from stencilmap.jobs.run import RunConfig, run
 
+    fmt = output_format(fmt, as_json)
     host = HostOptions(backend, threads, _chunks(chunks), scheduler)
     report = run(RunConfig(program, inputs, seed, shape, out_dir, data_dir, host, iterate))
     warn(report.program.warnings)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(run_json(report), indent=2))
+    elif fmt == "csv":
+        run_csv(report)
     else:
         print_run(report, make_console())
 
@@ -172,3 +180,12 @@ def print_run(report: RunReport, console: Console) -> None:
     console.print(
         f"done in {report.seconds:.3f} s (kernel {report.compute_seconds:.3f} s, {report.gcells_per_s:.3g} GCell/s)"
     )
+
+
+def run_csv(report: RunReport) -> None:
+    """``--format csv``: one row per field (its shape, dtype, defined region and points, source or file)."""
+    rows = [
+        (f.name, f.role, "x".join(map(str, f.shape)), f.dtype, region_text(f), f.defined_points, f.source)
+        for f in report.fields
+    ]
+    echo_csv(("field", "role", "shape", "dtype", "defined_region", "defined_points", "source"), rows)
