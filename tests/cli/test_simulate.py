@@ -211,7 +211,7 @@ def test_simulate_and_estimate_predict_the_same_cycles(design: list[str], tmp_pa
         (["--arch", "pcm", "--tile", "32"], "--tile does not apply to the pcm design"),
         (["--arch", "pcm", "--delay-buffers", "min"], "--delay-buffers does not apply to the pcm design"),
         (["--arch", "stencilflow", "--unroll", "2"], "--unroll does not apply to the stencilflow design"),
-        (["--arch", "emax", "--iterate", "2"], "--iterate does not apply to the emax design"),
+        (["--arch", "emax", "--tile", "8"], "--tile does not apply to the emax design"),
     ],
 )
 def test_options_that_do_not_apply_are_refused(args: list[str], message: str, tmp_path: Path) -> None:

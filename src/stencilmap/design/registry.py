@@ -30,7 +30,7 @@ USES: dict[str, frozenset[str]] = {
     "soda": frozenset({"unroll", "iterate", "tile"}),
     "stencilflow": frozenset({"vector", "iterate", "delay_buffers"}),
     "pcm": frozenset({"unroll", "iterate"}),
-    "emax": frozenset({"unroll"}),
+    "emax": frozenset({"unroll", "iterate"}),  # iterate: the mapping refuses more than one step, saying why
 }
 
 
