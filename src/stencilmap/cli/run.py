@@ -160,7 +160,7 @@ def run_json(report: RunReport) -> dict[str, Any]:
         "outputs": {k: str(v) for k, v in report.outputs.items()},
         "seconds": round(report.seconds, 6),
         "backend": report.backend,
-        "compute_seconds": round(report.compute_seconds, 6),
+        "compute_seconds": float(f"{report.compute_seconds:.6g}"),  # 6 digits: kernels can take µs
         "compile_seconds": round(report.compile_seconds, 6) if report.compile_seconds is not None else None,
         "gcells_per_s": float(f"{report.gcells_per_s:.6g}"),
         "warnings": list(p.warnings),
