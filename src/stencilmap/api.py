@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from stencilmap.backends.reference import Result
     from stencilmap.design.ir import Design
     from stencilmap.explore.report import ExploreResult
-    from stencilmap.generate import CodegenReport
+    from stencilmap.jobs.codegen import CodegenReport
     from stencilmap.jobs.compile import CompileReport
     from stencilmap.model.devices import Device
     from stencilmap.model.report import EstimateReport
@@ -234,11 +234,11 @@ def simulate(
     generated from ``seed``), memory limited to ``device``'s bandwidth when one is named, and validate
     the outputs against the reference."""
     from stencilmap.backends.reference import run_reference
+    from stencilmap.jobs.simulate import masked_outputs
     from stencilmap.program.data import make_inputs
     from stencilmap.sim import SimConfig
     from stencilmap.sim import simulate as simulate_design
     from stencilmap.sim.validate import validate
-    from stencilmap.simulate import masked_outputs
 
     supplied = _arrays(inputs)
     if design is None:
@@ -356,7 +356,7 @@ def codegen(
     """Write ``target``'s code (``hls``, ``opencl``) for ``design`` into ``out_dir`` (all files or none),
     with the input data its host reads; ``verify`` runs it here (C simulation, PoCL or the channel
     emulation) and compares it with the reference. ``program``: the design's (``build`` remembers it)."""
-    from stencilmap.generate import write_code
+    from stencilmap.jobs.codegen import write_code
 
     prog = program if program is not None else design.program
     if prog is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from stencilmap.cli import analyze_cmd
+from stencilmap.cli.analyze import analyze_cmd
 from stencilmap.design.emax import EmaxMapping, map_emax, mnemonics, origins, verify_mapping
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError

@@ -46,7 +46,7 @@ def test_fpga_devices_get_their_vendors_code_verified_and_simulated(
     for name in ("design.json", "design.dot", "roofline.png", "design_space.png", "report.md", "report.html"):
         assert (out / name).is_file(), name
     assert set(r["files"]) == {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}  # type: ignore[arg-type]
-    design = design_from_json((out / "design.json").read_text())
+    design = design_from_json(json.loads((out / "design.json").read_text()))
     assert design.arch == arch
 
 
@@ -91,7 +91,7 @@ def test_cpus_and_gpus_get_host_code(tmp_path: Path, device: str, file: str) -> 
     if device.startswith("xeon"):
         assert csim["valid"] is True  # type: ignore[index]
     else:  # no CuPy or GPU in CI: said, not hidden
-        assert csim["valid"] in (True, None) and (csim["valid"] or "not run" in csim["message"])  # type: ignore[index]
+        assert csim["valid"] is True or (csim["valid"] is None and "CuPy" in csim["message"])  # type: ignore[index]
 
 
 def test_report_html_is_self_contained(tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from stencilmap.cli.estimate import estimate_cmd
+from stencilmap.cli.roofline import roofline_cmd
 from stencilmap.model.cgra import choose_workers, mac_fusions, pes_per_worker
-from stencilmap.model_cli import estimate_cmd, roofline_cmd
 from stencilmap.program import load_program
 from tests.model.helpers import example, run_json, star_program, write_json_program
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from stencilmap.cli.estimate import estimate_cmd
 from stencilmap.model import emax
-from stencilmap.model_cli import estimate_cmd
 from tests.model.helpers import example, invoke, run_json
 
 

@@ -14,12 +14,12 @@ from dataclasses import replace
 import pytest
 
 from stencilmap.analysis.timing import pipeline_timing
+from stencilmap.cli.estimate import estimate_cmd
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.model.devices import load_device
 from stencilmap.model.estimate import EstimateConfig, estimate
 from stencilmap.model.performance import opencl_compute_cycles, opencl_latency_cycles
 from stencilmap.model.resources import design_resources, pcm_resources, pe_cost
-from stencilmap.model_cli import estimate_cmd
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape
 from tests.model.helpers import example, run_json

@@ -17,7 +17,8 @@ import pytest
 
 from stencilmap.analysis import analyze_program
 from stencilmap.analysis.latency import OperatorLatencies
-from stencilmap.model_cli import estimate_cmd, roofline_cmd
+from stencilmap.cli.estimate import estimate_cmd
+from stencilmap.cli.roofline import roofline_cmd
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape
 from tests.model.helpers import example, run_json, write_json_program

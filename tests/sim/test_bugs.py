@@ -132,7 +132,7 @@ def test_out_of_range_float_to_int_conversion() -> None:
 
 def test_supplied_scalar_input_keeps_its_shape() -> None:
     """``make_inputs`` returns ``np.ascontiguousarray(arr)``, which is at least 1-d; the simulator's reader
-    then fails (``zip(inp.axes, arr.shape, strict=True)``). ``stencilmap.simulate.bind`` reshapes every
+    then fails (``zip(inp.axes, arr.shape, strict=True)``). ``stencilmap.jobs.simulate.bind`` reshapes every
     input to its field's shape as a workaround; so do these tests' helpers."""
     p = Program(
         name="s", format="stencilflow", semantics="numpy", shape=(4,),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from stencilmap.simulate import SimulateConfig, simulate
+from stencilmap.jobs.simulate import SimulateConfig, simulate
 from tests.conftest import EXAMPLES
 from tests.sim.helpers import int_param
 

@@ -16,16 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stencilmap.backends.reference import run_reference
+from stencilmap.cli.estimate import estimate_cmd
+from stencilmap.cli.simulate import simulate_cmd
 from stencilmap.design.emax import EmaxMapping, map_emax
 from stencilmap.design.registry import BuildConfig
 from stencilmap.model import emax as model
 from stencilmap.model.devices import load_device
-from stencilmap.model_cli import estimate_cmd
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.sim.emax import EmaxRun, Execution, schedule_states, simulate_emax
 from stencilmap.sim.validate import Validation, validate
-from stencilmap.sim_cli import simulate_cmd
 from tests.conftest import EXAMPLES
 
 runner = CliRunner()

@@ -10,7 +10,7 @@ import pytest
 
 from stencilmap.errors import StencilmapError
 from stencilmap.jobs.run import RunConfig, run
-from stencilmap.simulate import SimulateConfig, lanes_of, simulate
+from stencilmap.jobs.simulate import SimulateConfig, lanes_of, simulate
 from tests.conftest import EXAMPLES
 
 JACOBI = EXAMPLES / "jacobi2d.soda"
@@ -27,10 +27,18 @@ def test_outputs_are_written_like_run(tmp_path: Path) -> None:
     assert np.isnan(got).any()
 
 
-def test_default_output_folder_is_out_program_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_output_folder_is_out_program_name_sim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13 §3: simulate wrote to run's folder, so a failed simulation overwrote the reference."""
     monkeypatch.chdir(tmp_path)
-    report = simulate(SimulateConfig(JACOBI, shape=(8, 16)))
-    assert report.outputs["w"] == Path("out") / "jacobi2d" / "w.npy" and report.outputs["w"].is_file()
+    reference = run(RunConfig(JACOBI, {}, 0, (8, 16), None))
+    before = np.load(reference.outputs["w"])
+    report = simulate(SimulateConfig(JACOBI, shape=(8, 16), max_cycles=10))  # stops early: wrong outputs
+    assert not report.valid
+    assert report.outputs["w"] == Path("out") / "jacobi2d" / "sim" / "w.npy" and report.outputs["w"].is_file()
+    assert reference.outputs["w"] == Path("out") / "jacobi2d" / "w.npy"
+    assert np.array_equal(np.load(reference.outputs["w"]), before, equal_nan=True)
 
 
 def test_supplied_inputs_are_used(tmp_path: Path) -> None:

@@ -30,8 +30,8 @@ import pytest
 
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
+from stencilmap.jobs.simulate import SimulateConfig, simulate
 from stencilmap.sim import SimConfig
-from stencilmap.simulate import SimulateConfig, simulate
 from tests.sim.helpers import built, int_param, lanes_config, points, run_design, soda
 
 #: Cycles a module adds beyond its input hop (see the module docstring).

@@ -25,6 +25,39 @@ class BuildConfig:
     tile: tuple[int, ...] | None = None  # SODA tile sizes of all but the outermost axis (C order)
 
 
+#: The options of ``BuildConfig`` each builder uses; ``check_options`` refuses the others.
+USES: dict[str, frozenset[str]] = {
+    "soda": frozenset({"unroll", "iterate", "tile"}),
+    "stencilflow": frozenset({"vector", "iterate", "delay_buffers"}),
+    "pcm": frozenset({"unroll", "iterate"}),
+    "emax": frozenset({"unroll", "iterate"}),  # iterate: the mapping refuses more than one step, saying why
+}
+
+
+def reject_options(target: str, *flags: tuple[str, object]) -> None:
+    """Options ``target`` (e.g. "the pcm design", "the cgra model") has no use for are errors, not
+    silently ignored: ``flags`` are (option name, value given or None)."""
+    for flag, value in flags:
+        if value is not None:
+            raise StencilmapError(f"--{flag.replace('_', '-')} does not apply to {target}")
+
+
+def check_options(arch: str, config: BuildConfig) -> None:
+    """Refuse the options of ``config`` that builder ``arch`` would ignore (``--vector`` for SODA, ``--tile``
+    for PCM, ``--delay-buffers min`` but for StencilFlow, ...)."""
+    used = USES.get(arch)
+    if used is None:
+        return
+    given = {
+        "unroll": config.unroll,
+        "iterate": config.iterate,
+        "vector": config.vector,
+        "tile": config.tile,
+        "delay_buffers": "min" if config.delay_buffers == "min" else None,
+    }
+    reject_options(f"the {arch} design", *((k, v) for k, v in given.items() if k not in used))
+
+
 Builder = Callable[[Program, BuildConfig], Design]
 _BUILDERS: dict[str, Builder] = {}
 

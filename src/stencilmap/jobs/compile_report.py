@@ -29,7 +29,8 @@ def write_report(report: CompileReport, folder: Path) -> tuple[str, ...]:
     """Write every file of the report into ``folder``; returns all files there, relative, sorted."""
     notes: list[str] = []
     if report.design is not None:
-        (folder / "design.json").write_text(design_to_json(report.design), encoding="utf-8")
+        text = json.dumps(design_to_json(report.design), indent=1) + "\n"
+        (folder / "design.json").write_text(text, encoding="utf-8")
         (folder / "design.dot").write_text(to_dot(report.design), encoding="utf-8")
         notes += _render_svg(folder, len(report.design.modules))
     save_figure(folder / "roofline.png", lambda: roofline_with_design(report))
@@ -210,7 +211,7 @@ def _design(report: CompileReport, folder: Path, notes: list[str]) -> list[str]:
     storage = sum(ch.depth * ch.width for ch in d.channels)
     lines = ["## The design", "", f"`{d.name}`: {len(d.modules):,} modules ({kinds}), {len(d.channels):,} "
              f"channels holding {storage:,} elements. `design.json` loads again "
-             f"(`stencilmap.design.serialize.design_from_json`); `design.dot` is its graph.", ""]  # fmt: skip
+             f"(`design_from_json(json.load(f))` in `stencilmap.design.serialize`); `design.dot` is its graph.", ""]  # fmt: skip
     if (folder / "design.svg").exists():
         lines += ["![design](design.svg)", ""]
     return [*lines, *[f"- {n}" for n in notes], ""]

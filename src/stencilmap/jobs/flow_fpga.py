@@ -90,7 +90,7 @@ class FpgaFlow:
         return _build(choice, choice.program)
 
     def generate(self, choice: Choice, design: Design | None, folder: Path) -> tuple[str, ...]:
-        from stencilmap.generate import stage_code
+        from stencilmap.jobs.codegen import stage_code
 
         assert design is not None and choice.target is not None
         chained = with_iterate(choice.program, choice.q)
@@ -103,7 +103,7 @@ class FpgaFlow:
         return tuple(f"code/{f}" for f in gen.files)
 
     def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
-        from stencilmap.generate import stage_code
+        from stencilmap.jobs.codegen import stage_code
 
         assert choice.target is not None
         program, scaled = _scaled(choice, cap)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stencilmap.design.ir import ParamValue
-from stencilmap.errors import StencilmapError
+from stencilmap.design.registry import reject_options as refuse
 from stencilmap.model.devices import Device
 from stencilmap.model.performance import Scenario, gops
 from stencilmap.model.resources import ResourceUsage
@@ -131,10 +131,9 @@ class ModelContext:
 
 
 def reject_options(ctx: ModelContext, *flags: tuple[str, int | None]) -> None:
-    """Options a model has no use for are errors, not silently ignored."""
-    for flag, value in flags:
-        if value is not None:
-            raise StencilmapError(f"--{flag} does not apply to the {ctx.arch} model")
+    """Options a model has no use for are errors, not silently ignored (``design.registry.reject_options``,
+    which ``simulate``, ``analyze`` and ``codegen`` apply to the builders)."""
+    refuse(f"the {ctx.arch} model", *flags)
 
 
 def host_seconds(work: Workload, device: Device) -> tuple[float, float]:

@@ -269,6 +269,13 @@ def design_timing(design: Design, program: Program, device: Device | None = None
     )
 
 
+def predicted_cycles(design: Design, program: Program, bytes_per_cycle_per_bank: float | None) -> int:
+    """The one prediction of a design's cycles per launch, with each bank delivering
+    ``bytes_per_cycle_per_bank`` (None: unlimited memory): what ``estimate`` reports, ``explore`` ranks by
+    and ``simulate`` compares the simulated cycles with."""
+    return round(design_timing(design, program).cycles_at(bytes_per_cycle_per_bank))
+
+
 def design_chain_rate(design: Design) -> float:
     """The slowest SODA reuse-chain segment of ``design`` (1 for designs without chain FIFOs)."""
     depths = [m.param("depth") for m in design.modules if m.kind == "fifo"]

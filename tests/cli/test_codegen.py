@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from stencilmap.cli.codegen import codegen_cmd
 from stencilmap.codegen.opencl_run import pocl_available
-from stencilmap.codegen_cli import codegen_cmd
 from tests.conftest import EXAMPLES, ROOT
 
 runner = CliRunner()

@@ -1,76 +1,120 @@
-"""How reports look: Rich tables for people, plain dicts for ``--json``. No computation happens here."""
+"""``stencilmap analyze``: program facts and the design a builder makes of them (``stencilmap.jobs.analyze``);
+Rich tables for people, one JSON object for ``--json``."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from stencilmap.analysis import ProgramAnalysis
-from stencilmap.analyze import AnalyzeReport
-from stencilmap.jobs.run import FieldReport, RunReport
+from stencilmap.cli.common import (
+    dims,
+    echo_csv,
+    format_options,
+    make_console,
+    output_format,
+    parse_shape,
+    user_errors,
+    warn,
+)
+
+if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
+    from stencilmap.analysis import ProgramAnalysis
+    from stencilmap.jobs.analyze import AnalyzeReport
 
 
-def _dims(shape: tuple[int, ...]) -> str:
-    return "×".join(str(n) for n in shape) or "scalar"
+@click.command("analyze")
+@click.argument("program", type=click.Path(path_type=Path))
+@click.option(
+    "--arch",
+    type=click.Choice(["soda", "stencilflow", "pcm", "emax"]),
+    help="Microarchitecture  [default: soda for .soda, stencilflow for .json].",
+)
+@click.option(
+    "--unroll",
+    type=int,
+    metavar="K",
+    help="PEs per stage k (SODA) / P_cell (PCM) / parallel Z mappings p (EMAX)  [default: the program's; "
+    "EMAX: the most that fit].",
+)
+@click.option("--iterate", type=int, metavar="Q", help="Stages q (SODA) / PCMs d  [default: the program's].")
+@click.option(
+    "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."
+)
+@click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
+@click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
+@click.option(
+    "--dot", type=click.Path(path_type=Path), metavar="FILE", help="Write the design as Graphviz DOT."
+)
+@click.option(
+    "--asm", type=click.Path(path_type=Path), metavar="FILE", help="Write the EMAX mnemonics (--arch emax)."
+)
+@format_options
+@user_errors
+def analyze_cmd(
+    program: Path,
+    arch: str | None,
+    unroll: int | None,
+    iterate: int | None,
+    vector: int | None,
+    shape: tuple[int, ...] | None,
+    tile: tuple[int, ...] | None,
+    dot: Path | None,
+    asm: Path | None,
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """Analyze PROGRAM and build its spatial design: windows, halos, reuse chains, delay buffers,
+    latency, runtime, operational intensity, module and FIFO totals.
+
+    \b
+    Examples:
+      stencilmap analyze examples/jacobi2d.soda --unroll 4
+      stencilmap analyze examples/dag_listing1.json --arch stencilflow --json
+      stencilmap analyze examples/laplace2d.soda --arch pcm --iterate 8 --dot laplace.dot
+      stencilmap analyze examples/star3d_degree3.soda --arch emax --unroll 2 --asm fd6.asm
+      stencilmap analyze examples/jacobi2d.soda --shape 1024,1024 --tile 256 --format csv
+    """  # fmt: skip
+    from stencilmap.jobs.analyze import AnalyzeConfig, analyze
+
+    fmt = output_format(fmt, as_json)
+    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm=asm, tile=tile))
+    warn(report.program.warnings)
+    if fmt == "json":
+        click.echo(json.dumps(analyze_json(report), indent=2))
+    elif fmt == "csv":
+        analyze_csv(report)
+    else:
+        print_analysis(report, make_console())
 
 
-# --------------------------------------------------------------------------------------------------- run
-
-
-def region_text(f: FieldReport) -> str:
-    if f.defined is None:
-        return "none"
-    if all(lo == 0 and hi == n for (lo, hi), n in zip(f.defined, f.shape, strict=True)):
-        return "all"
-    return "[" + ", ".join(f"{lo}:{hi}" for lo, hi in f.defined) + "]"
-
-
-def run_json(report: RunReport) -> dict[str, Any]:
-    p = report.program
-    return {
-        "program": p.name,
-        "file": p.path,
-        "format": p.format,
-        "shape": list(p.shape),
-        "iterate": p.iterate,
-        "fields": [
-            {
-                "name": f.name,
-                "role": f.role,
-                "shape": list(f.shape),
-                "dtype": f.dtype,
-                "source": f.source,
-                "defined_region": [list(b) for b in f.defined] if f.defined is not None else None,
-                "defined_points": f.defined_points,
-            }
-            for f in report.fields
-        ],
-        "outputs": {k: str(v) for k, v in report.outputs.items()},
-        "seconds": round(report.seconds, 6),
-        "backend": report.backend,
-        "compute_seconds": float(f"{report.compute_seconds:.6g}"),  # sub-ms kernels keep their digits
-        "compile_seconds": round(report.compile_seconds, 6) if report.compile_seconds is not None else None,
-        "gcells_per_s": float(f"{report.gcells_per_s:.6g}"),
-        "warnings": list(p.warnings),
-    }
-
-
-def print_run(report: RunReport, console: Console) -> None:
-    p = report.program
-    iterate = f", iterate {p.iterate}" if p.iterate > 1 else ""
-    table = Table(title=f"{escape(p.name)} ({p.format}, {_dims(tuple(int(n or 0) for n in p.shape))}{iterate}): {report.backend} run",
-                  title_justify="left")  # fmt: skip
-    for col in ("field", "role", "shape", "dtype", "defined region", "source / written to"):
-        table.add_column(col)
-    for f in report.fields:
-        table.add_row(f.name, f.role, _dims(f.shape), f.dtype, region_text(f), escape(f.source))
-    console.print(table)
-    console.print(
-        f"done in {report.seconds:.3f} s (kernel {report.compute_seconds:.3f} s, {report.gcells_per_s:.3g} GCell/s)"
+def analyze_csv(report: AnalyzeReport) -> None:
+    """``--format csv``: the stencils table, one row per field a stencil reads (halos as lo;hi per axis)."""
+    rows = []
+    for s in report.facts.stencils:
+        for ff in s.fields:
+            w = ff.window
+            rows.append(
+                (s.name, w.field, "x".join(map(str, w.window)), ff.reuse_distance, ";".join(map(str, w.halo_low)),
+                 ";".join(map(str, w.halo_high)), s.ops.total, s.compute_latency, s.init_phase)
+            )  # fmt: skip
+    header = (
+        "stencil",
+        "field",
+        "window",
+        "reuse_distance",
+        "halo_low",
+        "halo_high",
+        "ops",
+        "latency",
+        "init",
     )
+    echo_csv(header, rows)
 
 
 # ----------------------------------------------------------------------------------------------- analyze
@@ -155,7 +199,7 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     f, d, p = report.facts, report.design, report.program
     params = ", ".join(f"{k}={'×'.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in d.parameters)
     console.print(
-        f"[bold]{escape(p.name)}[/bold] ({p.format}, {_dims(f.shape)}) on [bold]{report.arch}[/bold]: {params}"
+        f"[bold]{escape(p.name)}[/bold] ({p.format}, {dims(f.shape)}) on [bold]{report.arch}[/bold]: {params}"
     )
     console.print(_stencil_table(f))
     if report.arch in ("soda", "pcm"):

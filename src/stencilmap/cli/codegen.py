@@ -1,4 +1,4 @@
-"""``stencilmap codegen``: a thin click command over ``stencilmap.generate`` (files written, and with
+"""``stencilmap codegen``: a thin click command over ``stencilmap.jobs.codegen`` (files written, and with
 ``--verify`` the verdict of running them here against the reference).
 
 Exit status: 0 written (and, with ``--verify``, valid); 1 a mismatch, a deadlock or a failed build of the
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from stencilmap.cli_common import parse_inputs, parse_shape, user_errors
+from stencilmap.cli.common import parse_inputs, parse_shape, user_errors, warn
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
-    from stencilmap.generate import CodegenReport
+    from stencilmap.jobs.codegen import CodegenReport
 
 ARCHS = ["soda", "stencilflow", "pcm"]
 
@@ -155,15 +155,14 @@ def codegen_cmd(
       stencilmap codegen examples/laplace2d.soda --target opencl --iterate 2 --out out/laplace_cl --verify
       stencilmap codegen examples/dag_listing1.json --target opencl --vector 2 --out out/dag_cl --verify --json
     """  # fmt: skip
-    from stencilmap.generate import CodegenConfig, codegen
+    from stencilmap.jobs.codegen import CodegenConfig, codegen
 
     config = CodegenConfig(
         program, target, out_dir, arch, unroll, iterate, vector, tile, shape, device, inputs, seed, verify,
         hls_include, "min" if delay_buffers == "min" else "computed",
     )  # fmt: skip
     report = codegen(config)
-    for w in report.program.warnings:
-        click.echo(f"warning: {w}", err=True)
+    warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(codegen_json(report), indent=2))
     else:

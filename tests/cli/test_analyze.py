@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -87,3 +89,23 @@ def test_bad_parameters_are_one_line_errors() -> None:
     assert result.exit_code == 2 and "--unroll must be between 1 and 1,024" in result.output
     result = runner.invoke(main, ["analyze", str(EXAMPLE_FILES[0].parent / "fdtd2d.json"), "--iterate", "2"])
     assert result.exit_code == 2 and "iterate/preserve need outputs matching inputs" in result.output
+
+
+def test_csv_is_one_row_per_field_a_stencil_reads() -> None:
+    dag = str(EXAMPLE_FILES[0].parent / "dag_listing1.json")
+    result = runner.invoke(main, ["analyze", dag, "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    facts = json.loads(runner.invoke(main, ["analyze", dag, "--json"]).stdout)
+    assert rows[0][:3] == ["stencil", "field", "window"]
+    assert len(rows) - 1 == sum(len(s["reads"]) for s in facts["stencils"].values())
+
+
+def test_tile_builds_the_tiled_design_and_is_refused_where_it_does_not_apply() -> None:
+    jacobi = str(EXAMPLE_FILES[0].parent / "jacobi2d.soda")
+    result = runner.invoke(main, ["analyze", jacobi, "--shape", "128,128", "--tile", "32", "--json"])
+    assert result.exit_code == 0, result.output
+    params = json.loads(result.stdout)["design_parameters"]
+    assert params["tile"] == [32] and params["tiles_total"] > 1
+    result = runner.invoke(main, ["analyze", jacobi, "--arch", "pcm", "--tile", "32"])
+    assert result.exit_code == 2 and result.output == "error: --tile does not apply to the pcm design\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import subprocess
 import sys
@@ -153,3 +155,13 @@ def test_bad_option_values(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "stencilmap", "run", prog, "--shape", "4,x"],
                             capture_output=True, text=True, cwd=tmp_path, check=False)  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr and "--shape" in result.stderr
+
+
+def test_csv_is_one_row_per_field(tmp_path: Path) -> None:
+    dag = str(EXAMPLE_FILES[0].parent / "dag_listing1.json")
+    result = runner.invoke(main, ["run", dag, "--out", str(tmp_path), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert rows[0] == ["field", "role", "shape", "dtype", "defined_region", "defined_points", "source"]
+    assert [r[0] for r in rows[1:]] == ["a0", "a1", "a2", "b4"]
+    assert rows[4][4] == "[1:31, 0:32, 0:32]" and rows[4][6] == str(tmp_path / "b4.npy")

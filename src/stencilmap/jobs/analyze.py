@@ -10,7 +10,7 @@ from stencilmap.analysis import ProgramAnalysis, analyze_program
 from stencilmap.design.common import check_parameters
 from stencilmap.design.dot import to_dot
 from stencilmap.design.ir import Design
-from stencilmap.design.registry import BuildConfig, build
+from stencilmap.design.registry import BuildConfig, build, check_options
 from stencilmap.errors import StencilmapError
 from stencilmap.io import check_output_file, write_text_atomically
 from stencilmap.program import Program, load_program
@@ -33,6 +33,7 @@ class AnalyzeConfig:
     shape: tuple[int, ...] | None = None
     dot: Path | None = None
     asm: Path | None = None  # --arch emax: write the mnemonics here
+    tile: tuple[int, ...] | None = None  # SODA tile sizes of the inner axes
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +63,12 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
     arch = config.arch or default_arch(program)
     if config.asm is not None and arch != "emax":
         raise StencilmapError("--asm writes EMAX mnemonics: it needs --arch emax")
-    facts = analyze_program(program, unroll=config.unroll, vector=config.vector)
-    design = build(
-        arch, program, BuildConfig(unroll=config.unroll, iterate=config.iterate, vector=config.vector)
+    build_config = BuildConfig(
+        unroll=config.unroll, iterate=config.iterate, vector=config.vector, tile=config.tile
     )
+    check_options(arch, build_config)
+    facts = analyze_program(program, unroll=config.unroll, vector=config.vector)
+    design = build(arch, program, build_config)
     if config.dot is not None:
         write_text_atomically(config.dot, to_dot(design))
     mapping = None

@@ -18,14 +18,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
-from stencilmap.analyze import default_arch
 from stencilmap.backends.reference import run_reference, undefined_value
 from stencilmap.design.common import check_parameters, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
-from stencilmap.design.registry import BuildConfig, build
+from stencilmap.design.registry import BuildConfig, build, check_options
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file, read_npy
+from stencilmap.jobs.analyze import default_arch
 from stencilmap.model.devices import Device, load_device
+from stencilmap.model.timing import LANES as TIMED_ARCHS
+from stencilmap.model.timing import predicted_cycles
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, check_memory, field_shape, make_inputs
 from stencilmap.sim import SimConfig, SimResult
@@ -148,19 +150,11 @@ class SimulateReport:
     trace: Path | None
     seconds: float
     emax: EmaxRun | None = None  # --arch emax: the EMAX simulation (LMM streams, five-state timeline)
+    predicted_cycles: int = 0  # the model's cycles for this design on this memory (``predict``)
 
     @property
     def valid(self) -> bool:
         return self.validation.valid
-
-    @property
-    def predicted_cycles(self) -> int:
-        """C = L + ⌈N / (k·W)⌉ (``analysis.timing``), its streaming part N / (k·W) stretched by the bandwidth
-        slowdown B_req / B_prac when memory is the bound (OpenCL eq. 6)."""
-        return ceil(
-            self.facts.latency_cycles
-            + (self.facts.runtime_cycles - self.facts.latency_cycles) * self.bandwidth.slowdown
-        )
 
 
 def simulate(
@@ -173,9 +167,10 @@ def simulate(
         check_output_file(config.trace, "--trace")
     device = load_device(config.device) if config.device is not None else None
     program, values = bind(config)
-    out_dir = config.out_dir if config.out_dir is not None else Path("out") / program.name
+    out_dir = config.out_dir if config.out_dir is not None else default_out_dir(program)
     check_output_dir(out_dir)
     arch = config.arch or default_arch(program)
+    check_options(arch, _build_config(config))
     design = build(arch, program, _build_config(config))
     check_simulation_size(design, config.trace_cycles if config.trace is not None else 0)
     facts = prediction(program, design)
@@ -195,8 +190,14 @@ def simulate(
     bandwidth = _bandwidth(program, design, result, device)
     return SimulateReport(
         program, arch, design, device, result, validation, facts, bandwidth, written, trace,
-        time.perf_counter() - start, emax_run,
+        time.perf_counter() - start, emax_run, predict(program, design, facts, bandwidth),
     )  # fmt: skip
+
+
+def default_out_dir(program: Program) -> Path:
+    """Where simulated outputs go without ``--out``: ``out/<program>/sim/``, beside (never over) the
+    reference outputs ``run`` writes to ``out/<program>/``."""
+    return Path("out") / program.name / "sim"
 
 
 def _simulate_emax(
@@ -206,8 +207,8 @@ def _simulate_emax(
     from stencilmap.design.emax import emax_device, map_emax
     from stencilmap.sim.emax import simulate_emax
 
-    if config.trace is not None or config.tile is not None or (config.iterate or 1) != 1:
-        raise StencilmapError("--arch emax simulates one time step without --trace, --tile or --iterate")
+    if config.trace is not None:
+        raise StencilmapError("--arch emax simulates one time step without --trace")
     build_config = _build_config(config)
     mapping = map_emax(program, build_config)
     device = emax_device(build_config)
@@ -274,6 +275,17 @@ def prediction(program: Program, design: Design) -> ProgramAnalysis:
     if design.arch == "stencilflow":
         return analyze_program(program, unroll=1, vector=lanes)
     return analyze_program(program, unroll=lanes, vector=1)
+
+
+def predict(program: Program, design: Design, facts: ProgramAnalysis, bandwidth: Bandwidth) -> int:
+    """The cycles the model predicts for ``design``: ``model.timing.predicted_cycles``, the prediction
+    ``estimate`` reports and ``explore`` ranks by, at the bandwidth the simulation had. Designs without a
+    timing model there (EMAX) get C = L + ⌈N / (k·W)⌉, its streaming part stretched by the bandwidth
+    slowdown B_req / B_prac (OpenCL eq. 6)."""
+    if design.arch in TIMED_ARCHS:
+        return predicted_cycles(design, program, bandwidth.bytes_per_cycle_per_bank)
+    streaming = (facts.runtime_cycles - facts.latency_cycles) * bandwidth.slowdown
+    return ceil(facts.latency_cycles + streaming)
 
 
 def _sim_config(config: SimulateConfig, device: Device | None) -> SimConfig:

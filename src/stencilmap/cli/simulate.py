@@ -1,13 +1,11 @@
-"""``stencilmap simulate``: a thin click command over ``stencilmap.simulate``, and how its report looks (Rich
+"""``stencilmap simulate``: a thin click command over ``stencilmap.jobs.simulate``, and how its report looks (Rich
 tables for people, one JSON object for ``--json``).
 
 Exit status: 0 when the simulation finished and its outputs match the reference; 1 when it did not (a
 mismatch, a deadlock, or the cycle limit) — a result, reported in full on stdout; 2 for bad input (one
 line on stderr, as every stencilmap command).
 
-``stencilmap.cli`` registers the command on its group (``main.add_command``). It reuses ``stencilmap.cli``'s
-``user_errors``, ``parse_shape`` and ``parse_inputs``, imported when the command runs: importing them at the
-top would be circular once ``cli`` imports this module, whichever of the two is imported first.
+``stencilmap.cli`` registers the command on its group (``main.add_command``).
 """
 
 from __future__ import annotations
@@ -26,17 +24,28 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stencilmap.cli_common import SEED, data_dir_option, make_console, parse_inputs, parse_shape, user_errors
+from stencilmap.cli.common import (
+    SEED,
+    data_dir_option,
+    dims,
+    echo_csv,
+    format_options,
+    make_console,
+    output_format,
+    parse_inputs,
+    parse_shape,
+    user_errors,
+    warn,
+)
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
+    from stencilmap.jobs.simulate import SimulateReport
     from stencilmap.sim import SimResult
     from stencilmap.sim.validate import OutputCheck
-    from stencilmap.simulate import SimulateReport
 
 ARCHS = ["soda", "stencilflow", "pcm", "emax"]
-#: Rows of the stall and channel tables in the text report (``--json`` has them all).
-TOP_MODULES = 10
-TOP_CHANNELS = 5
+#: Modules the short report names as the most stalled (``--verbose`` has every module, ``--json`` too).
+TOP_STALLED = 3
 
 
 def _num(x: float) -> float | str:
@@ -89,7 +98,7 @@ def _bandwidth_json(report: SimulateReport) -> dict[str, Any]:
 def simulate_json(report: SimulateReport) -> dict[str, Any]:
     """The report as one JSON-ready dict (sorted where order is free; deterministic but for the
     ``*seconds``: the whole job, the cycle loop alone, and compilation in this run)."""
-    from stencilmap.simulate import lanes_of
+    from stencilmap.jobs.simulate import lanes_of
 
     p, r, v, f = report.program, report.result, report.validation, report.facts
     first = v.first_mismatch
@@ -160,10 +169,6 @@ def _per_second(r: SimResult) -> str:
     return f"{r.cycles / r.sim_seconds:,.0f} cycles/s" if r.sim_seconds > 0 else "—"
 
 
-def _dims(shape: tuple[object, ...]) -> str:
-    return "×".join(str(n) for n in shape) or "scalar"
-
-
 def _bytes(n: float) -> str:
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= size:
@@ -184,11 +189,10 @@ def _verdict(report: SimulateReport) -> str:
     if v.valid:
         how = "bit-exact" if v.bit_exact else f"within tolerance (max abs error {v.max_abs_error:.3g})"
         return f"[green]valid[/green]: {how} on {points:,} defined points"
-    if r.status != "done":
-        why = f"the simulation did not finish ({r.status})"
-    else:
-        bad = sum(c.mismatches for c in v.outputs)
-        why = f"{bad:,} of {points:,} defined points beyond tolerance"
+    if r.status != "done":  # its outputs are incomplete: a first mismatch would say nothing
+        return f"[red]INVALID[/red]: the simulation did not finish ({r.status})"
+    bad = sum(c.mismatches for c in v.outputs)
+    why = f"{bad:,} of {points:,} defined points beyond tolerance"
     first = v.first_mismatch
     if first is not None:
         name, m = first
@@ -198,26 +202,26 @@ def _verdict(report: SimulateReport) -> str:
     return f"[red]INVALID[/red]: {why}"
 
 
-def _summary(report: SimulateReport) -> Table:
-    r, f, b = report.result, report.facts, report.bandwidth
-    from stencilmap.simulate import lanes_of
-
-    lanes = lanes_of(report.design)
-    predicted = f"{f.runtime_cycles:,} (L = {f.latency_cycles:,}, N = {f.points:,}, k·W = {lanes})"
-    if b.slowdown > 1:
-        predicted += f"; ×{b.slowdown:.3g} bandwidth-bound (OpenCL eq. 6): {report.predicted_cycles:,}"
-    model = ("predicted C = L + N/(k·W)", predicted)
+def _cycles_line(report: SimulateReport) -> str:
+    """Simulated cycles against the model's (``model.timing``, as ``estimate``), or EMAX's closed form."""
+    r = report.result
     if report.emax is not None:
         e = report.emax
-        model = (
-            "EMAX model (§5.1 closed form)",
-            f"{e.model.seconds:.4g} s; simulated {e.schedule.total_s:.4g} s",
-        )
+        return (f"cycles [bold]{r.cycles:,}[/bold]; EMAX model (§5.1 closed form) {e.model.seconds:.4g} s, "
+                f"simulated {e.schedule.total_s:.4g} s")  # fmt: skip
+    line = f"cycles [bold]{r.cycles:,}[/bold], predicted {report.predicted_cycles:,}"
+    if r.status == "done" and report.predicted_cycles > 0:
+        line += f" ({100 * (r.cycles - report.predicted_cycles) / report.predicted_cycles:+.2f}%)"
+    return line + f"; {r.cycles_per_output:.4g} cycles per output point ({r.output_points:,} points)"
+
+
+def _summary(report: SimulateReport) -> Table:
+    r = report.result
     rows = [
         ("status", r.status),
         ("cycles", f"[bold]{r.cycles:,}[/bold]"),
+        ("predicted (as estimate)", f"{report.predicted_cycles:,}"),
         ("cycles per output point", f"{r.cycles_per_output:.4g} ({r.output_points:,} points)"),
-        model,
         ("validation", _verdict(report)),
         ("module firings / cycle loop", f"{r.firings:,} / {r.sim_seconds:.3f} s ({_per_second(r)})"),
     ]
@@ -229,15 +233,38 @@ def _summary(report: SimulateReport) -> Table:
     return table
 
 
+def _stalled(report: SimulateReport) -> list[Any]:
+    return sorted(report.result.modules, key=lambda m: (-(m.starved + m.blocked), m.name))
+
+
+def _stall_line(report: SimulateReport) -> str:
+    """The few most stalled modules, in one line."""
+    mods = _stalled(report)
+    top = [m for m in mods[:TOP_STALLED] if m.starved + m.blocked > 0]
+    if not top:
+        return f"stalls: none in {len(mods)} modules"
+    named = ", ".join(f"{escape(m.name)} ({m.starved:,} starved, {m.blocked:,} blocked)" for m in top)
+    return f"stalls: most in {named}; {len(mods)} modules (--verbose lists them all)"
+
+
+def _traffic_line(report: SimulateReport) -> str:
+    b = report.bandwidth
+    read = sum(p.bytes for p in b.ports if p.direction == "read")
+    written = b.total_bytes - read
+    return (f"off-chip: {_bytes(read)} read, {_bytes(written)} written; achieved "
+            f"{_rate(report, b.achieved_bytes_per_cycle)}, required {_rate(report, b.required_bytes_per_cycle)}, "
+            f"available {_rate(report, b.available_bytes_per_cycle)}"
+            + (f" on {len(b.banks)} bank(s)" if b.bytes_per_cycle_per_bank is not None else ""))  # fmt: skip
+
+
 def _stall_table(report: SimulateReport) -> Table:
-    mods = sorted(report.result.modules, key=lambda m: (-(m.starved + m.blocked), m.name))
-    shown = mods[:TOP_MODULES]
-    title = f"stalls (top {len(shown)} of {len(mods)} modules by starved + blocked cycles)"
+    mods = _stalled(report)
+    title = f"stalls ({len(mods)} modules, most starved + blocked cycles first)"
     table = Table(title=title, title_justify="left")
     for col in ("module", "kind", "busy", "starved", "blocked", "busy %"):
         table.add_column(col, justify="left" if col in ("module", "kind") else "right")
     cycles = max(1, report.result.cycles)
-    for m in shown:
+    for m in mods:
         table.add_row(
             m.name, m.kind, f"{m.busy:,}", f"{m.starved:,}", f"{m.blocked:,}", f"{100 * m.busy / cycles:.1f}"
         )
@@ -248,11 +275,10 @@ def _channel_table(report: SimulateReport) -> Table:
     peaks = sorted(
         report.result.channel_peaks.items(), key=lambda kv: (-kv[1][0] / max(1, kv[1][1]), -kv[1][0], kv[0])
     )
-    shown = peaks[:TOP_CHANNELS]
-    table = Table(title=f"channel peaks (top {len(shown)} of {len(peaks)} by fill)", title_justify="left")
+    table = Table(title=f"channel peaks ({len(peaks)} channels, fullest first)", title_justify="left")
     for col in ("channel", "peak", "depth"):
         table.add_column(col, justify="left" if col == "channel" else "right")
-    for name, (peak, depth) in shown:
+    for name, (peak, depth) in peaks:
         table.add_row(name, str(peak), str(depth))
     return table
 
@@ -280,15 +306,20 @@ def _bandwidth_table(report: SimulateReport) -> Table:
     return table
 
 
-def _deadlock_lines(report: SimulateReport) -> list[str]:
+def _deadlock_lines(report: SimulateReport, verbose: bool) -> list[str]:
+    """The deadlock: every waiting module with ``verbose``, else those on the wait-for cycle."""
     dl = report.result.deadlock
     if dl is None:
         return []
     lines = [f"[red bold]deadlock[/red bold] at cycle {dl.cycle:,}: {len(dl.waiting)} module(s) waiting"]
-    for w in dl.waiting:
-        lines.append(f"  {w.module} waits on {w.on} ({w.reason}: {w.channel})")
+    on_cycle = set(dl.cycle_of_waits)
+    shown = [w for w in dl.waiting if verbose or not on_cycle or w.module in on_cycle]
+    for w in shown:
+        lines.append(escape(f"  {w.module} waits on {w.on} ({w.reason}: {w.channel})"))
+    if len(shown) < len(dl.waiting):
+        lines.append(f"  ({len(dl.waiting) - len(shown)} more waiting off the cycle: --verbose lists them)")
     if dl.cycle_of_waits:
-        lines.append("wait-for cycle: " + " → ".join(dl.cycle_of_waits))
+        lines.append(escape("wait-for cycle: " + " → ".join(dl.cycle_of_waits)))
     return lines
 
 
@@ -303,11 +334,13 @@ def _design_params(report: SimulateReport) -> str:
     tiles = p.get("tiles_total", 1)
     if isinstance(tiles, int) and tiles > 1:
         stream = p.get("stream_shape", ())
-        shown.append(f"{tiles} tiles of {_dims(stream if isinstance(stream, tuple) else ())}")
+        shown.append(f"{tiles} tiles of {dims(stream if isinstance(stream, tuple) else ())}")
     return ", ".join(shown)
 
 
-def print_simulation(report: SimulateReport, console: Console) -> None:
+def print_simulation(report: SimulateReport, console: Console, verbose: bool = False) -> None:
+    """The short report (verdict, cycles against the prediction, the most stalled modules, off-chip
+    traffic), or with ``verbose`` every table in full."""
     p = report.program
     params = _design_params(report)
     iterate = f", iterate {p.iterate}" if p.iterate > 1 else ""
@@ -317,25 +350,37 @@ def print_simulation(report: SimulateReport, console: Console) -> None:
         else "memory unlimited (no --device)"
     )
     console.print(
-        f"[bold]{escape(p.name)}[/bold] ({p.format}, {_dims(report.facts.shape)}{iterate}) as [bold]{report.arch}[/bold]: "
+        f"[bold]{escape(p.name)}[/bold] ({p.format}, {dims(report.facts.shape)}{iterate}) as [bold]{report.arch}[/bold]: "
         f"{params}; {where}"
     )
-    console.print(_summary(report))
+    if verbose:
+        console.print(_summary(report))
+    else:
+        console.print(_verdict(report))
+        console.print(_cycles_line(report))
     if report.emax is not None:
         e = report.emax
         states = ", ".join(f"{k} {v:.4g} s" for k, v in e.schedule.to_json().items())
         console.print(
             f"EMAX: {e.lmm_streams:,} X-streams DDR3 → LMM in {len(e.executions):,} executions; {states}"
         )
-    else:
+    elif verbose:
         console.print(_stall_table(report))
         console.print(_channel_table(report))
-    console.print(_bandwidth_table(report))
-    for line in _deadlock_lines(report):
+    else:
+        console.print(_stall_line(report))
+    console.print(_bandwidth_table(report) if verbose else _traffic_line(report))
+    for line in _deadlock_lines(report, verbose):
         console.print(line)
     console.print("outputs written to " + escape(", ".join(str(x) for x in report.outputs.values())))
     if report.trace is not None:
         console.print(f"trace written to {escape(str(report.trace))}")
+
+
+def simulate_csv(report: SimulateReport) -> None:
+    """``--format csv``: one row per module, its busy, starved and blocked cycles (every module)."""
+    rows = [(m.name, m.kind, m.busy, m.starved, m.blocked) for m in report.result.modules]
+    echo_csv(("module", "kind", "busy", "starved", "blocked"), rows)
 
 
 # ----------------------------------------------------------------------------------------- progress
@@ -347,7 +392,7 @@ class ProgressBar:
 
     def __init__(self, after: float = 1.0, console: Console | None = None) -> None:
         self.after = after
-        self.console = console if console is not None else Console(stderr=True)
+        self.console = console if console is not None else make_console(stderr=True)
         self.start = time.perf_counter()
         self.bar: Progress | None = None
         self.task: Any = None
@@ -413,7 +458,7 @@ class ProgressBar:
 )  # fmt: skip
 @click.option(
     "--out", "out_dir", type=click.Path(path_type=Path), metavar="DIR",
-    help="Where to write <output>.npy files  [default: out/<program name>].",
+    help="Where to write the simulated <output>.npy files  [default: out/<program name>/sim, beside run's].",
 )  # fmt: skip
 @click.option(
     "--trace", type=click.Path(path_type=Path), metavar="FILE",
@@ -434,7 +479,8 @@ class ProgressBar:
     help="Stop after N cycles  [default: 10× the stream length + 100000].",
 )
 @data_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--verbose", "-v", is_flag=True, help="Every table in full: stalls, channel peaks, traffic.")
+@format_options
 @user_errors
 def simulate_cmd(
     program: Path,
@@ -453,6 +499,8 @@ def simulate_cmd(
     trace_cycles: int,
     max_cycles: int | None,
     data_dir: Path | None,
+    verbose: bool,
+    fmt: str,
     as_json: bool,
 ) -> None:
     """Simulate PROGRAM's design cycle by cycle and check its outputs against the reference: cycles, the
@@ -468,8 +516,9 @@ def simulate_cmd(
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
     """  # fmt: skip
-    from stencilmap.simulate import SimulateConfig, simulate
+    from stencilmap.jobs.simulate import SimulateConfig, simulate
 
+    fmt = output_format(fmt, as_json)
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
         "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
@@ -477,11 +526,12 @@ def simulate_cmd(
     )  # fmt: skip
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)
-    for w in report.program.warnings:
-        click.echo(f"warning: {w}", err=True)
-    if as_json:
+    warn(report.program.warnings)
+    if fmt == "json":
         click.echo(json.dumps(simulate_json(report), indent=2))
+    elif fmt == "csv":
+        simulate_csv(report)
     else:
-        print_simulation(report, make_console())
+        print_simulation(report, make_console(), verbose)
     if not report.valid:
         sys.exit(1)

@@ -24,7 +24,7 @@ from stencilmap.codegen.registry import Generated, emit, target
 from stencilmap.codegen.verify import run_csim, write_data
 from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.ir import Design
-from stencilmap.design.registry import BuildConfig, build
+from stencilmap.design.registry import BuildConfig, build, check_options
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, read_npy
 from stencilmap.program import Program, load_program
@@ -97,6 +97,7 @@ def codegen(config: CodegenConfig) -> CodegenReport:
     target(config.target)  # an unknown target is a usage error: say so before building anything
     program, values = bind(config)
     arch = config.arch or DEFAULT_ARCH[(config.target, program.format)]
+    check_options(arch, _build_config(config))
     design = build(arch, program, _build_config(config))
     return publish_code(
         program, design, config.target, values, config.out_dir, config.verify, config.hls_include,

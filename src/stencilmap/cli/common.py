@@ -4,18 +4,21 @@ on a deep stack and turns usage errors and interrupts into one line, and option 
 from __future__ import annotations
 
 import contextlib
+import csv
 import functools
+import io
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.table import Table
 
 from stencilmap.errors import StencilmapError
 from stencilmap.io import discard_pending
@@ -33,11 +36,54 @@ RECURSION_LIMIT = 200_000
 PIPE_WIDTH = 10_000
 
 
+class ReportConsole(Console):
+    """A Rich console whose tables never cut a value: a cell too wide for a narrow terminal folds onto
+    the next line instead of ending in "…"."""
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        for obj in objects:
+            if isinstance(obj, Table):
+                for column in obj.columns:
+                    column.overflow = "fold"
+        super().print(*objects, **options)
+
+
 def make_console(stderr: bool = False) -> Console:
-    """The Rich console commands print to: the terminal's width on a terminal; otherwise ``PIPE_WIDTH``,
-    so that ``stencilmap devices | cat`` shows every value whole (Rich would assume 80 columns)."""
-    console = Console(stderr=stderr)
-    return console if console.is_terminal else Console(stderr=stderr, width=PIPE_WIDTH)
+    """The one console commands print to: the terminal's width on a terminal (tables fold what does not
+    fit); otherwise ``PIPE_WIDTH``, so that ``stencilmap devices | cat`` shows every value whole (Rich would
+    assume 80 columns and cut)."""
+    console = ReportConsole(stderr=stderr)
+    return console if console.is_terminal else ReportConsole(stderr=stderr, width=PIPE_WIDTH)
+
+
+def dims(shape: tuple[object, ...] | list[int]) -> str:
+    """A shape as ``64×128`` (``scalar`` when it has no axis)."""
+    return "×".join(str(n) for n in shape) or "scalar"
+
+
+def seconds(t: float) -> str:
+    """A duration in s, ms or µs, four significant digits."""
+    if t >= 1:
+        return f"{t:.4g} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.4g} ms"
+    return f"{t * 1e6:.4g} µs"
+
+
+def rows_table(title: str, rows: list[tuple[str, str]]) -> Table:
+    """A two-column table without header: what, value (right-aligned)."""
+    table = Table(title=title, title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    for what, value in rows:
+        table.add_row(what, value)
+    return table
+
+
+def warn(warnings: tuple[str, ...]) -> None:
+    """The program's warnings, one line each on stderr."""
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
 
 
 def user_errors(fn: F) -> F:
@@ -167,6 +213,55 @@ def _on_deep_stack(fn: Callable[[], Any]) -> Any:
     if not ok:
         raise value
     return value
+
+
+#: What ``--format`` offers: a table for people, one JSON object, CSV (one row per item, raw numbers).
+FORMATS = ("table", "json", "csv")
+
+
+def format_options(fn: F) -> F:
+    """``--format table|json|csv`` and ``--json``, the older spelling of ``--format json``; the command
+    receives ``fmt`` and ``as_json`` and calls ``output_format`` on them."""
+    fn = click.option("--json", "as_json", is_flag=True, help="Same as --format json.")(fn)
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default="table",
+        show_default=True,
+        help="Print tables, one JSON object, or CSV (one row per item, numbers unformatted).",
+    )(fn)
+
+
+def output_format(fmt: str, as_json: bool) -> str:
+    """The format asked for: ``--json`` means ``--format json`` and contradicts any other ``--format``."""
+    if as_json and fmt not in ("table", "json"):
+        raise StencilmapError(f"--json contradicts --format {fmt}: give one of them")
+    return "json" if as_json else fmt
+
+
+def echo_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """Print a CSV table on stdout: a header line, then one line per row (None as an empty cell)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(["" if v is None else v for v in row])
+    click.echo(buffer.getvalue(), nl=False)
+
+
+def flat(values: Mapping[str, object], prefix: str = "") -> list[tuple[str, object]]:
+    """A nested JSON-ready dict as ``(dotted.key, value)`` pairs; lists become ``a;b;c``."""
+    out: list[tuple[str, object]] = []
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out += flat(value, name + ".")
+        elif isinstance(value, list | tuple):
+            out.append((name, ";".join(str(v) for v in value)))
+        else:
+            out.append((name, value))
+    return out
 
 
 #: ``--seed``: what ``numpy.random.default_rng`` accepts.

@@ -3,6 +3,7 @@ keys; exit status 0 (valid), 1 (mismatch, deadlock, cycle limit), 2 (bad input, 
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from stencilmap.sim_cli import ProgressBar, simulate_cmd
+from stencilmap.cli.simulate import ProgressBar, simulate_cmd
 from tests.conftest import EXAMPLE_FILES, EXAMPLES
 
 runner = CliRunner()
@@ -57,10 +58,33 @@ def test_text_report(tmp_path: Path) -> None:
         [str(EXAMPLES / "jacobi2d.soda"), "--shape", "16,32", "--unroll", "2", "--out", str(tmp_path)]
     )
     assert code == 0
-    for text in ("as soda", "cycles per output point", "predicted C = L + N/(k·W)", "valid: bit-exact",
-                 "stalls (top", "channel peaks", "off-chip traffic (memory unlimited: no --device)",
-                 "outputs written to"):  # fmt: skip
+    for text in ("as soda", "cycles per output point", "predicted", "valid: bit-exact", "stalls: most in",
+                 "off-chip: ", "available unlimited", "outputs written to"):  # fmt: skip
         assert text in out, text
+    assert len(out.splitlines()) <= 8, out  # issue 13 §3: the report was ~50 lines of near-identical rows
+
+
+def test_verbose_report_has_every_table_in_full(tmp_path: Path) -> None:
+    args = [str(EXAMPLES / "jacobi2d.soda"), "--shape", "16,32", "--unroll", "2", "--out", str(tmp_path)]
+    code, out, _ = invoke([*args, "--verbose"])
+    _, js, _ = invoke([*args, "--json"])
+    assert code == 0
+    for text in ("simulation", "predicted (as estimate)", "stalls (", "channel peaks (",
+                 "off-chip traffic (memory unlimited: no --device)"):  # fmt: skip
+        assert text in out, text
+    for module in json.loads(js)["stalls"]:
+        assert f"│ {module} " in out
+
+
+def test_csv_is_one_row_per_module(tmp_path: Path) -> None:
+    args = [str(EXAMPLES / "jacobi2d.soda"), "--shape", "16,32", "--out", str(tmp_path)]
+    code, out, _ = invoke([*args, "--format", "csv"])
+    _, js, _ = invoke([*args, "--json"])
+    assert code == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    stalls = json.loads(js)["stalls"]
+    assert rows[0] == ["module", "kind", "busy", "starved", "blocked"] and len(rows) == len(stalls) + 1
+    assert all(int(r[3]) == stalls[r[0]]["starved"] for r in rows[1:])
 
 
 def test_device_limits_bandwidth(tmp_path: Path) -> None:
@@ -73,8 +97,10 @@ def test_device_limits_bandwidth(tmp_path: Path) -> None:
     assert b["bandwidth"]["banks"] == [0] and b["bandwidth"]["available_gbs"] == pytest.approx(21.504 / 2)
     assert b["bandwidth"]["achieved_gbs"] <= b["bandwidth"]["available_gbs"]
     assert b["cycles"] > 2 * f["cycles"]  # 128 B per beat on one bank of 43 B per cycle
-    _, text, _ = invoke([*args, "--device", "ku060"])
+    _, text, _ = invoke([*args, "--device", "ku060", "--verbose"])
     assert "ku060: 43.01 B/cycle per bank at 250 MHz" in text and "GB/s" in text
+    _, short, _ = invoke([*args, "--device", "ku060"])
+    assert "available 43.01 B/cycle (10.75 GB/s) on 1 bank" in short
 
 
 def test_deadlock_exits_1_and_names_modules_and_channels(tmp_path: Path) -> None:
@@ -91,6 +117,8 @@ def test_deadlock_exits_1_and_names_modules_and_channels(tmp_path: Path) -> None
     assert code == 1 and "INVALID" in text and f"deadlock at cycle {dl['cycle']}" in text
     assert "b4.b2.delay waits on b4.b2.buf (full output: b4.b2.delay->b4.b2.buf)" in text
     assert "wait-for cycle: " in text
+    assert "first" not in text  # no "first mismatch" in outputs a deadlock left incomplete
+    assert len(text.splitlines()) < 25 and "more waiting off the cycle" in text
 
 
 def test_computed_delay_buffers_exit_0(tmp_path: Path) -> None:
@@ -150,3 +178,44 @@ def test_progress_bar_appears_only_on_a_terminal_after_the_delay() -> None:
         assert bar.bar is not None
         assert bar.bar.tasks[0].completed == 150 and bar.bar.tasks[0].total == 150
     assert "simulating" in buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "design",
+    [
+        ["--tile", "64"],
+        ["--tile", "48", "--iterate", "2", "--unroll", "2"],
+        ["--arch", "pcm", "--iterate", "3", "--unroll", "4"],
+    ],
+    ids=["soda-tiled", "soda-tiled-q2", "pcm"],
+)
+def test_simulate_and_estimate_predict_the_same_cycles(design: list[str], tmp_path: Path) -> None:
+    """Issue 13 §3: one prediction everywhere. A tiled design was predicted 263,308 cycles by simulate
+    (C = L + N/k, blind to tiling) and 311,788 by estimate (``model.timing``), simulated 311,786."""
+    from stencilmap.cli.estimate import estimate_cmd
+
+    args = [str(EXAMPLES / "jacobi2d.soda"), "--device", "ku060", "--shape", "128,256", *design]
+    code, out, _ = invoke([*args, "--json", "--out", str(tmp_path)])
+    assert code == 0, out
+    sim = json.loads(out)
+    est = runner.invoke(estimate_cmd, [*args, "--json"])
+    assert est.exit_code == 0, est.output
+    assert sim["predicted"]["cycles"] == json.loads(est.stdout)["predicted_cycles"]
+    assert abs(sim["predicted"]["cycles"] - sim["cycles"]) / sim["cycles"] < 0.01
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--arch", "soda", "--vector", "2"], "--vector does not apply to the soda design"),
+        (["--arch", "pcm", "--tile", "32"], "--tile does not apply to the pcm design"),
+        (["--arch", "pcm", "--delay-buffers", "min"], "--delay-buffers does not apply to the pcm design"),
+        (["--arch", "stencilflow", "--unroll", "2"], "--unroll does not apply to the stencilflow design"),
+        (["--arch", "emax", "--tile", "8"], "--tile does not apply to the emax design"),
+    ],
+)
+def test_options_that_do_not_apply_are_refused(args: list[str], message: str, tmp_path: Path) -> None:
+    """Issue 13 §3: ``simulate --arch soda --vector 2`` simulated, ignoring --vector."""
+    code, out, err = invoke([str(EXAMPLES / "jacobi2d.soda"), *args, "--out", str(tmp_path / "o")])
+    assert code == 2 and out == "" and err == f"error: {message}\n"
+    assert not (tmp_path / "o").exists()

@@ -1,9 +1,7 @@
 """``stencilmap explore``: a thin click command over ``stencilmap.explore``.
 
-``stencilmap.cli`` registers it on its group (``main.add_command(explore_cmd)``). Like ``model_cli`` it
-reuses ``stencilmap.cli``'s ``user_errors`` and ``parse_shape``, imported when the command runs (a top-level
-import would be circular once ``cli`` imports this module). The progress bar goes to stderr, so that
-``--json`` output on stdout stays one JSON object.
+``stencilmap.cli`` registers it on its group (``main.add_command(explore_cmd)``). The progress bar goes to
+stderr, so that ``--json`` output on stdout stays one JSON object.
 """
 
 from __future__ import annotations
@@ -18,7 +16,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stencilmap.cli_common import make_console, parse_shape, user_errors
+from stencilmap.cli.common import (
+    dims,
+    echo_csv,
+    format_options,
+    make_console,
+    output_format,
+    parse_shape,
+    seconds,
+    user_errors,
+)
 
 if TYPE_CHECKING:  # the search is imported when the command runs: `--help` stays instant
     from stencilmap.explore import ExploreConfig, ExploreResult
@@ -43,16 +50,8 @@ COLUMNS = (
 )
 
 
-def _seconds(t: float) -> str:
-    if t >= 1:
-        return f"{t:.4g} s"
-    if t >= 1e-3:
-        return f"{t * 1e3:.4g} ms"
-    return f"{t * 1e6:.4g} µs"
-
-
-def _dims(shape: tuple[int, ...] | list[int] | None) -> str:
-    return "-" if shape is None else "×".join(str(n) for n in shape)
+def _dims(shape: tuple[int, ...] | None) -> str:
+    return "-" if shape is None else dims(shape)
 
 
 class _Bar:
@@ -94,7 +93,7 @@ def print_explore(result: ExploreResult, console: Console) -> None:
             str(c.lanes),
             str(c.iterate),
             _dims(c.tile),
-            _seconds(c.predicted_seconds),
+            seconds(c.predicted_seconds),
             f"{c.throughput(s):.4g}",
             f"{c.cycles_per_launch:,.0f}",
             c.scenario,
@@ -122,6 +121,23 @@ def print_explore(result: ExploreResult, console: Console) -> None:
             console.print(f"note: {w.note}")
     for note in result.notes:
         console.print(f"note: {note}")
+
+
+def explore_csv(result: ExploreResult) -> None:
+    """The ranked configurations (``--top`` of them) as CSV: one row each, every utilization a column."""
+    resources = sorted({n for c in result.top for n, _ in c.utilization})
+    header = ["rank", "arch", "unroll", "vector", "iterate", "tile", "tiles", "predicted_seconds",
+              "throughput_gpoints_per_s", "cycles_per_launch", "launches", "scenario", "binding_resource",
+              *(f"utilization.{n}" for n in resources)]  # fmt: skip
+    rows = []
+    for n, c in enumerate(result.top, start=1):
+        p, util = c.parameters(), dict(c.utilization)
+        rows.append(
+            [n, c.arch, p["unroll"], p["vector"], c.iterate, _dims(c.tile), c.tiles, c.predicted_seconds,
+             c.throughput(result.space), c.cycles_per_launch, c.launches, c.scenario, c.binding,
+             *(util.get(r) for r in resources)]
+        )  # fmt: skip
+    echo_csv(header, rows)
 
 
 @click.command("explore")
@@ -169,9 +185,15 @@ def print_explore(result: ExploreResult, console: Console) -> None:
     metavar="N",
     help="Scale the simulated grid down to about N points.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@format_options
 @click.option(
     "--plot", type=click.Path(path_type=Path), metavar="FILE", help="Draw the design space (.png or .svg)."
+)
+@click.option(
+    "--save",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Write the winner's design.json, design.dot and commands.txt (its estimate and simulate) to DIR.",
 )
 @user_errors
 def explore_cmd(
@@ -187,8 +209,10 @@ def explore_cmd(
     exhaustive: bool,
     simulate: bool,
     sim_points: int,
+    fmt: str,
     as_json: bool,
     plot: Path | None,
+    save: Path | None,
 ) -> None:
     """Search unroll/lanes P, iterate q and SODA tile sizes of PROGRAM on an FPGA, under its resources;
     list the best configurations and simulate the winner (scaled down when the grid is large).
@@ -197,10 +221,14 @@ def explore_cmd(
     Examples:
       stencilmap explore examples/jacobi2d.soda --device ku060 --iterations 1000 --shape 4096,4096
       stencilmap explore examples/heat3d.json --device stratix10 --json --plot space.png
+      stencilmap explore examples/jacobi2d.soda --device ku060 --shape 1024,1024 --save winner --format csv
     """  # fmt: skip
     from stencilmap.explore import ExploreConfig
     from stencilmap.explore.plot import write_space_plot
+    from stencilmap.jobs.explore import check_save_dir, save_winner
     from stencilmap.model.plot import check_plot_path
+
+    fmt = output_format(fmt, as_json)
 
     config = ExploreConfig(
         program=program,
@@ -218,13 +246,20 @@ def explore_cmd(
     )
     if plot is not None:
         check_plot_path(plot)
+    if save is not None:
+        check_save_dir(save)
     result = run_explore(config, make_console(stderr=True))
     if plot is not None:
         write_space_plot(plot, result)
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
+    saved = save_winner(result, config, save) if save is not None else ()
+    if fmt == "json":
+        click.echo(json.dumps({**result.to_json(), "saved": [str(p) for p in saved]}, indent=2))
+    elif fmt == "csv":
+        explore_csv(result)
     else:
         console = make_console()
         print_explore(result, console)
         if plot is not None:
             console.print(f"plot written to {escape(str(plot))}")
+        if saved:
+            console.print("winner saved to " + escape(", ".join(str(p) for p in saved)))

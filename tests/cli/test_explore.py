@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from stencilmap.explore_cli import explore_cmd
+from stencilmap.cli import main
+from stencilmap.cli.explore import explore_cmd
+from stencilmap.design.serialize import design_from_json
 from tests.conftest import EXAMPLE_FILES, EXAMPLES
 
 runner = CliRunner()
@@ -62,3 +67,43 @@ def test_every_example(path: Path) -> None:
     assert result.exit_code == 0, result.output
     r = json.loads(result.stdout)
     assert r["points_evaluated"] == r["space_size"] > 0 and r["best"]["fits"]
+
+
+def test_csv_lists_the_ranked_configurations_whole() -> None:
+    result = runner.invoke(explore_cmd, [*SMALL, "--no-simulate", "--top", "4", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert rows[0][:5] == ["rank", "arch", "unroll", "vector", "iterate"] and len(rows) == 5
+    assert {r[1] for r in rows[1:]} <= {"soda", "stencilflow", "pcm"}
+    assert "…" not in result.stdout
+    seconds = [float(r[rows[0].index("predicted_seconds")]) for r in rows[1:]]
+    assert seconds == sorted(seconds)
+
+
+def test_save_writes_the_winner_and_the_commands_that_reproduce_it(tmp_path: Path) -> None:
+    """Issue 13 §3: explore's winner can be re-estimated and re-simulated, with the same numbers."""
+    save = tmp_path / "winner"
+    result = runner.invoke(explore_cmd, [*SMALL, "--json", "--save", str(save)])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout)
+    best, sim = r["best"], r["best"]["simulation"]
+    assert sorted(p.name for p in save.iterdir()) == ["commands.txt", "design.dot", "design.json"]
+    design = design_from_json(json.loads((save / "design.json").read_text()))
+    assert design.arch == best["arch"] and (save / "design.dot").read_text().startswith("digraph")
+    commands = [shlex.split(line)[1:] for line in (save / "commands.txt").read_text().splitlines()
+                if line.startswith("stencilmap ")]  # fmt: skip
+    assert [c[0] for c in commands] == ["estimate", "simulate"]
+    est = runner.invoke(main, [*commands[0], "--json"])
+    assert est.exit_code == 0, est.output
+    assert json.loads(est.stdout)["predicted_seconds"] == pytest.approx(best["predicted_seconds"], rel=1e-9)
+    simulated = runner.invoke(main, [*commands[1], "--json", "--out", str(tmp_path / "sim")])
+    assert simulated.exit_code == 0, simulated.output
+    s = json.loads(simulated.stdout)
+    assert s["cycles"] == sim["simulated_cycles"]
+    assert s["predicted"]["cycles"] == round(sim["predicted_cycles"])
+
+
+def test_save_refuses_an_unwritable_folder_before_exploring(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    result = runner.invoke(explore_cmd, [*SMALL, "--save", str(tmp_path / "file")])
+    assert result.exit_code == 2 and result.output.startswith("error: ") and "--save" in result.output

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from stencilmap.cli.devices import devices_cmd
+from stencilmap.cli.estimate import estimate_cmd
+from stencilmap.cli.roofline import roofline_cmd
 from stencilmap.model.devices import device_names
-from stencilmap.model_cli import devices_cmd, estimate_cmd, roofline_cmd
 from tests.conftest import EXAMPLE_FILES
 
 runner = CliRunner()
@@ -114,3 +118,25 @@ def test_missing_program_is_one_line() -> None:
     assert (
         result.exit_code == 2 and result.output.strip().count("\n") == 0 and "no such file" in result.output
     )
+
+
+def test_estimate_takes_the_tile_and_refuses_it_where_it_does_not_apply() -> None:
+    jacobi = str(EXAMPLE_FILES[0].parent / "jacobi2d.soda")
+    base = [jacobi, "--device", "ku060", "--shape", "512,512"]
+    untiled, tiled = _json(base, estimate_cmd), _json([*base, "--tile", "128"], estimate_cmd)
+    assert tiled["parameters"]["tile"] == [128] and tiled["parameters"]["tiles_total"] > 1
+    assert tiled["predicted_cycles"] > untiled["predicted_cycles"]  # halos re-read, tile transitions
+    result = runner.invoke(estimate_cmd, [*base, "--arch", "pcm", "--tile", "128"])
+    assert (
+        result.exit_code == 2 and result.output == "error: tile sizes apply to the soda model, not to 'pcm'\n"
+    )
+
+
+@pytest.mark.parametrize("command", [estimate_cmd, roofline_cmd])
+def test_csv_is_one_quantity_a_row(command: object) -> None:
+    jacobi = str(EXAMPLE_FILES[0].parent / "jacobi2d.soda")
+    result = runner.invoke(command, [jacobi, "--device", "ku060", "--format", "csv"])  # type: ignore[arg-type]
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert rows[0] == ["quantity", "value"] and all(len(r) == 2 for r in rows)
+    assert rows[1] == ["program", "jacobi2d"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from stencilmap.cli_common import make_console, parse_shape, user_errors
+from stencilmap.cli.common import make_console, parse_shape, user_errors
 from stencilmap.errors import StencilmapError
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant

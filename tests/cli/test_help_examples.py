@@ -1,0 +1,198 @@
+"""Every example command shown in a ``--help`` text runs (in a temporary folder, with the bundled examples;
+an ``--input NAME=FILE.npy`` it names is made first; explore's grid is made smaller to keep this quick);
+so does every console example of the README, as shown (``NOT_RUN`` lists the few that need a cluster, and
+why)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from stencilmap.cli import main
+from stencilmap.program import load_program
+from stencilmap.program.data import bind_shape, make_inputs
+from tests.conftest import CORPUS, EXAMPLES
+
+runner = CliRunner()
+
+
+def help_examples() -> list[str]:
+    """The ``stencilmap ...`` lines of every ``Example(s):`` block of the group's and each command's help."""
+    commands: list[click.Command] = [main, *main.commands.values()]  # type: ignore[attr-defined]
+    found: list[str] = []
+    for command in commands:
+        text = (command.help or "").replace("\\\n", " ")
+        _, sep, block = text.partition("Example")
+        assert sep, f"'{command.name}' --help shows no example"
+        found += [
+            " ".join(line.split()) for line in block.splitlines() if line.strip().startswith("stencilmap ")
+        ]
+    return found
+
+
+EXAMPLE_COMMANDS = help_examples()
+
+
+def test_every_command_has_examples() -> None:
+    named = {line.split()[1] for line in EXAMPLE_COMMANDS}
+    assert named == set(main.commands)  # type: ignore[attr-defined]
+
+
+def _make_inputs(args: list[str], cwd: Path) -> None:
+    """Write each ``--input NAME=FILE`` the example supplies, with the program's shape and dtype."""
+    if "--input" not in args:
+        return
+    program = bind_shape(load_program(cwd / args[1]), {})
+    values = make_inputs(program, {}, 0)
+    for i, arg in enumerate(args):
+        if arg == "--input":
+            name, _, file = args[i + 1].partition("=")
+            np.save(cwd / file, values[name])
+
+
+@pytest.mark.parametrize("line", EXAMPLE_COMMANDS)
+def test_help_example_runs(line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "examples").symlink_to(EXAMPLES)
+    monkeypatch.chdir(tmp_path)
+    args = shlex.split(line)[1:]
+    if args[0] == "explore":
+        args = [re.sub(r"^4096,4096$", "256,256", a) for a in args]
+    _make_inputs(args, tmp_path)
+    result = runner.invoke(main, args)
+    expected = 1 if "--delay-buffers" in args and "min" in args else 0  # shown to make a deadlock
+    assert result.exit_code == expected, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+# ------------------------------------------------------------------------------------- README examples
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+#: Commands of the README that these tests do not run (a first word or an option), with the reason.
+NOT_RUN = {
+    "make": "runs the whole setup (make demo / make test): its commands are examples of their own here",
+    "dask": "starts a Dask cluster by hand (dask scheduler, dask worker)",
+    "--scheduler": "needs a running Dask cluster (the dask scheduler and workers started above it)",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One ``$ command`` of a README console block and the output shown below it."""
+
+    line: int
+    command: str
+    shown: tuple[str, ...]
+
+
+def readme_blocks() -> list[tuple[int, list[Step]]]:
+    """Every ```console block of the README: its steps (a ``\\``-continued command is one step)."""
+    blocks: list[tuple[int, list[Step]]] = []
+    steps: list[Step] | None = None
+    lines = README.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        text = lines[i]
+        if text.startswith("```console"):
+            steps, start = [], i + 1
+        elif text.startswith("```") and steps is not None:
+            blocks.append((start, steps))
+            steps = None
+        elif steps is not None and text.startswith("$ "):
+            command, first = text[2:], i + 1
+            while command.endswith("\\"):
+                i += 1
+                command = command[:-1] + " " + lines[i].strip()
+            steps.append(Step(first, command, ()))
+        elif steps:
+            last = steps[-1]
+            steps[-1] = Step(last.line, last.command, (*last.shown, text))
+        i += 1
+    return blocks
+
+
+README_BLOCKS = readme_blocks()
+
+
+def _expected_status(step: Step, following: Step | None) -> int:
+    """What the README says the command exits with: an ``$ echo $?`` after it, else 2 for a shown
+    ``error:``, 1 for a shown ``INVALID`` result, else 0."""
+    if following is not None and following.command == "echo $?":
+        return int(following.shown[0])
+    if step.shown and step.shown[0].startswith("error: "):
+        return 2
+    return 1 if any("INVALID" in line for line in step.shown) else 0
+
+
+def _run_step(step: Step, following: Step | None, state: dict[str, int]) -> None:
+    args = shlex.split(step.command, comments=True)
+    if args[0] == "echo":
+        assert args == ["echo", "$?"] and state["status"] == int(step.shown[0]), step
+        return
+    if args[0] == "cat":
+        shown = "\n".join(step.shown) + "\n"
+        assert Path(args[1]).read_text() == shown, (
+            f"README line {step.line}: {args[1]} differs from a real run"
+        )
+        return
+    if args[0] == "python":
+        subprocess.run([sys.executable, *args[1:]], check=True)
+        return
+    assert args[0] == "stencilmap", f"README line {step.line}: a command this test does not know: {args[0]}"
+    if ">" in args:  # a shell redirection: the output is not shown
+        args = args[: args.index(">")]
+    result = runner.invoke(main, args[1:])
+    state["status"] = result.exit_code
+    if "--backend" in args and args[args.index("--backend") + 1] == "gpu":  # README: exit 2 without a GPU
+        assert result.exit_code in (0, 2), result.output
+        assert result.exit_code == 0 or result.stderr.startswith("error: ")
+        return
+    expected = _expected_status(step, following)
+    assert result.exit_code == expected, f"README line {step.line}: {step.command}\n{result.output}"
+    if expected == 2:
+        assert result.stderr == step.shown[0] + "\n"
+
+
+@pytest.mark.parametrize(("start", "steps"), README_BLOCKS, ids=[f"README:{s}" for s, _ in README_BLOCKS])
+def test_readme_example_runs(
+    start: int, steps: list[Step], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every console example of the README runs and exits as shown; a file it prints with ``cat`` (the
+    trace sample, explore's commands.txt) is exactly what the command writes."""
+    for step in steps:
+        args = shlex.split(step.command, comments=True)
+        for what, why in NOT_RUN.items():
+            if args[0] == what or (what.startswith("--") and what in args):
+                pytest.skip(f"README line {step.line}: {why}")
+    if any("../shared/corpus" in step.command for step in steps) and not CORPUS.is_dir():
+        pytest.skip("../shared/corpus absent")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "examples").symlink_to(EXAMPLES)
+    (repo / "docs").mkdir()
+    if CORPUS.is_dir():
+        (tmp_path / "shared").mkdir()
+        (tmp_path / "shared" / "corpus").symlink_to(CORPUS)
+    monkeypatch.chdir(repo)
+    state = {"status": 0}
+    for n, step in enumerate(steps):
+        _run_step(step, steps[n + 1] if n + 1 < len(steps) else None, state)
+
+
+def test_the_readme_has_console_examples_of_every_command() -> None:
+    named = {
+        s.command.split()[1]
+        for _, steps in README_BLOCKS
+        for s in steps
+        if s.command.startswith("stencilmap ")
+    }
+    assert named >= set(main.commands) - {"devices"}  # type: ignore[attr-defined]
