@@ -227,14 +227,19 @@ def simulate(
     *,
     seed: int = 0,
     max_cycles: int | None = None,
+    trace_cycles: int = 0,
     progress: Callable[[int, int], None] | None = None,
     notify: Callable[[str], None] | None = None,
 ) -> Simulation:
     """Simulate ``design`` (default: ``build(program)``) cycle by cycle on ``inputs`` (the others
     generated from ``seed``), memory limited to ``device``'s bandwidth when one is named, and validate
-    the outputs against the reference."""
+    the outputs against the reference. ``trace_cycles``: record module activity and channel occupancy
+    of the first cycles (``.result.trace``); ``progress(cycle, expected)`` between chunks of cycles;
+    ``notify(line)`` before anything is compiled."""
     from stencilmap.backends.reference import run_reference
     from stencilmap.jobs.simulate import masked_outputs
+    from stencilmap.model.timing import LANES as TIMED_ARCHS
+    from stencilmap.model.timing import predicted_cycles
     from stencilmap.program.data import make_inputs
     from stencilmap.sim import SimConfig
     from stencilmap.sim import simulate as simulate_design
@@ -253,23 +258,15 @@ def simulate(
             bytes_per_cycle_per_bank=dev.bytes_per_cycle_per_bank() if dev is not None else None,
             clock_mhz=dev.clock_mhz if dev is not None else None,
             max_cycles=max_cycles,
+            trace_cycles=trace_cycles,
         )
         result = simulate_design(prog, design, values, config, progress, notify)
         reference = run_reference(prog, values)
     validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
     outputs = masked_outputs(result, reference.defined)
-    predicted = predicted_cycles(prog, design, dev)
+    rate = config.bytes_per_cycle_per_bank
+    predicted = predicted_cycles(design, prog, rate) if design.arch in TIMED_ARCHS else 0
     return Simulation(prog, design, dev, result, validation, reference, outputs, predicted)
-
-
-def predicted_cycles(program: Program, design: Design, device: Device | None) -> int:
-    """The model's cycles of one launch of ``design`` (``model.timing``: latency, the stream, the bandwidth
-    of the banks its ports use on ``device``) — the prediction ``estimate`` and ``explore`` make."""
-    from stencilmap.model.timing import design_timing
-
-    rate = device.bytes_per_cycle_per_bank() if device is not None else None
-    with _api_errors():
-        return round(design_timing(design, program).cycles_at(rate))
 
 
 def _bind(program: str | Path | Program, supplied: Mapping[str, Array]) -> Program:

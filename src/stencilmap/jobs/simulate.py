@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import ceil, prod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -30,8 +30,7 @@ from stencilmap.model.timing import LANES as TIMED_ARCHS
 from stencilmap.model.timing import predicted_cycles
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, check_memory, field_shape, make_inputs
-from stencilmap.sim import SimConfig, SimResult
-from stencilmap.sim import simulate as simulate_design
+from stencilmap.sim import SimResult
 from stencilmap.sim.trace import Trace, trace_format, trace_text
 from stencilmap.sim.validate import Validation, validate
 
@@ -177,14 +176,19 @@ def simulate(
     emax_run = None
     if arch == "emax":
         result, emax_run, device = _simulate_emax(config, program, values, design)
-    else:
-        result = simulate_design(
-            program, design, values, _sim_config(config, device), _scaled(progress, facts), notify
-        )
-    reference = run_reference(program, values)
-    validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
+        reference = run_reference(program, values)
+        validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
+        outputs: Mapping[str, Array] = masked_outputs(result, reference.defined)
+    else:  # the Python API's simulate: the command is a layer over it
+        from stencilmap.api import simulate as simulate_program
+
+        trace_cycles = config.trace_cycles if config.trace is not None else 0
+        sim = simulate_program(program, replace(design, program=program), values, device,
+                               max_cycles=config.max_cycles, trace_cycles=trace_cycles,
+                               progress=_scaled(progress, facts), notify=notify)  # fmt: skip
+        result, validation, outputs = sim.result, sim.validation, sim.outputs
     with OutputSet() as files:
-        written = files.add_arrays(out_dir, masked_outputs(result, reference.defined))
+        written = files.add_arrays(out_dir, outputs)
         trace = _stage_trace(files, config, design, result)
         files.publish()
     bandwidth = _bandwidth(program, design, result, device)
@@ -286,15 +290,6 @@ def predict(program: Program, design: Design, facts: ProgramAnalysis, bandwidth:
         return predicted_cycles(design, program, bandwidth.bytes_per_cycle_per_bank)
     streaming = (facts.runtime_cycles - facts.latency_cycles) * bandwidth.slowdown
     return ceil(facts.latency_cycles + streaming)
-
-
-def _sim_config(config: SimulateConfig, device: Device | None) -> SimConfig:
-    return SimConfig(
-        bytes_per_cycle_per_bank=device.bytes_per_cycle_per_bank() if device is not None else None,
-        clock_mhz=device.clock_mhz if device is not None else None,
-        max_cycles=config.max_cycles,
-        trace_cycles=config.trace_cycles if config.trace is not None else 0,
-    )
 
 
 def _scaled(progress: Progress | None, facts: ProgramAnalysis) -> Progress | None:
