@@ -130,7 +130,7 @@ def launch_cycles(
     * fill: readers alone, ρ_A = min(1, rate / read); the first result reaches the writers after
       L_A = D + (L − D) / ρ_A, by when X = ρ_A · L_A beats are read;
     * steady state: ρ_B = min(chain rate, rate / (read + write)) until the last read at
-      T_r = L_A + (V − X) / ρ_B;
+      T_r = L_A + (V − X) / ρ_B (or V / ρ_A when the whole stream is read during the fill, V ≤ X);
     * drain: the writers empty the X beats in flight at ρ_C = min(chain rate, rate / write), not before
       the last result has crossed the pipeline (D).
 
@@ -145,7 +145,8 @@ def launch_cycles(
         rho_c = np.minimum(chain_rate, write_rate)
         fill = drain + (latency - drain) / rho_a
         ahead = np.minimum(vectors, rho_a * fill)
-        last_read = fill + (vectors - ahead) / rho_b
+        # a stream shorter than the pipeline is read whole during the fill: its last read is at V / ρ_A
+        last_read = np.where(vectors <= rho_a * fill, vectors / rho_a, fill + (vectors - ahead) / rho_b)
         cycles = np.maximum(latency + vectors / chain_rate, last_read + np.maximum(ahead / rho_c, drain))
         cycles = np.maximum(cycles, fill + vectors / rho_c)
     result: Array = cycles + bubble
