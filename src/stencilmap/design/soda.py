@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from stencilmap.analysis.dag import Edge, Node
 from stencilmap.analysis.halos import program_halo
-from stencilmap.analysis.reuse import ReuseChain, reuse_buffer
-from stencilmap.analysis.windows import linear_offsets
+from stencilmap.analysis.sharing import SharedBuffer, SharedChain, Tap, shared_buffers
+from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.design.common import (
     DEFAULT_BURST_WIDTH,
+    LINK_DEPTH,
     Params,
     Sink,
     Stream,
@@ -81,39 +82,59 @@ class _Soda(LaneBuilder):
     def __init__(self, program: Program, plan: TilePlan, k: int) -> None:
         super().__init__(program, live_graph(program), k, plan.stream_shape)
         self.plan = plan
+        timing = pipeline_timing(program, plan.stream_shape, k, graph=self.live.graph)
+        self.shared = shared_buffers(program, self.live.graph, timing, plan.stream_shape)
+        self.taps: dict[str, dict[Tap, Stream]] = {}  # producer -> its buffer's taps, built once
 
     def buffer(self, prefix: str, node: Node, edge: Edge, depth: int) -> dict[int, Stream]:
-        st = node.stencil
-        assert st is not None
-        buf = reuse_buffer(linear_offsets(self.program, st, edge.field, self.stream_shape), self.lanes)
-        taps: dict[int, Stream] = {}
+        """The taps of ``node``'s reads in the one buffer of ``edge.producer`` (built at its first reader)."""
+        buf = self.shared[edge.producer]
+        if edge.producer not in self.taps:
+            self.taps[edge.producer] = self._build(buf)
+        reader = next(r for r in buf.readers if r.consumer == node.name)
+        needed = {a + j for a in reader.offsets for j in range(self.lanes)}
+        return {x: self.taps[edge.producer][buf.tap(reader, x)] for x in needed}
+
+    def _build(self, buf: SharedBuffer) -> dict[Tap, Stream]:
+        producer = self.live.graph.node(buf.producer)
+        prefix = f"{self.unit}{producer.copy}.{producer.field}"
+        skew = 1 if self.lanes > 1 else 0  # the lanes enter chains whose tops are up to one beat apart
+        depth = LINK_DEPTH + skew + buf.delay  # SODA §3.3.2: the one delay the earliest reader needs
+        taps: dict[Tap, Stream] = {}
         for chain in buf.chains:
             where: dict[str, ParamValue] = dict(
-                field=edge.field, stencil=st.name, stage=node.copy, chain=chain.residue
+                field=producer.field, stage=producer.copy, chain=chain.residue
             )
-            taps.update(self._chain(f"{prefix}.c{chain.residue}", chain, where))
-            top = taps[chain.offsets[-1]].module
-            self.wiring.feed(self.streams[edge.producer][chain.residue], Sink(top, depth=depth))
+            taps.update(self._chain(f"{prefix}.c{chain.residue}", chain, buf, where))
+            top = taps[chain.taps[-1]].module
+            self.wiring.feed(self.streams[buf.producer][chain.residue], Sink(top, depth=depth))
         return taps
 
-    def _chain(self, prefix: str, chain: ReuseChain, where: dict[str, ParamValue]) -> dict[int, Stream]:
-        """Taps (one ``forward`` each) from the highest offset down, FIFOs between distant taps."""
-        k, dtype = self.lanes, self.program.field_dtype(str(where["field"]))
+    def _chain(
+        self, prefix: str, chain: SharedChain, buf: SharedBuffer, where: dict[str, ParamValue]
+    ) -> dict[Tap, Stream]:
+        """Taps (one ``forward`` each) from the highest position down, FIFOs between distant taps."""
+        dtype = self.program.field_dtype(str(where["field"]))
         taps = {}
-        for x in chain.offsets:
-            mod = Module(f"{prefix}.tap[{x}]", "forward", params(**where, offset=x, lanes=k, dtype=dtype))
-            taps[x] = Stream(self.wiring.add(mod), "out", 1, dtype)
-        for seg in reversed(chain.segments):
-            src = Stream(taps[seg.hi].module, "next", 1, dtype)
-            if seg.depth > 1:  # SODA §3.2: a FIFO of (hi − lo)/k elements, one of them in the lower tap
+        shared = {t.z for t in chain.taps if sum(u.z == t.z for u in chain.taps) > 1}
+        for t in chain.taps:
+            readers = tuple(r.consumer for r in buf.readers if r.lag == t.lag)
+            name = f"{prefix}.tap[{t.z}]" + (f"lag{t.lag}" if t.z in shared else "")
+            p = params(
+                **where, offset=t.x, position=t.z, lag=t.lag, readers=readers, lanes=self.lanes, dtype=dtype
+            )
+            taps[t] = Stream(self.wiring.add(Module(name, "forward", p)), "out", 1, dtype)
+        for lo, hi, beats in reversed(chain.segments):
+            src = Stream(taps[hi].module, "next", 1, dtype)
+            if beats > 1:  # SODA §3.2: a FIFO of (hi − lo)/k elements, one of them in the lower tap
                 fifo = Module(
-                    f"{prefix}.fifo[{seg.lo},{seg.hi}]",
+                    f"{prefix}.fifo[{lo.z},{hi.z}]",
                     "fifo",
-                    params(**where, depth=seg.depth - 1, lo=seg.lo, hi=seg.hi, dtype=dtype),
+                    params(**where, depth=beats - 1, lo=lo.z, hi=hi.z, dtype=dtype),
                 )
                 self.wiring.link(src, Sink(self.wiring.add(fifo)))
                 src = Stream(fifo.name, "", 1, dtype)
-            self.wiring.link(src, Sink(taps[seg.lo].module))
+            self.wiring.link(src, Sink(taps[lo].module))
         return taps
 
     def reader_extra(self, name: str) -> Params:
