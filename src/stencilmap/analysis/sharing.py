@@ -146,7 +146,7 @@ def shared_buffers(
                 r.consumer,
                 r.field,
                 r.offsets,
-                lags[r.consumer] - least,
+                min(lags[r.consumer] - least, timing.vectors),
                 min(lags[r.consumer] - r.reach, timing.vectors - 1 - r.reach),
             )
             for r in mine
