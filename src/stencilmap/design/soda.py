@@ -31,6 +31,7 @@ from __future__ import annotations
 from stencilmap.analysis.dag import Edge, Node
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.sharing import SharedBuffer, SharedChain, Tap, shared_buffers
+from stencilmap.analysis.storage import Storage
 from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.design.common import (
     DEFAULT_BURST_WIDTH,
@@ -151,3 +152,18 @@ class _Soda(LaneBuilder):
             placement[f"owned_lo_axis{a.axis}"] = tuple(a.owned(t)[0] for t in range(a.count))
             placement[f"owned_hi_axis{a.axis}"] = tuple(a.owned(t)[1] for t in range(a.count))
         return params(tile_shape=plan.stream_shape, tiles=plan.counts, **placement)
+
+
+def chain_storage(design: Design) -> Storage:
+    """Elements a built SODA design stores: reuse (one per tap, plus the FIFOs' depths) and delay (what
+    the channels into the chains hold beyond a plain link and the lanes' skew), over all k lanes."""
+    k = dict(design.parameters)["k"]
+    assert isinstance(k, int)
+    kinds = {m.name: m.kind for m in design.modules}
+    reuse = sum(1 if m.kind == "forward" else int(str(m.param("depth"))) for m in design.modules
+                if m.kind in ("forward", "fifo"))  # fmt: skip
+    skew = 1 if k > 1 else 0
+    entries = [
+        c for c in design.channels if kinds[c.dst] == "forward" and kinds[c.src] not in ("forward", "fifo")
+    ]
+    return Storage(reuse, sum(c.depth - LINK_DEPTH - skew for c in entries))
