@@ -10,6 +10,8 @@ from rich.table import Table
 
 from stencilmap.analysis import ProgramAnalysis
 from stencilmap.analyze import AnalyzeReport
+from stencilmap.design.ir import Design
+from stencilmap.design.soda import chain_storage
 from stencilmap.jobs.run import FieldReport, RunReport
 
 
@@ -98,9 +100,11 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
 
 
 def design_buffer_elements(report: AnalyzeReport) -> int:
-    """On-chip buffer elements of the chosen microarchitecture: SODA/PCM reuse buffers, or StencilFlow's
-    internal plus delay buffers."""
+    """On-chip buffer elements of the chosen microarchitecture: SODA's shared reuse buffers and their
+    delays as built, PCM reuse buffers, or StencilFlow's internal plus delay buffers."""
     f = report.facts
+    if report.arch == "soda":
+        return chain_storage(report.design).total
     if report.arch == "stencilflow":
         return f.internal_buffer_elements + f.delay_buffer_elements
     return f.reuse_buffer_elements
@@ -142,6 +146,24 @@ def _reuse_table(f: ProgramAnalysis) -> Table:
     return t
 
 
+def _shared_table(design: Design) -> Table:
+    """SODA's one buffer per producer (``analysis.sharing``) as built: its readers at their lags."""
+    t = Table(title="SODA shared reuse buffers (one per producer, as built)", title_justify="left")
+    for col in ("stage", "field", "elements", "readers (lag in beats)"):
+        t.add_column(col, justify="right" if col == "elements" else "left")
+    taps = [m for m in design.modules if m.kind == "forward"]
+    for stage, field_name in sorted({(int(str(m.param("stage"))), str(m.param("field"))) for m in taps}):
+        mine = [m for m in taps if m.param("stage") == stage and m.param("field") == field_name]
+        fifos = [m for m in design.modules if m.kind == "fifo" and m.param("stage") == stage
+                 and m.param("field") == field_name]  # fmt: skip
+        size = len(mine) + sum(int(str(m.param("depth"))) for m in fifos)
+        lags = {str(r): int(str(m.param("lag"))) for m in mine for r in m.param("readers") or ()}  # type: ignore[union-attr]
+        t.add_row(
+            str(stage), field_name, f"{size:,}", ", ".join(f"{r} ({g})" for r, g in sorted(lags.items()))
+        )
+    return t
+
+
 def _delay_table(f: ProgramAnalysis) -> Table:
     t = Table(title="StencilFlow delay buffers (elements)", title_justify="left")
     t.add_column("edge")
@@ -160,6 +182,8 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     console.print(_stencil_table(f))
     if report.arch in ("soda", "pcm"):
         console.print(_reuse_table(f))
+    if report.arch == "soda":
+        console.print(_shared_table(d))
     if report.emax is not None:
         from stencilmap.design.emax import emax_json
 
