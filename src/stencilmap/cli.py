@@ -12,6 +12,8 @@ from stencilmap.cli_common import (
     SEED,
     StencilmapGroup,
     data_dir_option,
+    fuse_option,
+    fused_line,
     make_console,
     parse_inputs,
     parse_shape,
@@ -158,6 +160,7 @@ def _warn(warnings: tuple[str, ...]) -> None:
 @click.option(
     "--asm", type=click.Path(path_type=Path), metavar="FILE", help="Write the EMAX mnemonics (--arch emax)."
 )
+@fuse_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @user_errors
 def analyze_cmd(
@@ -169,6 +172,7 @@ def analyze_cmd(
     shape: tuple[int, ...] | None,
     dot: Path | None,
     asm: Path | None,
+    fuse: bool,
     as_json: bool,
 ) -> None:
     """Analyze PROGRAM and build its spatial design: windows, halos, reuse chains, delay buffers,
@@ -184,11 +188,13 @@ def analyze_cmd(
     from stencilmap import present
     from stencilmap.analyze import AnalyzeConfig, analyze
 
-    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm))
+    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm, fuse))
     _warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(present.analyze_json(report), indent=2))
     else:
+        if fuse:
+            click.echo(fused_line(report.fused))
         present.print_analysis(report, make_console())
 
 

@@ -30,6 +30,7 @@ from stencilmap.io import Array, read_npy
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.sim.validate import Validation, validate
+from stencilmap.transform.fusion import fuse_if
 
 #: The architecture a target builds when none is named: the one whose paper emits that code.
 DEFAULT_ARCH = {("hls", "soda"): "soda", ("hls", "stencilflow"): "stencilflow",
@@ -56,6 +57,7 @@ class CodegenConfig:
     hls_include: Path | None = None
     delay_buffers: Literal["computed", "min"] = "computed"
     cache_dir: Path | None = None  # compiled executables, reused across runs (tests)
+    fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,7 @@ class CodegenReport:
     files: tuple[str, ...]
     generate_seconds: float
     verification: Verification | None
+    fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
 
 
 def codegen(config: CodegenConfig) -> CodegenReport:
@@ -89,6 +92,8 @@ def codegen(config: CodegenConfig) -> CodegenReport:
     start = time.perf_counter()
     target(config.target)  # an unknown target is a usage error: say so before building anything
     program, values = bind(config)
+    fusion = fuse_if(program, config.fuse)
+    program = fusion.program
     arch = config.arch or DEFAULT_ARCH[(config.target, program.format)]
     design = build(arch, program, _build_config(config))
     generated = emit(config.target, design, program, values)
@@ -110,7 +115,9 @@ def codegen(config: CodegenConfig) -> CodegenReport:
         outs = tuple(config.out_dir / p.relative_to(stage) for p in verification.outputs)
         verification = Verification(verification.validation, verification.compile_seconds,
                                     verification.run_seconds, verification.message, outs)  # fmt: skip
-    return CodegenReport(program, design, generated, config.out_dir, files, seconds, verification)
+    return CodegenReport(
+        program, design, generated, config.out_dir, files, seconds, verification, fusion.fused
+    )
 
 
 def bind(config: CodegenConfig) -> tuple[Program, dict[str, Array]]:

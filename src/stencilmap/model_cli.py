@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from stencilmap.cli_common import make_console, parse_shape, user_errors
+from stencilmap.cli_common import fuse_option, fused_line, make_console, parse_shape, user_errors
 
 if TYPE_CHECKING:  # the models are imported when a command runs: `--help` stays instant
     from stencilmap.model.report import EstimateReport
@@ -162,6 +162,7 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option("--clock-mhz", type=float, metavar="F", help="Design clock  [default: the device's].")
+@fuse_option
 @click.option("--json", "as_json", is_flag=True, help="Print the prediction as one JSON object.")
 @user_errors
 def estimate_cmd(
@@ -174,6 +175,7 @@ def estimate_cmd(
     iterations: int | None,
     shape: tuple[int, ...] | None,
     clock_mhz: float | None,
+    fuse: bool,
     as_json: bool,
 ) -> None:
     """Predict one configuration of PROGRAM on a device: cycles, time (compute- or bandwidth-bound,
@@ -188,11 +190,15 @@ def estimate_cmd(
     from stencilmap.model.estimate import estimate
     from stencilmap.model.report import EstimateConfig
 
-    config = EstimateConfig(program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz)
+    config = EstimateConfig(
+        program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz, fuse=fuse
+    )
     report = estimate(config)
     if as_json:
         click.echo(json.dumps(estimate_json(report), indent=2))
     else:
+        if fuse:
+            click.echo(fused_line(report.fused))
         print_estimate(report, make_console())
 
 

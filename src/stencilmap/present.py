@@ -90,6 +90,7 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
         design_parameters={k: list(v) if isinstance(v, tuple) else v for k, v in d.parameters},
         dot=str(report.dot) if report.dot is not None else None,
         total_buffer_elements=design_buffer_elements(report),
+        fused=[list(pair) for pair in report.fused],
     )
     if report.emax is not None:
         from stencilmap.design.emax import emax_json

@@ -26,7 +26,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stencilmap.cli_common import SEED, data_dir_option, make_console, parse_inputs, parse_shape, user_errors
+from stencilmap.cli_common import (
+    SEED,
+    data_dir_option,
+    fuse_option,
+    fused_line,
+    make_console,
+    parse_inputs,
+    parse_shape,
+    user_errors,
+)
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.sim import SimResult
@@ -98,6 +107,7 @@ def simulate_json(report: SimulateReport) -> dict[str, Any]:
         "program": p.name,
         "file": p.path,
         "format": p.format,
+        "fused": [list(pair) for pair in report.fused],
         "arch": report.arch,
         "shape": list(f.shape),
         "iterate": p.iterate,
@@ -434,6 +444,7 @@ class ProgressBar:
     help="Stop after N cycles  [default: 10× the stream length + 100000].",
 )
 @data_dir_option
+@fuse_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @user_errors
 def simulate_cmd(
@@ -453,6 +464,7 @@ def simulate_cmd(
     trace_cycles: int,
     max_cycles: int | None,
     data_dir: Path | None,
+    fuse: bool,
     as_json: bool,
 ) -> None:
     """Simulate PROGRAM's design cycle by cycle and check its outputs against the reference: cycles, the
@@ -473,7 +485,7 @@ def simulate_cmd(
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
         "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
-        data_dir,
+        data_dir, fuse,
     )  # fmt: skip
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)
@@ -482,6 +494,8 @@ def simulate_cmd(
     if as_json:
         click.echo(json.dumps(simulate_json(report), indent=2))
     else:
+        if fuse:
+            click.echo(fused_line(report.fused))
         print_simulation(report, make_console())
     if not report.valid:
         sys.exit(1)
