@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
@@ -190,9 +191,9 @@ def schedule(reads: tuple[Read, ...], compute: Mapping[str, int], k: int) -> dic
     buffers' storage (see the module docstring).
 
     Variables: s_v per node (integer), M_u per producer (its storage bound). Constraints, with
-    t_u = s_u + λ_u: s_v − t_u ≥ ρ_uv; t_v ≤ L; M_u ≥ k·(s_v − t_u) − a_min,uv. Every row is a
-    difference of two variables (a network matrix), so the optimum is integral and the solver's answer
-    exact. Objective: W·Σ M_u + Σ s_v, W large enough never to trade storage for an earlier start.
+    t_u = s_u + λ_u: s_v − t_u ≥ ρ_uv; t_v ≤ L; M_u ≥ k·(s_v − t_u) − a_min,uv. Solved exactly by a
+    mixed-integer solver (HiGHS through ``scipy.optimize.milp``): first the least Σ M_u, then among
+    those schedules the least Σ s_v (the earliest).
     """
     early = asap(reads, compute)
     nodes = list(early)
@@ -211,16 +212,23 @@ def schedule(reads: tuple[Read, ...], compute: Mapping[str, int], k: int) -> dic
         store[mcol[r.producer]], store[col[r.consumer]], store[col[r.producer]] = 1, -k, k
         rows += [dep, store]
         lows += [r.reach + lam, -k * lam - min(r.offsets)]
-    weight = len(nodes) * (latency + 1) + 1
-    cost = np.array([1.0] * len(nodes) + [float(weight)] * len(producers))
-    upper = [float(latency - compute[v]) for v in nodes] + [np.inf] * len(producers)
-    lower = [0.0] * len(nodes) + [-np.inf] * len(producers)
-    res = milp(
-        cost,
-        constraints=LinearConstraint(np.array(rows), np.array(lows), np.inf),
-        integrality=np.array([1] * len(nodes) + [0] * len(producers)),
-        bounds=Bounds(np.array(lower), np.array(upper)),
+    bounds = Bounds(
+        np.array([0.0] * len(nodes) + [-np.inf] * len(producers)),
+        np.array([float(latency - compute[v]) for v in nodes] + [np.inf] * len(producers)),
     )
+    integral = np.array([1] * len(nodes) + [0] * len(producers))
+    storage = np.array([0.0] * len(nodes) + [1.0] * len(producers))
+    feasible = LinearConstraint(np.array(rows), np.array(lows), np.inf)
+    best = _solve(storage, [feasible], integral, bounds)
+    # among the schedules of least storage, the earliest (lexicographic, exact: no weights mixed)
+    least = LinearConstraint(storage[None, :], -np.inf, round(float(storage @ best)))
+    earliest = np.array([1.0] * len(nodes) + [0.0] * len(producers))
+    x = _solve(earliest, [feasible, least], integral, bounds)
+    return {v: round(float(x[col[v]])) for v in nodes}
+
+
+def _solve(cost: Any, constraints: list[LinearConstraint], integral: Any, bounds: Bounds) -> Any:
+    res = milp(cost, constraints=constraints, integrality=integral, bounds=bounds)
     if res.x is None:  # the as-soon-as-possible schedule is feasible: only the solver can fail here
         raise RuntimeError(f"the shared reuse buffers' schedule failed: {res.message}")
-    return {v: round(float(res.x[col[v]])) for v in nodes}
+    return res.x
