@@ -55,16 +55,19 @@ class Tap:
 
 @dataclass(frozen=True, slots=True)
 class SharedChain:
-    """One reuse chain: its taps by position (ascending; same position: ascending lag)."""
+    """One reuse chain: its taps by position, ascending (at one position the later reader's tap lower:
+    the earlier reader, which the later one may wait for, is never held up by it)."""
 
     residue: int
     taps: tuple[Tap, ...]
     k: int
+    vectors: int  # V: elements of the lane (one tile): no segment ever holds more
 
     @property
     def segments(self) -> tuple[tuple[Tap, Tap, int], ...]:
-        """(lower, upper, beats) between consecutive taps; 0 beats between two taps at one position."""
-        return tuple((lo, hi, (hi.z - lo.z) // self.k) for lo, hi in pairwise(self.taps))
+        """(lower, upper, beats) between consecutive taps, (z_hi − z_lo)/k but at most V (a chain carries
+        V elements of its lane, so a longer segment would never fill); 0 between taps at one position."""
+        return tuple((lo, hi, min((hi.z - lo.z) // self.k, self.vectors)) for lo, hi in pairwise(self.taps))
 
     @property
     def size(self) -> int:
@@ -99,7 +102,8 @@ class SharedBuffer:
 
     @property
     def size(self) -> int:
-        """Reuse storage in elements: D_r + k − 1 over ``positions`` plus one per duplicate tap."""
+        """Reuse storage in elements: D_r + k − 1 over ``positions`` plus one per duplicate tap (less
+        where a gap between readers exceeds the whole stream, on tiny grids)."""
         return sum(c.size for c in self.chains)
 
     @property
@@ -147,12 +151,12 @@ def shared_buffers(
                 r.consumer,
                 r.field,
                 r.offsets,
-                min(lags[r.consumer] - least, timing.vectors),
+                lags[r.consumer] - least,
                 min(lags[r.consumer] - r.reach, timing.vectors - 1 - r.reach),
             )
             for r in mine
         )
-        out[producer] = _buffer(producer, timing.lanes, readers)
+        out[producer] = _buffer(producer, timing.lanes, timing.vectors, readers)
     return out
 
 
@@ -167,11 +171,13 @@ class Read:
     reach: int
 
 
-def _buffer(producer: str, k: int, readers: tuple[Reader, ...]) -> SharedBuffer:
+def _buffer(producer: str, k: int, vectors: int, readers: tuple[Reader, ...]) -> SharedBuffer:
     # SODA §3.2: the k PEs of a reader need a + j, j < k; positions split by residue into k chains
     taps = {Tap(a + j - r.lag * k, r.lag, k) for r in readers for a in r.offsets for j in range(k)}
     chains = tuple(
-        SharedChain(res, tuple(sorted((t for t in taps if t.z % k == res), key=lambda t: (t.z, t.lag))), k)
+        SharedChain(
+            res, tuple(sorted((t for t in taps if t.z % k == res), key=lambda t: (t.z, -t.lag))), k, vectors
+        )
         for res in range(k)
     )
     return SharedBuffer(producer, k, readers, chains)

@@ -2,20 +2,24 @@
 
 Per stage (one ``iterate`` copy; stage s's output i feeds stage s + 1's input i) and per stencil, k PEs
 (``stage{s}.{stencil}.pe{j}``) produce k consecutive outputs a cycle (the lane model of ``lanes``).
-Each field a stencil reads gets a reuse buffer (SODA §3.2, Figure 2): the offsets the k PEs need,
-{a + j}, split by remainder mod k into k reuse chains. Chain r takes lane r of the field's stream (the
-element at relative address x goes to chain x mod k) and is built, as SODA §3.4 builds it from
-forwarding modules (Figure 3), of:
+Each producer — an input, a stencil copy — has one reuse buffer over the union of its readers' accesses
+(SODA §3.2–3.3, ``analysis.sharing``): reader v's offsets a, for its k PEs {a + j}, sit at positions
+z = a + j − lag_v·k (lag_v: how many beats later than the earliest reader it runs, from the schedule),
+split by residue mod k into k reuse chains. Chain r takes lane r of the producer's stream (the element at
+relative address x goes to chain x mod k) and is built, as SODA §3.4 builds it from forwarding modules
+(Figure 3), of:
 
-* a ``forward`` tap per chain offset x (one element), ``{stage}.{stencil}.{field}.c{r}.tap[{x}]``: at
-  PE firing n it holds the element at address n·k + x and sends it (port ``out``) to every PE port
-  that needs it — PE lane j's port ``f@(a)`` is fed by the tap x = a_lin + j of chain x mod k — and
-  (port ``next``) down the chain;
-* between consecutive taps lo < hi of a chain, distance d = hi − lo: a direct channel when d = k (an FF
-  in Figure 2), else a ``fifo`` ``…c{r}.fifo[{lo},{hi}]`` of depth d/k − 1 (the segment delays by d/k
+* a ``forward`` tap per position z of its readers of one lag, ``stage{c}.{field}.c{r}.tap[{z}]`` (the
+  producer's stage and field; a suffix ``lag{L}`` where readers of two lags need one position): at PE
+  firing n it holds the element at address n·k + x of its readers' frame, x = z + lag·k (its ``offset``),
+  and sends it (port ``out``) to every PE port that needs it — PE lane j's port ``f@(a)`` is fed by the
+  tap x = a_lin + j — and (port ``next``) down the chain;
+* between consecutive taps lo < hi of a chain, d = z_hi − z_lo: a direct channel when d = k (an FF in
+  Figure 2), else a ``fifo`` ``…c{r}.fifo[{lo},{hi}]`` of depth d/k − 1 (the segment delays by d/k
   cycles: d/k − 1 in the FIFO plus the lower tap).
 
-So chain r stores (hi − lo)/k + 1 elements and the buffer D_r + k − 1 (SODA §3.2), checked by the tests.
+So chain r stores (hi − lo)/k + 1 elements and the buffer D_r + k − 1 over the shifted union (SODA §3.2),
+checked by the tests. The channels into a buffer's chains hold the delay its earliest reader can wait.
 The program's inputs are read once (``read.{field}``, k lanes); stage q's outputs are written by
 ``write.{field}``; streams with several consumers go through broadcasts.
 
@@ -27,6 +31,8 @@ writers the same plus ``owned_lo_axis{a}`` / ``owned_hi_axis{a}``, the global [l
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from stencilmap.analysis.dag import Edge, Node
 from stencilmap.analysis.halos import program_halo
@@ -117,7 +123,7 @@ class _Soda(LaneBuilder):
         """Taps (one ``forward`` each) from the highest position down, FIFOs between distant taps."""
         dtype = self.program.field_dtype(str(where["field"]))
         taps = {}
-        shared = {t.z for t in chain.taps if sum(u.z == t.z for u in chain.taps) > 1}
+        shared = {z for z, n in Counter(t.z for t in chain.taps).items() if n > 1}
         for t in chain.taps:
             readers = tuple(r.consumer for r in buf.readers if r.lag == t.lag)
             name = f"{prefix}.tap[{t.z}]" + (f"lag{t.lag}" if t.z in shared else "")
