@@ -36,6 +36,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from stencilmap.analysis.dag import PassGraph
 from stencilmap.analysis.timing import PipelineTiming
 from stencilmap.analysis.windows import linear_offsets
+from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 
 
@@ -236,5 +237,5 @@ def schedule(reads: tuple[Read, ...], compute: Mapping[str, int], k: int) -> dic
 def _solve(cost: Any, constraints: list[LinearConstraint], integral: Any, bounds: Bounds) -> Any:
     res = milp(cost, constraints=constraints, integrality=integral, bounds=bounds)
     if res.x is None:  # the as-soon-as-possible schedule is feasible: only the solver can fail here
-        raise RuntimeError(f"the shared reuse buffers' schedule failed: {res.message}")
+        raise StencilmapError(f"the shared reuse buffers' schedule failed: {res.message}")
     return res.x
