@@ -26,7 +26,7 @@ def test_dot_is_deterministic_and_complete(arch: str) -> None:
 
 def test_dot_of_the_paper_example() -> None:
     text = to_dot(build("soda", soda(JACOBI_M9, (20, 9)), BuildConfig()))
-    assert '"stage1.b.a.c0.tap[9]" -> "stage1.b.a.c0.fifo[3,9]"' in text
+    assert '"stage0.a.c0.tap[9]" -> "stage0.a.c0.fifo[3,9]"' in text
     assert "offset=-9" in text and "depth=2" in text
     assert "(soda) burst_width=512, k=3, q=1" in text
 

@@ -16,6 +16,8 @@ from stencilmap.cli.common import (
     dims,
     echo_csv,
     format_options,
+    fuse_option,
+    fused_line,
     make_console,
     output_format,
     parse_shape,
@@ -25,6 +27,7 @@ from stencilmap.cli.common import (
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.analysis import ProgramAnalysis
+    from stencilmap.design.ir import Design
     from stencilmap.jobs.analyze import AnalyzeReport
 
 
@@ -54,6 +57,7 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
 @click.option(
     "--asm", type=click.Path(path_type=Path), metavar="FILE", help="Write the EMAX mnemonics (--arch emax)."
 )
+@fuse_option
 @format_options
 @user_errors
 def analyze_cmd(
@@ -66,6 +70,7 @@ def analyze_cmd(
     tile: tuple[int, ...] | None,
     dot: Path | None,
     asm: Path | None,
+    fuse: bool,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -83,13 +88,16 @@ def analyze_cmd(
     from stencilmap.jobs.analyze import AnalyzeConfig, analyze
 
     fmt = output_format(fmt, as_json)
-    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm=asm, tile=tile))
+    config = AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm=asm, tile=tile, fuse=fuse)
+    report = analyze(config)
     warn(report.program.warnings)
     if fmt == "json":
         click.echo(json.dumps(analyze_json(report), indent=2))
     elif fmt == "csv":
         analyze_csv(report)
     else:
+        if fuse:
+            click.echo(fused_line(report.fused))
         print_analysis(report, make_console())
 
 
@@ -132,6 +140,7 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
         design_parameters={k: list(v) if isinstance(v, tuple) else v for k, v in d.parameters},
         dot=str(report.dot) if report.dot is not None else None,
         total_buffer_elements=design_buffer_elements(report),
+        fused=[list(pair) for pair in report.fused],
     )
     if report.emax is not None:
         from stencilmap.design.emax import emax_json
@@ -142,9 +151,13 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
 
 
 def design_buffer_elements(report: AnalyzeReport) -> int:
-    """On-chip buffer elements of the chosen microarchitecture: SODA/PCM reuse buffers, or StencilFlow's
-    internal plus delay buffers."""
+    """On-chip buffer elements of the chosen microarchitecture: SODA's shared reuse buffers and their
+    delays as built, PCM reuse buffers, or StencilFlow's internal plus delay buffers."""
+    from stencilmap.design.soda import chain_storage
+
     f = report.facts
+    if report.arch == "soda":
+        return chain_storage(report.design).total
     if report.arch == "stencilflow":
         return f.internal_buffer_elements + f.delay_buffer_elements
     return f.reuse_buffer_elements
@@ -186,6 +199,24 @@ def _reuse_table(f: ProgramAnalysis) -> Table:
     return t
 
 
+def _shared_table(design: Design) -> Table:
+    """SODA's one buffer per producer (``analysis.sharing``) as built: its readers at their lags."""
+    t = Table(title="SODA shared reuse buffers (one per producer, as built)", title_justify="left")
+    for col in ("stage", "field", "elements", "readers (lag in beats)"):
+        t.add_column(col, justify="right" if col == "elements" else "left")
+    taps = [m for m in design.modules if m.kind == "forward"]
+    for stage, field_name in sorted({(int(str(m.param("stage"))), str(m.param("field"))) for m in taps}):
+        mine = [m for m in taps if m.param("stage") == stage and m.param("field") == field_name]
+        fifos = [m for m in design.modules if m.kind == "fifo" and m.param("stage") == stage
+                 and m.param("field") == field_name]  # fmt: skip
+        size = len(mine) + sum(int(str(m.param("depth"))) for m in fifos)
+        lags = {str(r): int(str(m.param("lag"))) for m in mine for r in m.param("readers") or ()}  # type: ignore[union-attr]
+        t.add_row(
+            str(stage), field_name, f"{size:,}", ", ".join(f"{r} ({g})" for r, g in sorted(lags.items()))
+        )
+    return t
+
+
 def _delay_table(f: ProgramAnalysis) -> Table:
     t = Table(title="StencilFlow delay buffers (elements)", title_justify="left")
     t.add_column("edge")
@@ -204,6 +235,8 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     console.print(_stencil_table(f))
     if report.arch in ("soda", "pcm"):
         console.print(_reuse_table(f))
+    if report.arch == "soda":
+        console.print(_shared_table(d))
     if report.emax is not None:
         from stencilmap.design.emax import emax_json
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from stencilmap.cli.common import parse_inputs, parse_shape, user_errors, warn
+from stencilmap.cli.common import fuse_option, fused_line, parse_inputs, parse_shape, user_errors, warn
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.jobs.codegen import CodegenReport
@@ -28,6 +28,7 @@ def codegen_json(report: CodegenReport) -> dict[str, Any]:
     v = report.verification
     out: dict[str, Any] = {
         "program": report.program.name,
+        "fused": [list(pair) for pair in report.fused],
         "target": report.generated.target,
         "arch": report.design.arch,
         "design": {k: list(x) if isinstance(x, tuple) else x for k, x in report.design.parameters},
@@ -122,6 +123,7 @@ def _print(report: CodegenReport) -> None:
     "--hls-include", type=click.Path(path_type=Path), metavar="DIR",
     help="Compile --verify against these hls_stream.h / ap_int.h (e.g. $XILINX_HLS/include).",
 )  # fmt: skip
+@fuse_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @user_errors
 def codegen_cmd(
@@ -140,6 +142,7 @@ def codegen_cmd(
     out_dir: Path,
     verify: bool,
     hls_include: Path | None,
+    fuse: bool,
     as_json: bool,
 ) -> None:
     """Generate vendor code for PROGRAM's design: Vitis HLS C++ (soda, stencilflow, pcm designs) or
@@ -159,13 +162,15 @@ def codegen_cmd(
 
     config = CodegenConfig(
         program, target, out_dir, arch, unroll, iterate, vector, tile, shape, device, inputs, seed, verify,
-        hls_include, "min" if delay_buffers == "min" else "computed",
+        hls_include, "min" if delay_buffers == "min" else "computed", fuse=fuse,
     )  # fmt: skip
     report = codegen(config)
     warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(codegen_json(report), indent=2))
     else:
+        if fuse:
+            click.echo(fused_line(report.fused))
         _print(report)
     if report.verification is not None and not report.verification.valid:
         sys.exit(1)

@@ -267,6 +267,21 @@ def flat(values: Mapping[str, object], prefix: str = "") -> list[tuple[str, obje
 #: ``--seed``: what ``numpy.random.default_rng`` accepts.
 SEED = click.IntRange(0, 2**63 - 1)
 
+#: ``--fuse``, shared by analyze, simulate, estimate and codegen (``transform.fusion``).
+fuse_option = click.option(
+    "--fuse",
+    is_flag=True,
+    help="First fuse every stencil into its only reader where that is exact (StencilFlow §V-B).",
+)
+
+
+def fused_line(pairs: tuple[tuple[str, str], ...]) -> str:
+    """What ``--fuse`` fused, as the commands print it."""
+    if not pairs:
+        return "fused: nothing (no stencil has a single reader it can be fused into exactly)"
+    return "fused: " + ", ".join(f"{p} into {c}" for p, c in pairs)
+
+
 #: ``--data-dir``, shared by the commands that read a program's data files.
 data_dir_option = click.option(
     "--data-dir",

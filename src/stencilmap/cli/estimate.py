@@ -17,6 +17,8 @@ from stencilmap.cli.common import (
     echo_csv,
     flat,
     format_options,
+    fuse_option,
+    fused_line,
     make_console,
     output_format,
     parse_shape,
@@ -95,6 +97,7 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option("--clock-mhz", type=float, metavar="F", help="Design clock  [default: the device's].")
+@fuse_option
 @format_options
 @user_errors
 def estimate_cmd(
@@ -108,6 +111,7 @@ def estimate_cmd(
     shape: tuple[int, ...] | None,
     tile: tuple[int, ...] | None,
     clock_mhz: float | None,
+    fuse: bool,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -126,7 +130,7 @@ def estimate_cmd(
 
     fmt = output_format(fmt, as_json)
     config = EstimateConfig(
-        program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz, tile
+        program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz, tile, fuse=fuse
     )
     report = estimate(config)
     if fmt == "json":
@@ -134,4 +138,6 @@ def estimate_cmd(
     elif fmt == "csv":
         echo_csv(("quantity", "value"), flat(estimate_json(report)))
     else:
+        if fuse:
+            click.echo(fused_line(report.fused))
         print_estimate(report, make_console())

@@ -30,6 +30,8 @@ from stencilmap.cli.common import (
     dims,
     echo_csv,
     format_options,
+    fuse_option,
+    fused_line,
     make_console,
     output_format,
     parse_inputs,
@@ -107,6 +109,7 @@ def simulate_json(report: SimulateReport) -> dict[str, Any]:
         "program": p.name,
         "file": p.path,
         "format": p.format,
+        "fused": [list(pair) for pair in report.fused],
         "arch": report.arch,
         "shape": list(f.shape),
         "iterate": p.iterate,
@@ -480,6 +483,7 @@ class ProgressBar:
 )
 @data_dir_option
 @click.option("--verbose", "-v", is_flag=True, help="Every table in full: stalls, channel peaks, traffic.")
+@fuse_option
 @format_options
 @user_errors
 def simulate_cmd(
@@ -500,6 +504,7 @@ def simulate_cmd(
     max_cycles: int | None,
     data_dir: Path | None,
     verbose: bool,
+    fuse: bool,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -522,7 +527,7 @@ def simulate_cmd(
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
         "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
-        data_dir,
+        data_dir, fuse,
     )  # fmt: skip
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)
@@ -532,6 +537,8 @@ def simulate_cmd(
     elif fmt == "csv":
         simulate_csv(report)
     else:
+        if fuse:
+            click.echo(fused_line(report.fused))
         print_simulation(report, make_console(), verbose)
     if not report.valid:
         sys.exit(1)

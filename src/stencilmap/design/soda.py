@@ -2,20 +2,24 @@
 
 Per stage (one ``iterate`` copy; stage s's output i feeds stage s + 1's input i) and per stencil, k PEs
 (``stage{s}.{stencil}.pe{j}``) produce k consecutive outputs a cycle (the lane model of ``lanes``).
-Each field a stencil reads gets a reuse buffer (SODA §3.2, Figure 2): the offsets the k PEs need,
-{a + j}, split by remainder mod k into k reuse chains. Chain r takes lane r of the field's stream (the
-element at relative address x goes to chain x mod k) and is built, as SODA §3.4 builds it from
-forwarding modules (Figure 3), of:
+Each producer — an input, a stencil copy — has one reuse buffer over the union of its readers' accesses
+(SODA §3.2–3.3, ``analysis.sharing``): reader v's offsets a, for its k PEs {a + j}, sit at positions
+z = a + j − lag_v·k (lag_v: how many beats later than the earliest reader it runs, from the schedule),
+split by residue mod k into k reuse chains. Chain r takes lane r of the producer's stream (the element at
+relative address x goes to chain x mod k) and is built, as SODA §3.4 builds it from forwarding modules
+(Figure 3), of:
 
-* a ``forward`` tap per chain offset x (one element), ``{stage}.{stencil}.{field}.c{r}.tap[{x}]``: at
-  PE firing n it holds the element at address n·k + x and sends it (port ``out``) to every PE port
-  that needs it — PE lane j's port ``f@(a)`` is fed by the tap x = a_lin + j of chain x mod k — and
-  (port ``next``) down the chain;
-* between consecutive taps lo < hi of a chain, distance d = hi − lo: a direct channel when d = k (an FF
-  in Figure 2), else a ``fifo`` ``…c{r}.fifo[{lo},{hi}]`` of depth d/k − 1 (the segment delays by d/k
+* a ``forward`` tap per position z of its readers of one lag, ``stage{c}.{field}.c{r}.tap[{z}]`` (the
+  producer's stage and field; a suffix ``lag{L}`` where readers of two lags need one position): at PE
+  firing n it holds the element at address n·k + x of its readers' frame, x = z + lag·k (its ``offset``),
+  and sends it (port ``out``) to every PE port that needs it — PE lane j's port ``f@(a)`` is fed by the
+  tap x = a_lin + j — and (port ``next``) down the chain;
+* between consecutive taps lo < hi of a chain, d = z_hi − z_lo: a direct channel when d = k (an FF in
+  Figure 2), else a ``fifo`` ``…c{r}.fifo[{lo},{hi}]`` of depth d/k − 1 (the segment delays by d/k
   cycles: d/k − 1 in the FIFO plus the lower tap).
 
-So chain r stores (hi − lo)/k + 1 elements and the buffer D_r + k − 1 (SODA §3.2), checked by the tests.
+So chain r stores (hi − lo)/k + 1 elements and the buffer D_r + k − 1 over the shifted union (SODA §3.2),
+checked by the tests. The channels into a buffer's chains hold the delay its earliest reader can wait.
 The program's inputs are read once (``read.{field}``, k lanes); stage q's outputs are written by
 ``write.{field}``; streams with several consumers go through broadcasts.
 
@@ -28,12 +32,16 @@ writers the same plus ``owned_lo_axis{a}`` / ``owned_hi_axis{a}``, the global [l
 
 from __future__ import annotations
 
+from collections import Counter
+
 from stencilmap.analysis.dag import Edge, Node
 from stencilmap.analysis.halos import program_halo
-from stencilmap.analysis.reuse import ReuseChain, reuse_buffer
-from stencilmap.analysis.windows import linear_offsets
+from stencilmap.analysis.sharing import SharedBuffer, SharedChain, Tap, shared_buffers
+from stencilmap.analysis.storage import Storage
+from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.design.common import (
     DEFAULT_BURST_WIDTH,
+    LINK_DEPTH,
     Params,
     Sink,
     Stream,
@@ -81,39 +89,59 @@ class _Soda(LaneBuilder):
     def __init__(self, program: Program, plan: TilePlan, k: int) -> None:
         super().__init__(program, live_graph(program), k, plan.stream_shape)
         self.plan = plan
+        timing = pipeline_timing(program, plan.stream_shape, k, graph=self.live.graph)
+        self.shared = shared_buffers(program, self.live.graph, timing, plan.stream_shape)
+        self.taps: dict[str, dict[Tap, Stream]] = {}  # producer -> its buffer's taps, built once
 
     def buffer(self, prefix: str, node: Node, edge: Edge, depth: int) -> dict[int, Stream]:
-        st = node.stencil
-        assert st is not None
-        buf = reuse_buffer(linear_offsets(self.program, st, edge.field, self.stream_shape), self.lanes)
-        taps: dict[int, Stream] = {}
+        """The taps of ``node``'s reads in the one buffer of ``edge.producer`` (built at its first reader)."""
+        buf = self.shared[edge.producer]
+        if edge.producer not in self.taps:
+            self.taps[edge.producer] = self._build(buf)
+        reader = next(r for r in buf.readers if r.consumer == node.name)
+        needed = {a + j for a in reader.offsets for j in range(self.lanes)}
+        return {x: self.taps[edge.producer][buf.tap(reader, x)] for x in needed}
+
+    def _build(self, buf: SharedBuffer) -> dict[Tap, Stream]:
+        producer = self.live.graph.node(buf.producer)
+        prefix = f"{self.unit}{producer.copy}.{producer.field}"
+        skew = 1 if self.lanes > 1 else 0  # the lanes enter chains whose tops are up to one beat apart
+        depth = LINK_DEPTH + skew + buf.delay  # SODA §3.3.2: the one delay the earliest reader needs
+        taps: dict[Tap, Stream] = {}
         for chain in buf.chains:
             where: dict[str, ParamValue] = dict(
-                field=edge.field, stencil=st.name, stage=node.copy, chain=chain.residue
+                field=producer.field, stage=producer.copy, chain=chain.residue
             )
-            taps.update(self._chain(f"{prefix}.c{chain.residue}", chain, where))
-            top = taps[chain.offsets[-1]].module
-            self.wiring.feed(self.streams[edge.producer][chain.residue], Sink(top, depth=depth))
+            taps.update(self._chain(f"{prefix}.c{chain.residue}", chain, buf, where))
+            top = taps[chain.taps[-1]].module
+            self.wiring.feed(self.streams[buf.producer][chain.residue], Sink(top, depth=depth))
         return taps
 
-    def _chain(self, prefix: str, chain: ReuseChain, where: dict[str, ParamValue]) -> dict[int, Stream]:
-        """Taps (one ``forward`` each) from the highest offset down, FIFOs between distant taps."""
-        k, dtype = self.lanes, self.program.field_dtype(str(where["field"]))
+    def _chain(
+        self, prefix: str, chain: SharedChain, buf: SharedBuffer, where: dict[str, ParamValue]
+    ) -> dict[Tap, Stream]:
+        """Taps (one ``forward`` each) from the highest position down, FIFOs between distant taps."""
+        dtype = self.program.field_dtype(str(where["field"]))
         taps = {}
-        for x in chain.offsets:
-            mod = Module(f"{prefix}.tap[{x}]", "forward", params(**where, offset=x, lanes=k, dtype=dtype))
-            taps[x] = Stream(self.wiring.add(mod), "out", 1, dtype)
-        for seg in reversed(chain.segments):
-            src = Stream(taps[seg.hi].module, "next", 1, dtype)
-            if seg.depth > 1:  # SODA §3.2: a FIFO of (hi − lo)/k elements, one of them in the lower tap
+        shared = {z for z, n in Counter(t.z for t in chain.taps).items() if n > 1}
+        for t in chain.taps:
+            readers = tuple(r.consumer for r in buf.readers if r.lag == t.lag)
+            name = f"{prefix}.tap[{t.z}]" + (f"lag{t.lag}" if t.z in shared else "")
+            p = params(
+                **where, offset=t.x, position=t.z, lag=t.lag, readers=readers, lanes=self.lanes, dtype=dtype
+            )
+            taps[t] = Stream(self.wiring.add(Module(name, "forward", p)), "out", 1, dtype)
+        for lo, hi, beats in reversed(chain.segments):
+            src = Stream(taps[hi].module, "next", 1, dtype)
+            if beats > 1:  # SODA §3.2: a FIFO of (hi − lo)/k elements, one of them in the lower tap
                 fifo = Module(
-                    f"{prefix}.fifo[{seg.lo},{seg.hi}]",
+                    f"{prefix}.fifo[{lo.z},{hi.z}]",
                     "fifo",
-                    params(**where, depth=seg.depth - 1, lo=seg.lo, hi=seg.hi, dtype=dtype),
+                    params(**where, depth=beats - 1, lo=lo.z, hi=hi.z, dtype=dtype),
                 )
                 self.wiring.link(src, Sink(self.wiring.add(fifo)))
                 src = Stream(fifo.name, "", 1, dtype)
-            self.wiring.link(src, Sink(taps[seg.lo].module))
+            self.wiring.link(src, Sink(taps[lo].module))
         return taps
 
     def reader_extra(self, name: str) -> Params:
@@ -130,3 +158,18 @@ class _Soda(LaneBuilder):
             placement[f"owned_lo_axis{a.axis}"] = tuple(a.owned(t)[0] for t in range(a.count))
             placement[f"owned_hi_axis{a.axis}"] = tuple(a.owned(t)[1] for t in range(a.count))
         return params(tile_shape=plan.stream_shape, tiles=plan.counts, **placement)
+
+
+def chain_storage(design: Design) -> Storage:
+    """Elements a built SODA design stores: reuse (one per tap, plus the FIFOs' depths) and delay (what
+    the channels into the chains hold beyond a plain link and the lanes' skew), over all k lanes."""
+    k = dict(design.parameters)["k"]
+    assert isinstance(k, int)
+    kinds = {m.name: m.kind for m in design.modules}
+    reuse = sum(1 if m.kind == "forward" else int(str(m.param("depth"))) for m in design.modules
+                if m.kind in ("forward", "fifo"))  # fmt: skip
+    skew = 1 if k > 1 else 0
+    entries = [
+        c for c in design.channels if kinds[c.dst] == "forward" and kinds[c.src] not in ("forward", "fifo")
+    ]
+    return Storage(reuse, sum(c.depth - LINK_DEPTH - skew for c in entries))

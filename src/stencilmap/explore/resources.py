@@ -8,7 +8,7 @@ designs, one and two stages, give every q.
 The tile enters only through SODA's reuse chains (SODA §4.3: R_FW(k, T)): the FIFO of every chain segment
 ((hi − lo)/k − 1 elements, ``analysis.reuse``), the channels that feed each chain (a link plus the
 analysis delay of the edge), and — when a narrow tile makes window offsets of different rows meet —
-the number of taps and their fanout. ``soda_chain_cost`` sums exactly those modules and channels, so a tiled
+the number of taps and their fanout (one buffer per producer, ``analysis.sharing``). ``soda_chain_cost`` sums exactly those modules and channels, so a tiled
 candidate costs R(untiled) − chains(untiled) + chains(tile) without being built.
 """
 
@@ -21,11 +21,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.analysis.delays import delay_buffers
 from stencilmap.analysis.intensity import itemsize
-from stencilmap.analysis.reuse import reuse_buffer
+from stencilmap.analysis.sharing import shared_buffers
 from stencilmap.analysis.timing import pipeline_timing
-from stencilmap.analysis.windows import linear_offsets
 from stencilmap.design.common import LINK_DEPTH, live_graph, with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build
@@ -113,38 +111,33 @@ class ResourceTable:
 
 
 def soda_chain_cost(program: Program, stream_shape: tuple[int, ...], k: int, device: Device) -> Cost:
-    """The tile-dependent part of a SODA design (``design.soda``): per stencil copy and field read, the k
-    reuse chains — their feed channels, taps (with their fanout to PEs), segment FIFOs and links."""
+    """The tile-dependent part of a SODA design (``design.soda``): per producer, its one reuse buffer
+    (``analysis.sharing``) — the k chains' feed channels, taps (with their fanout to PEs), segment FIFOs
+    and links."""
     live = live_graph(program)
-    delays: dict[str, int] = {}
-    if any(len(live.into(n.name)) > 1 for n in live.stencils):
-        delays = delay_buffers(pipeline_timing(program, stream_shape, k))
+    timing = pipeline_timing(program, stream_shape, k, graph=live.graph)
+    skew = 1 if k > 1 else 0  # as the builder: the lanes enter chains whose tops are a beat apart
     acc: dict[str, float] = {}
 
     def add(cost: Cost, times: int = 1) -> None:
         for name, n in cost.amounts:
             acc[name] = acc.get(name, 0.0) + n * times
 
-    for node in live.stencils:
-        st = node.stencil
-        assert st is not None
-        for e in live.into(node.name):
-            dtype = program.field_dtype(e.field)
-            bits = 8 * itemsize(dtype)
-            link = storage_cost(bits, LINK_DEPTH, device)
-            offsets = linear_offsets(program, st, e.field, stream_shape)
-            buf = reuse_buffer(offsets, k)
-            add(storage_cost(bits, LINK_DEPTH + delays.get(e.key, 0) // k, device), len(buf.chains))
-            feeds = Counter(a + j for a in offsets for j in range(k))  # PE ports each tap feeds
-            for chain in buf.chains:
-                for x in chain.offsets:
-                    fanout = feeds[x] + (x != chain.offsets[0])  # every tap but the lowest: ``next``
-                    add(forwarding_cost("forward", fanout, dtype, 0, 1, device))
-                    add(link, feeds[x])
-                for seg in chain.segments:
-                    if seg.depth > 1:
-                        add(forwarding_cost("fifo", 1, dtype, seg.depth - 1, 1, device))
-                        add(link, 2)
-                    else:
-                        add(link)
+    for buf in shared_buffers(program, live.graph, timing, stream_shape).values():
+        dtype = program.field_dtype(live.graph.node(buf.producer).field)
+        bits = 8 * itemsize(dtype)
+        link = storage_cost(bits, LINK_DEPTH, device)
+        add(storage_cost(bits, LINK_DEPTH + skew + buf.delay, device), len(buf.chains))
+        feeds = Counter(buf.tap(r, a + j) for r in buf.readers for a in r.offsets for j in range(k))
+        for chain in buf.chains:
+            for tap in chain.taps:
+                fanout = feeds[tap] + (tap != chain.taps[0])  # every tap but the lowest: ``next``
+                add(forwarding_cost("forward", fanout, dtype, 0, 1, device))
+                add(link, feeds[tap])
+            for _, _, beats in chain.segments:
+                if beats > 1:
+                    add(forwarding_cost("fifo", 1, dtype, beats - 1, 1, device))
+                    add(link, 2)
+                else:
+                    add(link)
     return Cost.of(acc)

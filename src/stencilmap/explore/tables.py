@@ -19,8 +19,8 @@ import numpy.typing as npt
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.intensity import itemsize
-from stencilmap.analysis.reuse import reuse_buffer
-from stencilmap.analysis.windows import access_sets, linear_offsets
+from stencilmap.analysis.sharing import shared_buffers
+from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.design.common import bank_of, live_graph, with_iterate
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.explore.space import Space
@@ -151,13 +151,14 @@ def bank_bytes(
 
 
 def soda_chain_rate(program: Program, stream_shape: tuple[int, ...], k: int) -> float:
-    """The slowest reuse-chain segment of a SODA design with ``k`` PEs (``timing.segment_rate``)."""
+    """The slowest reuse-chain segment of a SODA design with ``k`` PEs (``timing.segment_rate``): its
+    one buffer per producer (``analysis.sharing``)."""
+    live = live_graph(program)
+    timing = pipeline_timing(program, stream_shape, k, graph=live.graph)
     rate = 1.0
-    for st in program.stencils:
-        for field in access_sets(st):
-            buf = reuse_buffer(linear_offsets(program, st, field, stream_shape), k)
-            for chain in buf.chains:
-                for seg in chain.segments:
-                    if seg.depth > 1:
-                        rate = min(rate, segment_rate(seg.depth - 1))
+    for buf in shared_buffers(program, live.graph, timing, stream_shape).values():
+        for chain in buf.chains:
+            for _, _, beats in chain.segments:
+                if beats > 1:
+                    rate = min(rate, segment_rate(beats - 1))
     return rate

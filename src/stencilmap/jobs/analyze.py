@@ -16,6 +16,7 @@ from stencilmap.io import check_output_file, write_text_atomically
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.verify import verify
+from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
     from stencilmap.design.emax import EmaxMapping
@@ -34,6 +35,7 @@ class AnalyzeConfig:
     dot: Path | None = None
     asm: Path | None = None  # --arch emax: write the mnemonics here
     tile: tuple[int, ...] | None = None  # SODA tile sizes of the inner axes
+    fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,7 @@ class AnalyzeReport:
     dot: Path | None
     emax: EmaxMapping | None = None
     asm: Path | None = None
+    fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
 
 
 def default_arch(program: Program) -> str:
@@ -60,6 +63,8 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
     if config.iterate is not None and config.iterate != program.iterate:
         program = replace(program, iterate=config.iterate)
         verify(program)
+    fusion = fuse_if(program, config.fuse)
+    program = fusion.program
     arch = config.arch or default_arch(program)
     if config.asm is not None and arch != "emax":
         raise StencilmapError("--asm writes EMAX mnemonics: it needs --arch emax")
@@ -78,4 +83,4 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         mapping = map_emax(program, BuildConfig(unroll=config.unroll))
         if config.asm is not None:
             write_text_atomically(config.asm, mnemonics(mapping))
-    return AnalyzeReport(program, arch, facts, design, config.dot, mapping, config.asm)
+    return AnalyzeReport(program, arch, facts, design, config.dot, mapping, config.asm, fusion.fused)

@@ -30,6 +30,7 @@ from stencilmap.io import Array, read_npy
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.sim.validate import Validation, validate
+from stencilmap.transform.fusion import fuse_if
 
 #: The architecture a target builds when none is named: the one whose paper emits that code.
 DEFAULT_ARCH = {("hls", "soda"): "soda", ("hls", "stencilflow"): "stencilflow",
@@ -56,6 +57,7 @@ class CodegenConfig:
     hls_include: Path | None = None
     delay_buffers: Literal["computed", "min"] = "computed"
     cache_dir: Path | None = None  # compiled executables, reused across runs (tests)
+    fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,7 @@ class CodegenReport:
     files: tuple[str, ...]
     generate_seconds: float
     verification: Verification | None
+    fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
 
     def moved_to(self, out_dir: Path) -> CodegenReport:
         """The report of the same files after their folder was renamed to ``out_dir``."""
@@ -96,13 +99,16 @@ def codegen(config: CodegenConfig) -> CodegenReport:
     """Run the whole job; see the module docstring."""
     target(config.target)  # an unknown target is a usage error: say so before building anything
     program, values = bind(config)
+    fusion = fuse_if(program, config.fuse)
+    program = fusion.program
     arch = config.arch or DEFAULT_ARCH[(config.target, program.format)]
     check_options(arch, _build_config(config))
     design = build(arch, program, _build_config(config))
-    return publish_code(
+    report = publish_code(
         program, design, config.target, values, config.out_dir, config.verify, config.hls_include,
         config.cache_dir,
     )  # fmt: skip
+    return replace(report, fused=fusion.fused)
 
 
 def write_code(

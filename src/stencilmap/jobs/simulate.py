@@ -33,6 +33,7 @@ from stencilmap.program.data import bind_shape, check_memory, field_shape, make_
 from stencilmap.sim import SimResult
 from stencilmap.sim.trace import Trace, trace_format, trace_text
 from stencilmap.sim.validate import Validation, validate
+from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
     from stencilmap.sim.emax import EmaxRun
@@ -64,6 +65,7 @@ class SimulateConfig:
     trace_cycles: int = 10_000
     max_cycles: int | None = None
     data_dir: Path | None = None  # where data files a program names may be (default: its folder)
+    fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,7 @@ class SimulateReport:
     seconds: float
     emax: EmaxRun | None = None  # --arch emax: the EMAX simulation (LMM streams, five-state timeline)
     predicted_cycles: int = 0  # the model's cycles for this design on this memory (``predict``)
+    fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
 
     @property
     def valid(self) -> bool:
@@ -166,6 +169,8 @@ def simulate(
         check_output_file(config.trace, "--trace")
     device = load_device(config.device) if config.device is not None else None
     program, values = bind(config)
+    fusion = fuse_if(program, config.fuse)
+    program = fusion.program
     out_dir = config.out_dir if config.out_dir is not None else default_out_dir(program)
     check_output_dir(out_dir)
     arch = config.arch or default_arch(program)
@@ -194,7 +199,7 @@ def simulate(
     bandwidth = _bandwidth(program, design, result, device)
     return SimulateReport(
         program, arch, design, device, result, validation, facts, bandwidth, written, trace,
-        time.perf_counter() - start, emax_run, predict(program, design, facts, bandwidth),
+        time.perf_counter() - start, emax_run, predict(program, design, facts, bandwidth), fusion.fused,
     )  # fmt: skip
 
 

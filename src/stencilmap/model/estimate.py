@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.timing import pipeline_timing, runtime_cycles
@@ -51,6 +51,7 @@ from stencilmap.model.workload import workload
 from stencilmap.program import Program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.load import as_program
+from stencilmap.transform.fusion import fuse_if
 
 __all__ = ["EstimateConfig", "EstimateReport", "estimate"]
 
@@ -75,7 +76,8 @@ class _Stream:
 def estimate(config: EstimateConfig) -> EstimateReport:
     """Predict one configuration of ``config.program`` on ``config.device``."""
     device = load_device(config.device)
-    program = bind_shape(as_program(config.program), {}, config.shape)
+    fusion = fuse_if(bind_shape(as_program(config.program), {}, config.shape), config.fuse)
+    program = fusion.program
     arch = config.arch or _default_arch(program, device)
     if arch not in device.archs:
         raise StencilmapError(
@@ -87,7 +89,7 @@ def estimate(config: EstimateConfig) -> EstimateReport:
     clock = config.clock_mhz if config.clock_mhz is not None else device.clock_mhz
     shape = tuple(int(n or 0) for n in program.shape)
     ctx = ModelContext(config, device, program, shape, workload(program, shape), arch, clock * 1e6)
-    return _MODELS[arch](ctx)
+    return replace(_MODELS[arch](ctx), fused=fusion.fused)
 
 
 def _default_arch(program: Program, device: Device) -> str:

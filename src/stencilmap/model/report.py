@@ -30,6 +30,7 @@ class EstimateConfig:
     shape: tuple[int, ...] | None = None
     clock_mhz: float | None = None
     tile: tuple[int, ...] | None = None  # SODA tile sizes of the inner axes (None: the program's)
+    fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,7 @@ class EstimateReport:
     roofline_gops: float  # attainable for the design's intensity (q steps on chip)
     resources: ResourceUsage | None
     notes: tuple[str, ...] = ()
+    fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
     extra: tuple[tuple[str, JsonScalar], ...] = field(default=())
 
     @property
@@ -81,6 +83,7 @@ class EstimateReport:
         r = self.resources
         return {
             "program": self.program.name,
+            "fused": [list(pair) for pair in self.fused],
             "device": self.device.name,
             "arch": self.arch,
             "shape": [int(n or 0) for n in self.program.shape],

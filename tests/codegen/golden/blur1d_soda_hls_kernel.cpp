@@ -42,8 +42,8 @@ static void read_a(const ap_uint<512>* mem, hls::stream<float>& out0, hls::strea
     }
 }
 
-// stage1.b.a.c0.tap[2]: forward (field=a, stencil=b, stage=1, offset=2)
-static void stage1_b_a_c0_tap_2(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1) {
+// stage0.a.c0.tap[2]: forward (field=a, stage=0, offset=2)
+static void stage0_a_c0_tap_2(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1) {
     // at firing n the PEs take lane element n + (1) of 8 per tile
     tiles: for (int t = 0; t < 1; ++t) {
         steps: for (long step = 0; step < 9L; ++step) {
@@ -56,8 +56,8 @@ static void stage1_b_a_c0_tap_2(hls::stream<float>& in0, hls::stream<float>& out
     }
 }
 
-// stage1.b.a.c0.tap[0]: forward (field=a, stencil=b, stage=1, offset=0)
-static void stage1_b_a_c0_tap_0(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1) {
+// stage0.a.c0.tap[0]: forward (field=a, stage=0, offset=0)
+static void stage0_a_c0_tap_0(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1) {
     // at firing n the PEs take lane element n + (0) of 8 per tile
     tiles: for (int t = 0; t < 1; ++t) {
         steps: for (long step = 0; step < 8L; ++step) {
@@ -70,8 +70,8 @@ static void stage1_b_a_c0_tap_0(hls::stream<float>& in0, hls::stream<float>& out
     }
 }
 
-// stage1.b.a.c1.tap[1]: forward (field=a, stencil=b, stage=1, offset=1)
-static void stage1_b_a_c1_tap_1(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1, hls::stream<float>& out2) {
+// stage0.a.c1.tap[1]: forward (field=a, stage=0, offset=1)
+static void stage0_a_c1_tap_1(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1, hls::stream<float>& out2) {
     // at firing n the PEs take lane element n + (0) of 8 per tile
     tiles: for (int t = 0; t < 1; ++t) {
         steps: for (long step = 0; step < 8L; ++step) {
@@ -111,8 +111,8 @@ static void stage1_b_pe1(hls::stream<float>& in0, hls::stream<float>& in1, hls::
     }
 }
 
-// stage1.b.a.c1.tap[-1]: forward (field=a, stencil=b, stage=1, offset=-1)
-static void stage1_b_a_c1_tap_m1(hls::stream<float>& in0, hls::stream<float>& out0) {
+// stage0.a.c1.tap[-1]: forward (field=a, stage=0, offset=-1)
+static void stage0_a_c1_tap_m1(hls::stream<float>& in0, hls::stream<float>& out0) {
     // at firing n the PEs take lane element n + (-1) of 8 per tile
     tiles: for (int t = 0; t < 1; ++t) {
         steps: for (long step = 0; step < 9L; ++step) {
@@ -185,25 +185,25 @@ void blur1d_kernel(const ap_uint<512>* in_a, ap_uint<512>* out_b) {
     #pragma HLS interface s_axilite port=return
     #pragma HLS dataflow
 
-    hls::stream<float> c0("stage1.b.a.c0.tap[2]:next->stage1.b.a.c0.tap[0]");
+    hls::stream<float> c0("stage0.a.c0.tap[2]:next->stage0.a.c0.tap[0]");
     #pragma HLS stream variable=c0 depth=2
-    hls::stream<float> c1("stage1.b.a.c1.tap[1]:next->stage1.b.a.c1.tap[-1]");
+    hls::stream<float> c1("stage0.a.c1.tap[1]:next->stage0.a.c1.tap[-1]");
     #pragma HLS stream variable=c1 depth=2
-    hls::stream<float> c2("stage1.b.a.c1.tap[-1]:out->stage1.b.pe0:a@(-1)");
+    hls::stream<float> c2("stage0.a.c1.tap[-1]:out->stage1.b.pe0:a@(-1)");
     #pragma HLS stream variable=c2 depth=2
-    hls::stream<float> c3("stage1.b.a.c0.tap[0]:out->stage1.b.pe1:a@(-1)");
+    hls::stream<float> c3("stage0.a.c0.tap[0]:out->stage1.b.pe1:a@(-1)");
     #pragma HLS stream variable=c3 depth=2
-    hls::stream<float> c4("stage1.b.a.c0.tap[0]:out->stage1.b.pe0:a@(0)");
+    hls::stream<float> c4("stage0.a.c0.tap[0]:out->stage1.b.pe0:a@(0)");
     #pragma HLS stream variable=c4 depth=2
-    hls::stream<float> c5("stage1.b.a.c1.tap[1]:out->stage1.b.pe1:a@(0)");
+    hls::stream<float> c5("stage0.a.c1.tap[1]:out->stage1.b.pe1:a@(0)");
     #pragma HLS stream variable=c5 depth=2
-    hls::stream<float> c6("stage1.b.a.c1.tap[1]:out->stage1.b.pe0:a@(1)");
+    hls::stream<float> c6("stage0.a.c1.tap[1]:out->stage1.b.pe0:a@(1)");
     #pragma HLS stream variable=c6 depth=2
-    hls::stream<float> c7("stage1.b.a.c0.tap[2]:out->stage1.b.pe1:a@(1)");
+    hls::stream<float> c7("stage0.a.c0.tap[2]:out->stage1.b.pe1:a@(1)");
     #pragma HLS stream variable=c7 depth=2
-    hls::stream<float> c8("read.a:lane0->stage1.b.a.c0.tap[2]");
+    hls::stream<float> c8("read.a:lane0->stage0.a.c0.tap[2]");
     #pragma HLS stream variable=c8 depth=3
-    hls::stream<float> c9("read.a:lane1->stage1.b.a.c1.tap[1]");
+    hls::stream<float> c9("read.a:lane1->stage0.a.c1.tap[1]");
     #pragma HLS stream variable=c9 depth=3
     hls::stream<float> c10("stage1.b.pe0:out->write.b:lane0");
     #pragma HLS stream variable=c10 depth=2
@@ -211,11 +211,11 @@ void blur1d_kernel(const ap_uint<512>* in_a, ap_uint<512>* out_b) {
     #pragma HLS stream variable=c11 depth=2
 
     read_a(in_a, c8, c9);
-    stage1_b_a_c0_tap_2(c8, c7, c0);
-    stage1_b_a_c0_tap_0(c0, c3, c4);
-    stage1_b_a_c1_tap_1(c9, c5, c6, c1);
+    stage0_a_c0_tap_2(c8, c7, c0);
+    stage0_a_c0_tap_0(c0, c3, c4);
+    stage0_a_c1_tap_1(c9, c5, c6, c1);
     stage1_b_pe1(c3, c5, c7, c11);
-    stage1_b_a_c1_tap_m1(c1, c2);
+    stage0_a_c1_tap_m1(c1, c2);
     stage1_b_pe0(c2, c4, c6, c10);
     write_b(c10, c11, out_b);
 }

@@ -1,0 +1,158 @@
+"""StencilFlow §V-B fusion: the fused program computes what the program did, bit for bit, or is refused."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+
+from stencilmap.backends.reference import run_reference
+from stencilmap.cli import main
+from stencilmap.program import load_program
+from stencilmap.program.data import bind_shape, make_inputs
+from stencilmap.program.expr import refs
+from stencilmap.program.graph import reads
+from stencilmap.program.ir import Program
+from stencilmap.program.soda import parse_soda
+from stencilmap.program.verify import verify
+from stencilmap.transform import fuse
+from tests.conftest import CORPUS_SODA, CORPUS_STENCILFLOW, EXAMPLE_FILES, UNPUBLISHED_DATA
+from tests.strategies import programs
+
+PROGRAMS = CORPUS_STENCILFLOW + CORPUS_SODA + EXAMPLE_FILES
+
+
+def loaded(path: Path) -> Program:
+    """A program at its own shape; one whose data files were never published reads generated inputs."""
+    program = bind_shape(load_program(path), {}, None)
+    if path.name in UNPUBLISHED_DATA:
+        program = replace(program, inputs=tuple(replace(i, source=None) for i in program.inputs))
+    return program
+
+
+def same_results(before: Program, after: Program, folder: Path | None = None) -> None:
+    """Outputs and their defined points equal bit for bit (NaN where undefined)."""
+    values = make_inputs(before, {}, 0, folder)
+    a, b = run_reference(before, values), run_reference(after, values)
+    for out in before.outputs:
+        assert np.array_equal(a.defined[out], b.defined[out])
+        assert a.outputs[out].dtype == b.outputs[out].dtype
+        assert np.array_equal(a.outputs[out], b.outputs[out], equal_nan=True)
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fused_reference_equals_the_program(path: Path) -> None:
+    program = loaded(path)
+    fusion = fuse(program)
+    verify(fusion.program)
+    assert len(fusion.program.stencils) == len(program.stencils) - len(fusion.fused)
+    for producer, consumer in fusion.fused:
+        assert producer not in program.outputs and fusion.program.stencil(producer) is None
+        assert fusion.program.stencil(consumer) is not None or any(c == consumer for c, _ in fusion.fused)
+    same_results(program, fusion.program, path.parent)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_random_dags(program: Program) -> None:
+    fusion = fuse(program)
+    verify(fusion.program)
+    same_results(program, fusion.program)
+    for producer, consumer, why in fusion.refused:  # a refusal names a real single-reader producer
+        assert [s.name for s in fusion.program.stencils if producer in reads(s)] == [consumer] and why
+
+
+def test_the_corpus_fuses_where_stencilflow_would() -> None:
+    """denoise2d: the diffs into g, g and r1 into the output, r0 into r1 — all shrink (SODA's border)."""
+    (path,) = [p for p in CORPUS_SODA if p.stem == "denoise2d"] or [None]
+    if path is None:
+        pytest.skip("../shared/corpus absent")
+    fusion = fuse(bind_shape(load_program(path), {}, None))
+    assert [s.name for s in fusion.program.stencils] == ["output"]
+    assert ("g", "output") in fusion.fused and ("r0", "r1") in fusion.fused
+
+
+def program(text: str) -> Program:
+    return bind_shape(parse_soda(text), {}, (6, 8))
+
+
+def test_a_constant_boundary_at_an_offset_is_refused() -> None:
+    """b reads t one row up with a constant boundary: out of bounds it must see 0, not t's expression."""
+    from stencilmap.program.stencilflow import parse_stencilflow
+
+    doc = {
+        "inputs": {"a": {"data": "constant:1.0", "data_type": "float32"}},
+        "outputs": ["b"],
+        "dimensions": [4, 5],
+        "program": {
+            "t": {"computation_string": "res = a[j,k] * 2.0", "boundary_conditions": {"a": {"type": "constant", "value": 0}},
+                  "data_type": "float32"},
+            "b": {"computation_string": "res = t[j-1,k] + a[j,k]", "data_type": "float32",
+                  "boundary_conditions": {"t": {"type": "constant", "value": 0}, "a": {"type": "constant", "value": 0}}},
+        },
+    }  # fmt: skip
+    p = bind_shape(parse_stencilflow(json.dumps(doc)), {}, None)
+    fusion = fuse(p)
+    assert fusion.fused == ()
+    assert (
+        fusion.refused == (("t", "b", fusion.refused[0][2]),)
+        and "'constant' boundary" in fusion.refused[0][2]
+    )
+    assert fusion.program == p
+
+
+def test_shifted_reads_with_shrink_fuse_and_keep_the_defined_region() -> None:
+    p = program(
+        "kernel: s\ninput float: a(8, *)\nlocal float: t(0, 0) = a(1, 0) - a(-1, 0)\n"
+        "output float: b(0, 0) = t(0, 1) * t(0, -1) + t(0, 0)\n"
+    )
+    fusion = fuse(p)
+    assert fusion.fused == (("t", "b"),)
+    (b,) = fusion.program.stencils
+    assert [(t.name, t.dtype) for t in b.temps] == [(f"t_at_{o}", "float32") for o in ("m1_0", "0_0", "1_0")]
+    # C order: t reads a at (0, ±1), b reads t at (±1, 0) and (0, 0); the fused reads are their sums
+    assert {r.offset for t in b.temps for r in refs(t.expr)} == {(y, x) for y in (-1, 0, 1) for x in (-1, 1)}
+    same_results(p, fusion.program)
+
+
+def test_reads_not_spanning_zero_are_refused() -> None:
+    """t reads only a(1, 0): x + o out of bounds would not make a read of a out of bounds."""
+    p = program(
+        "kernel: s\ninput float: a(8, *)\nlocal float: t(0, 0) = a(1, 0)\noutput float: b(0, 0) = t(0, 1)\n"
+    )
+    fusion = fuse(p)
+    assert fusion.fused == () and "span 0" in fusion.refused[0][2]
+
+
+def test_cli_reports_what_was_fused(tmp_path: Path) -> None:
+    example = Path(__file__).parents[2] / "examples" / "dag_listing1.json"
+    runner = CliRunner()
+    out = runner.invoke(main, ["analyze", str(example), "--fuse", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["fused"] == [["b1", "b3"], ["b2", "b4"], ["b3", "b4"]]
+    text = runner.invoke(main, ["analyze", str(example), "--fuse"])
+    assert text.output.startswith("fused: b1 into b3, b2 into b4, b3 into b4\n")
+    plain = runner.invoke(main, ["analyze", str(example), "--json"])
+    assert json.loads(plain.output)["fused"] == []
+    sim = runner.invoke(main, ["simulate", str(example), "--fuse", "--json", "--out", str(tmp_path / "o")])
+    assert sim.exit_code == 0 and json.loads(sim.output)["valid"] is True
+    bad = runner.invoke(main, ["simulate", str(tmp_path / "missing.json"), "--fuse"])
+    assert bad.exit_code == 2 and bad.output.startswith("error: ") and "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in PROGRAMS if p.name not in UNPUBLISHED_DATA], ids=lambda p: p.name
+)
+def test_fused_designs_simulate_bit_exact(path: Path, tmp_path: Path) -> None:
+    """The fused program's own design (SODA or StencilFlow) matches the reference cycle by cycle."""
+    from stencilmap.jobs.simulate import SimulateConfig, simulate
+
+    if not fuse(bind_shape(load_program(path), {}, None)).fused:
+        pytest.skip("nothing fuses")
+    report = simulate(SimulateConfig(path, out_dir=tmp_path, fuse=True))
+    assert report.fused and report.valid and report.validation.bit_exact
