@@ -23,6 +23,8 @@ class BuildConfig:
     delay_buffers: Literal["computed", "min"] = "computed"
     device: str | None = None
     tile: tuple[int, ...] | None = None  # SODA tile sizes of all but the outermost axis (C order)
+    workers: int | None = None  # CGRA workers w (None: the §VI roofline's choice)
+    strip: int | None = None  # CGRA vertical strip width (None: one strip unless the buffering overflows)
 
 
 Builder = Callable[[Program, BuildConfig], Design]
@@ -61,4 +63,4 @@ def build(name: str, program: Program, config: BuildConfig) -> Design:
 
 def _load() -> None:
     """Import the builder modules so that their ``@register`` runs."""
-    from stencilmap.design import emax, pcm, pipeline, soda  # noqa: F401
+    from stencilmap.design import cgra, emax, pcm, pipeline, soda  # noqa: F401
