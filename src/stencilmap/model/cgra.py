@@ -16,10 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import ceil
+from typing import TYPE_CHECKING
 
 from stencilmap.analysis.ops import is_constant, stencil_ops
+from stencilmap.model.devices import Device
+from stencilmap.program.dtypes import bits
 from stencilmap.program.expr import Binary, Expr, walk
 from stencilmap.program.ir import Program, Stencil
+
+if TYPE_CHECKING:  # design.cgra imports choose_workers from here
+    from stencilmap.design.cgra import CgraMapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +85,57 @@ def choose_workers(
     max_workers = macs // (pes * stages) if pes > 0 else needed
     workers = min(needed, max_workers)
     return Workers(pes, ops_per_cycle, max_workers, needed, workers, workers * per_worker)
+
+
+# ------------------------------------------------------------------------ a mapped design's cycles
+
+
+@dataclass(frozen=True, slots=True)
+class CgraPrediction:
+    """Cycles of a mapped design (``design.cgra``): the slowest of the readers (one load a cycle each),
+    the writers, and the memory (loads and stores share the bandwidth), plus the pipeline's depth."""
+
+    reader_cycles: int  # the busiest reader's loads
+    writer_cycles: int  # the busiest writer's stores
+    memory_cycles: float  # all loads and stores at the device's bytes per cycle
+    latency: int
+    bound: str  # which of the three bounds
+
+    @property
+    def cycles(self) -> int:
+        return ceil(max(self.reader_cycles, self.writer_cycles, self.memory_cycles)) + self.latency
+
+
+def _residues(x0: int, x1: int, w: int, r: int) -> int:
+    """Columns x in [x0, x1) with x ≡ r (mod w)."""
+    return max(0, (x1 - 1 - r) // w - (x0 - 1 - r) // w) if x1 > x0 else 0
+
+
+def reads_of(m: CgraMapping, r: int) -> int:
+    """Loads reader r issues: every strip's rows, its columns x ≡ r (mod w), halos included (Fig. 3, 10)."""
+    z, y, _ = m.shape
+    return sum(z * y * _residues(*m.reader_span(s), m.workers, r) for s in range(len(m.strips)))
+
+
+def stores_of(m: CgraMapping, c: int) -> int:
+    """Stores writer c issues: the last layer's points with x ≡ c (mod w) in every strip."""
+    return sum(
+        max(0, z1 - z0) * max(0, y1 - y0) * _residues(x0, x1, m.workers, c)
+        for z0, z1, y0, y1, x0, x1 in m.boxes[-1]
+    )
+
+
+def predict(m: CgraMapping, device: Device) -> CgraPrediction:
+    """The cycles of ``m`` on ``device`` (see ``CgraPrediction``)."""
+    w, fields = m.workers, len(m.stencil.fields)
+    reads = [reads_of(m, r) for r in range(w)]
+    stores = [stores_of(m, c) for c in range(w)]
+    size = bits(m.dtype) // 8
+    per_cycle = device.practical_bandwidth_gbs * 1e9 / (device.clock_mhz * 1e6)
+    memory = (fields * sum(reads) + sum(stores)) * size / per_cycle
+    pe = max(1, *(p.latency for p in m.pes if p.op in ("MUL", "MAC", "ADD")))
+    tail = 1 + pe + (pe if m.stencil.constant else 0)  # filter, the last MAC (and the constant's ADD)
+    latency = 2 + m.mem_latency + m.layers * tail + 3  # AGEN, load, deliver; layers; store, count, done
+    bounds = {"readers": max(reads), "writers": max(stores), "memory": memory}
+    bound = max(bounds, key=lambda k: bounds[k])
+    return CgraPrediction(max(reads), max(stores), memory, latency, bound)
