@@ -18,6 +18,7 @@ from stencilmap.program.data import bind_shape
 from stencilmap.program.verify import verify
 
 if TYPE_CHECKING:
+    from stencilmap.design.cgra import CgraMapping
     from stencilmap.design.emax import EmaxMapping
 
 
@@ -32,7 +33,9 @@ class AnalyzeConfig:
     vector: int | None = None
     shape: tuple[int, ...] | None = None
     dot: Path | None = None
-    asm: Path | None = None  # --arch emax: write the mnemonics here
+    asm: Path | None = None  # --arch emax / cgra: write the mnemonics / the assembly here
+    workers: int | None = None  # --arch cgra: workers w (default: the §VI roofline's)
+    strip: int | None = None  # --arch cgra: vertical strip width
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +47,7 @@ class AnalyzeReport:
     dot: Path | None
     emax: EmaxMapping | None = None
     asm: Path | None = None
+    cgra: CgraMapping | None = None
 
 
 def default_arch(program: Program) -> str:
@@ -60,12 +64,20 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         program = replace(program, iterate=config.iterate)
         verify(program)
     arch = config.arch or default_arch(program)
-    if config.asm is not None and arch != "emax":
-        raise StencilmapError("--asm writes EMAX mnemonics: it needs --arch emax")
+    if config.asm is not None and arch not in ("emax", "cgra"):
+        raise StencilmapError("--asm writes EMAX mnemonics or CGRA assembly: it needs --arch emax or cgra")
+    if (config.workers is not None or config.strip is not None) and arch != "cgra":
+        raise StencilmapError("--workers and --strip shape the CGRA mapping: they need --arch cgra")
+    if config.asm is not None:
+        check_output_file(config.asm, "--asm")
     facts = analyze_program(program, unroll=config.unroll, vector=config.vector)
-    design = build(
-        arch, program, BuildConfig(unroll=config.unroll, iterate=config.iterate, vector=config.vector)
-    )
+    build_config = BuildConfig(
+        unroll=config.unroll, iterate=config.iterate, vector=config.vector, workers=config.workers,
+        strip=config.strip,
+    )  # fmt: skip
+    design = build(arch, program, build_config)
+    if arch == "cgra":
+        return _analyze_cgra(config, program, facts, design, build_config)
     if config.dot is not None:
         write_text_atomically(config.dot, to_dot(design))
     mapping = None
@@ -76,3 +88,18 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         if config.asm is not None:
             write_text_atomically(config.asm, mnemonics(mapping))
     return AnalyzeReport(program, arch, facts, design, config.dot, mapping, config.asm)
+
+
+def _analyze_cgra(
+    config: AnalyzeConfig, program: Program, facts: ProgramAnalysis, design: Design, build_config: BuildConfig
+) -> AnalyzeReport:
+    """The CGRA worker mapping: its assembly (``--asm``) and its DFG coloured by op (``--dot``, §V)."""
+    from stencilmap.design.cgra import map_cgra
+    from stencilmap.design.cgra_text import assembly, cgra_dot
+
+    mapping = map_cgra(program, build_config)
+    texts = [(config.asm, assembly(mapping)), (config.dot, cgra_dot(mapping))]
+    for path, text in texts:
+        if path is not None:
+            write_text_atomically(path, text)
+    return AnalyzeReport(program, "cgra", facts, design, config.dot, None, config.asm, mapping)

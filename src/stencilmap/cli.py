@@ -137,7 +137,7 @@ def _warn(warnings: tuple[str, ...]) -> None:
 @click.argument("program", type=click.Path(path_type=Path))
 @click.option(
     "--arch",
-    type=click.Choice(["soda", "stencilflow", "pcm", "emax"]),
+    type=click.Choice(["soda", "stencilflow", "pcm", "emax", "cgra"]),
     help="Microarchitecture  [default: soda for .soda, stencilflow for .json].",
 )
 @click.option(
@@ -147,6 +147,8 @@ def _warn(warnings: tuple[str, ...]) -> None:
     help="PEs per stage k (SODA) / P_cell (PCM) / parallel Z mappings p (EMAX)  [default: the program's; "
     "EMAX: the most that fit].",
 )
+@click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
+@click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B)  [default: one strip unless the buffering overflows].")
 @click.option("--iterate", type=int, metavar="Q", help="Stages q (SODA) / PCMs d  [default: the program's].")
 @click.option(
     "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."
@@ -156,14 +158,17 @@ def _warn(warnings: tuple[str, ...]) -> None:
     "--dot", type=click.Path(path_type=Path), metavar="FILE", help="Write the design as Graphviz DOT."
 )
 @click.option(
-    "--asm", type=click.Path(path_type=Path), metavar="FILE", help="Write the EMAX mnemonics (--arch emax)."
-)
+    "--asm", type=click.Path(path_type=Path), metavar="FILE",
+    help="Write the EMAX mnemonics (--arch emax) or the CGRA assembly (--arch cgra).",
+)  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @user_errors
 def analyze_cmd(
     program: Path,
     arch: str | None,
     unroll: int | None,
+    workers: int | None,
+    strip: int | None,
     iterate: int | None,
     vector: int | None,
     shape: tuple[int, ...] | None,
@@ -180,11 +185,12 @@ def analyze_cmd(
       stencilmap analyze examples/dag_listing1.json --arch stencilflow --json
       stencilmap analyze examples/laplace2d.soda --arch pcm --iterate 8 --dot laplace.dot
       stencilmap analyze examples/star3d_degree3.soda --arch emax --unroll 2 --asm fd6.asm
+      stencilmap analyze examples/stencil1d_r8.json --arch cgra --asm s1d.asm --dot s1d.dot
     """  # fmt: skip
     from stencilmap import present
     from stencilmap.analyze import AnalyzeConfig, analyze
 
-    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm))
+    report = analyze(AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm, workers, strip))
     _warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(present.analyze_json(report), indent=2))

@@ -156,6 +156,8 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
     "--unroll", type=int, metavar="K", help="k PEs (SODA) / P_cell (PCM) / workers (CGRA) / p (EMAX)."
 )
 @click.option("--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs.")
+@click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
+@click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B).")
 @click.option("--vector", type=int, metavar="W", help="Vector width W (StencilFlow).")
 @click.option(
     "--iterations", type=int, metavar="T", help="The application's time steps (the design runs ⌈T/q⌉ times)."
@@ -170,6 +172,8 @@ def estimate_cmd(
     arch: str | None,
     unroll: int | None,
     iterate: int | None,
+    workers: int | None,
+    strip: int | None,
     vector: int | None,
     iterations: int | None,
     shape: tuple[int, ...] | None,
@@ -184,11 +188,14 @@ def estimate_cmd(
       stencilmap estimate examples/laplace2d.soda --device de5 --arch pcm --unroll 8 --iterate 21 \\
           --iterations 15360 --shape 32768,4096 --clock-mhz 270
       stencilmap estimate examples/heat3d.json --device stratix10 --vector 8 --json
+      stencilmap estimate examples/stencil2d_r12.json --device cgra-tia --arch cgra
     """  # fmt: skip
     from stencilmap.model.estimate import estimate
     from stencilmap.model.report import EstimateConfig
 
-    config = EstimateConfig(program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz)
+    config = EstimateConfig(
+        program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz, None, workers, strip
+    )
     report = estimate(config)
     if as_json:
         click.echo(json.dumps(estimate_json(report), indent=2))

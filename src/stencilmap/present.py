@@ -94,6 +94,11 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
 
         out["emax"] = emax_json(report.emax)
         out["asm"] = str(report.asm) if report.asm is not None else None
+    if report.cgra is not None:
+        from stencilmap.design.cgra_text import cgra_json
+
+        out["cgra"] = cgra_json(report.cgra)
+        out["asm"] = str(report.asm) if report.asm is not None else None
     return out
 
 
@@ -164,6 +169,13 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
         from stencilmap.design.emax import emax_json
 
         console.print("EMAX mapping: " + ", ".join(f"{k} {v:,}" for k, v in emax_json(report.emax).items()))
+    if report.cgra is not None:
+        c = report.cgra
+        pes = ", ".join(f"{op} {n:,}" for op, n in c.op_counts().items())
+        console.print(
+            f"CGRA mapping: {c.workers} workers (roofline: {c.roofline_workers}), {c.layers} layer(s), "
+            f"{len(c.strips)} strip(s), grid {c.grid[0]}×{c.grid[1]}; PEs: {pes}"
+        )
     if report.arch == "stencilflow":
         console.print(_delay_table(f))
     summary = Table(title="summary", title_justify="left", show_header=False)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
     from stencilmap.sim.validate import OutputCheck
     from stencilmap.simulate import SimulateReport
 
-ARCHS = ["soda", "stencilflow", "pcm", "emax"]
+ARCHS = ["soda", "stencilflow", "pcm", "emax", "cgra"]
 #: Rows of the stall and channel tables in the text report (``--json`` has them all).
 TOP_MODULES = 10
 TOP_CHANNELS = 5
@@ -150,6 +150,7 @@ def simulate_json(report: SimulateReport) -> dict[str, Any]:
         "compile_seconds": round(r.compile_seconds, 6),
         "warnings": list(p.warnings),
         **({"emax": report.emax.to_json()} if report.emax is not None else {}),
+        **({"cgra": report.cgra.to_json()} if report.cgra is not None else {}),
     }  # fmt: skip
 
 
@@ -207,6 +208,13 @@ def _summary(report: SimulateReport) -> Table:
     if b.slowdown > 1:
         predicted += f"; ×{b.slowdown:.3g} bandwidth-bound (OpenCL eq. 6): {report.predicted_cycles:,}"
     model = ("predicted C = L + N/(k·W)", predicted)
+    if report.cgra is not None:
+        c = report.cgra
+        model = (
+            "CGRA model (readers, writers, memory + latency)",
+            f"{c.prediction.cycles:,} cycles ({c.prediction.bound}-bound); simulated {c.gflops:.4g} GFLOPS = "
+            f"{c.percent_of_roofline:.3g}% of the {c.roofline_gops:.4g} GFLOPS roofline",
+        )
     if report.emax is not None:
         e = report.emax
         model = (
@@ -298,7 +306,7 @@ def _design_params(report: SimulateReport) -> str:
     shown = [
         f"{k}={v}"
         for k, v in report.design.parameters
-        if k in ("k", "q", "W", "P_cell", "d", "delay_buffers", "degree", "p", "rows", "x_chunks")
+        if k in ("k", "q", "W", "P_cell", "d", "delay_buffers", "degree", "p", "rows", "x_chunks", "workers", "layers", "strips")
     ]
     tiles = p.get("tiles_total", 1)
     if isinstance(tiles, int) and tiles > 1:
@@ -328,7 +336,8 @@ def print_simulation(report: SimulateReport, console: Console) -> None:
             f"EMAX: {e.lmm_streams:,} X-streams DDR3 → LMM in {len(e.executions):,} executions; {states}"
         )
     else:
-        console.print(_stall_table(report))
+        if report.result.modules:
+            console.print(_stall_table(report))
         console.print(_channel_table(report))
     console.print(_bandwidth_table(report))
     for line in _deadlock_lines(report):
@@ -391,14 +400,16 @@ class ProgressBar:
 @click.option(
     "--unroll", type=int, metavar="K", help="PEs per stage k (SODA) / P_cell (PCM)  [default: the program's]."
 )
-@click.option("--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs.")
+@click.option("--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs / CGRA layers.")
+@click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
+@click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B).")
 @click.option(
     "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."
 )
 @click.option(
     "--device",
     metavar="NAME",
-    help="Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited; emax for --arch emax].",
+    help="Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited; emax for --arch emax, cgra-tia for --arch cgra].",
 )
 @click.option(
     "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
@@ -441,6 +452,8 @@ def simulate_cmd(
     arch: str | None,
     unroll: int | None,
     iterate: int | None,
+    workers: int | None,
+    strip: int | None,
     vector: int | None,
     device: str | None,
     inputs: dict[str, Path],
@@ -467,13 +480,14 @@ def simulate_cmd(
       stencilmap simulate examples/dag_listing1.json --delay-buffers min
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
+      stencilmap simulate examples/stencil1d_r8.json --arch cgra --json
     """  # fmt: skip
     from stencilmap.simulate import SimulateConfig, simulate
 
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
         "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
-        data_dir,
+        data_dir, workers, strip,
     )  # fmt: skip
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)

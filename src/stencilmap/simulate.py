@@ -34,13 +34,14 @@ from stencilmap.sim.trace import Trace, trace_format, trace_text
 from stencilmap.sim.validate import Validation, validate
 
 if TYPE_CHECKING:
+    from stencilmap.sim.cgra import CgraRun
     from stencilmap.sim.emax import EmaxRun
 
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
 Progress = Callable[[int, int], None]
 
 #: Which design parameter holds the lanes (points per cycle) of each microarchitecture.
-LANES_PARAMETER = {"soda": "k", "pcm": "P_cell", "stencilflow": "W"}
+LANES_PARAMETER = {"soda": "k", "pcm": "P_cell", "stencilflow": "W", "cgra": "workers"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,8 @@ class SimulateConfig:
     trace_cycles: int = 10_000
     max_cycles: int | None = None
     data_dir: Path | None = None  # where data files a program names may be (default: its folder)
+    workers: int | None = None  # --arch cgra: workers w (default: the §VI roofline's)
+    strip: int | None = None  # --arch cgra: vertical strip width
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,7 @@ class SimulateReport:
     trace: Path | None
     seconds: float
     emax: EmaxRun | None = None  # --arch emax: the EMAX simulation (LMM streams, five-state timeline)
+    cgra: CgraRun | None = None  # --arch cgra: the CGRA simulation (GFLOPS, % of the roofline)
 
     @property
     def valid(self) -> bool:
@@ -179,9 +183,11 @@ def simulate(
     design = build(arch, program, _build_config(config))
     check_simulation_size(design, config.trace_cycles if config.trace is not None else 0)
     facts = prediction(program, design)
-    emax_run = None
+    emax_run = cgra_run = None
     if arch == "emax":
         result, emax_run, device = _simulate_emax(config, program, values, design)
+    elif arch == "cgra":
+        result, cgra_run, device = _simulate_cgra(config, program, values, design)
     else:
         result = simulate_design(
             program, design, values, _sim_config(config, device), _scaled(progress, facts), notify
@@ -195,7 +201,7 @@ def simulate(
     bandwidth = _bandwidth(program, design, result, device)
     return SimulateReport(
         program, arch, design, device, result, validation, facts, bandwidth, written, trace,
-        time.perf_counter() - start, emax_run,
+        time.perf_counter() - start, emax_run, cgra_run,
     )  # fmt: skip
 
 
@@ -219,6 +225,34 @@ def _simulate_emax(
         bytes_read={mapping.field: float(run.bytes_in)}, bytes_written={mapping.output: float(run.bytes_out)},
         firings=len(mapping.instructions) * len(run.executions), seconds=run.sim_seconds,
         output_points=prod(shape), sim_seconds=run.sim_seconds,
+    )  # fmt: skip
+    return result, run, device
+
+
+def _simulate_cgra(
+    config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
+) -> tuple[SimResult, CgraRun, Device]:
+    """CGRA worker mappings run on their own simulator (``sim.cgra``): PEs, queues, loads and stores."""
+    from stencilmap.design.cgra import fabric, map_cgra
+    from stencilmap.model.roofline import roofline_of
+    from stencilmap.sim.cgra import simulate_cgra
+
+    if config.trace is not None or config.tile is not None:
+        raise StencilmapError("--arch cgra simulates without --trace or --tile (strips: --strip)")
+    build_config = _build_config(config)
+    mapping = map_cgra(program, build_config)
+    device = fabric(build_config.device).device
+    shape = tuple(int(n or 0) for n in program.shape)
+    roofline = roofline_of(program, shape, device, mapping.layers).attainable_gops
+    run = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
+    size = np.dtype(mapping.dtype).itemsize
+    result = SimResult(
+        design=design, status=run.status if run.status != "misaligned" else "deadlock", cycles=run.cycles,
+        outputs={mapping.stencil.output: run.output.astype(program.field_dtype(mapping.stencil.output))},
+        modules=(), channel_peaks=run.peaks,
+        bytes_read={f: float(run.bytes_read) / len(mapping.stencil.fields) for f in mapping.stencil.fields},
+        bytes_written={mapping.stencil.output: float(run.bytes_written)}, firings=run.firings,
+        seconds=run.sim_seconds, output_points=run.bytes_written // size, sim_seconds=run.sim_seconds,
     )  # fmt: skip
     return result, run, device
 
@@ -258,7 +292,8 @@ def bind(config: SimulateConfig) -> tuple[Program, dict[str, Array]]:
 def _build_config(config: SimulateConfig) -> BuildConfig:
     return BuildConfig(
         unroll=config.unroll, iterate=config.iterate, vector=config.vector,
-        delay_buffers=config.delay_buffers, device=config.device, tile=config.tile,
+        delay_buffers=config.delay_buffers, device=config.device, tile=config.tile, workers=config.workers,
+        strip=config.strip,
     )  # fmt: skip
 
 
@@ -328,6 +363,8 @@ def _stage_trace(files: OutputSet, config: SimulateConfig, design: Design, resul
 
 
 def _bandwidth(program: Program, design: Design, result: SimResult, device: Device | None) -> Bandwidth:
+    if design.arch == "cgra":
+        return _cgra_bandwidth(program, design, result, device)
     ports = []
     for m in design.modules:
         if m.kind not in ("reader", "writer"):
@@ -343,6 +380,21 @@ def _bandwidth(program: Program, design: Design, result: SimResult, device: Devi
         device.bytes_per_cycle_per_bank() if device is not None else None,
         device.clock_mhz if device is not None else None,
     )
+
+
+def _cgra_bandwidth(program: Program, design: Design, result: SimResult, device: Device | None) -> Bandwidth:
+    """A CGRA mapping's traffic: its w readers of each field and w writers, each a point a cycle at most."""
+    w = _int(dict(design.parameters).get("workers"), 1)
+    ports = [
+        PortTraffic(name, "read", 0, moved, w * np.dtype(program.field_dtype(name)).itemsize)
+        for name, moved in sorted(result.bytes_read.items())
+    ]
+    ports += [
+        PortTraffic(name, "write", 0, moved, w * np.dtype(program.field_dtype(name)).itemsize)
+        for name, moved in sorted(result.bytes_written.items())
+    ]
+    per_cycle = device.bytes_per_cycle_per_bank() * device.dram_banks if device is not None else None
+    return Bandwidth(tuple(ports), result.cycles, per_cycle, device.clock_mhz if device else None)
 
 
 def _port_bytes(program: Program, port: Module) -> int:

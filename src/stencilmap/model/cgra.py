@@ -125,14 +125,18 @@ def stores_of(m: CgraMapping, c: int) -> int:
     )
 
 
-def predict(m: CgraMapping, device: Device) -> CgraPrediction:
-    """The cycles of ``m`` on ``device`` (see ``CgraPrediction``)."""
+def predict(m: CgraMapping, device: Device, clock_mhz: float | None = None) -> CgraPrediction:
+    """The cycles of ``m`` on ``device`` at ``clock_mhz`` (default: the device's; see ``CgraPrediction``)."""
     w, fields = m.workers, len(m.stencil.fields)
     reads = [reads_of(m, r) for r in range(w)]
     stores = [stores_of(m, c) for c in range(w)]
     size = bits(m.dtype) // 8
-    per_cycle = device.practical_bandwidth_gbs * 1e9 / (device.clock_mhz * 1e6)
+    per_cycle = device.practical_bandwidth_gbs * 1e9 / ((clock_mhz or device.clock_mhz) * 1e6)
     memory = (fields * sum(reads) + sum(stores)) * size / per_cycle
+    # the first loads wait the memory's latency before any store competes, the last stores drain after the
+    # last load: those two stretches move at most w points a cycle, not the whole bandwidth
+    share = min(1.0, fields * w * size / per_cycle)
+    memory += 2 * m.mem_latency * (1.0 - share)
     pe = max(1, *(p.latency for p in m.pes if p.op in ("MUL", "MAC", "ADD")))
     tail = 1 + pe + (pe if m.stencil.constant else 0)  # filter, the last MAC (and the constant's ADD)
     latency = 2 + m.mem_latency + m.layers * tail + 3  # AGEN, load, deliver; layers; store, count, done
