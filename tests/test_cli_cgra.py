@@ -1,0 +1,88 @@
+"""``--arch cgra`` from the command line: analyze (--asm, --dot, --json), simulate, estimate; every example
+and corpus program either maps and simulates valid or is refused with one line (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from stencilmap.cli import analyze_cmd
+from stencilmap.model_cli import estimate_cmd
+from stencilmap.program import load_program
+from stencilmap.sim_cli import simulate_cmd
+from tests.conftest import CORPUS_SODA, CORPUS_STENCILFLOW, EXAMPLES, EXAMPLE_FILES, corpus_or_skip
+
+runner = CliRunner()
+S1D = str(EXAMPLES / "stencil1d_r8.json")
+#: shapes small enough to simulate in a blink, large enough for every program's halo
+SHAPES = {1: "3000", 2: "40,64", 3: "14,16,40"}
+
+
+def test_analyze_writes_assembly_dot_and_json(tmp_path: Path) -> None:
+    asm, dot = tmp_path / "s.asm", tmp_path / "s.dot"
+    result = runner.invoke(analyze_cmd, [S1D, "--arch", "cgra", "--asm", str(asm), "--dot", str(dot), "--json"])
+    assert result.exit_code == 0, result.output
+    c = json.loads(result.stdout)["cgra"]
+    assert c["workers"] == 6 and c["pes"]["MUL"] == 6 and c["pes"]["MAC"] == 96 and c["strips"] == 1
+    assert c["grid"][1] == 32 and set(c["pes"]) >= {"FILTER", "LOAD", "AGEN", "STORE", "COUNT", "DONE"}
+    lines = [line for line in asm.read_text().splitlines() if not line.startswith("#")]
+    assert len(lines) == sum(c["pes"].values())
+    assert dot.read_text().startswith("digraph") and "fillcolor=red" in dot.read_text()
+
+
+def test_analyze_workers_and_strip(tmp_path: Path) -> None:
+    args = [str(EXAMPLES / "stencil2d_r12.json"), "--arch", "cgra", "--workers", "2", "--strip", "300", "--json"]
+    c = json.loads(runner.invoke(analyze_cmd, args).stdout)["cgra"]
+    assert c["workers"] == 2 and c["strips"] == 4 and c["roofline_workers"] == 5
+
+
+def test_refused_program_writes_nothing(tmp_path: Path) -> None:
+    asm = tmp_path / "x.asm"
+    result = runner.invoke(analyze_cmd, [str(EXAMPLES / "jacobi2d.soda"), "--arch", "cgra", "--asm", str(asm)])
+    assert result.exit_code == 2 and not asm.exists()
+    assert result.output.startswith("error: the CGRA mapping cannot serve") and result.output.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([S1D, "--arch", "soda", "--workers", "2"], "need --arch cgra"),
+        ([S1D, "--arch", "soda", "--asm", "x.asm"], "--arch emax or cgra"),
+        ([S1D, "--arch", "cgra", "--workers", "0"], "--workers must be"),
+        ([S1D, "--arch", "cgra", "--workers", "40"], "cannot serve"),
+    ],
+)
+def test_bad_options_are_one_line_errors(args: list[str], message: str) -> None:
+    result = runner.invoke(analyze_cmd, args)
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_simulate_and_estimate_agree(tmp_path: Path) -> None:
+    args = [S1D, "--arch", "cgra", "--shape", "40000", "--json"]
+    sim = json.loads(runner.invoke(simulate_cmd, [*args, "--out", str(tmp_path)]).stdout)
+    assert sim["valid"] and set(sim["cgra"]) >= {"gflops", "percent_of_roofline", "strips"}
+    est = json.loads(runner.invoke(estimate_cmd, [*args, "--device", "cgra-tia"]).stdout)
+    assert est["parameters"] == {"layers": 1, "strips": 1, "workers": 6}
+    assert abs(est["predicted_cycles"] - sim["cycles"]) <= 0.02 * sim["cycles"]
+
+
+def _shape(path: Path) -> str:
+    return SHAPES[load_program(path).rank]
+
+
+@pytest.mark.parametrize(
+    "path", EXAMPLE_FILES + corpus_or_skip(CORPUS_SODA + CORPUS_STENCILFLOW), ids=lambda p: p.name if p else "-"
+)
+def test_every_program_maps_and_simulates_valid_or_is_refused(path: Path, tmp_path: Path) -> None:
+    args = [str(path), "--arch", "cgra", "--shape", _shape(path), "--json"]
+    result = runner.invoke(simulate_cmd, [*args, "--out", str(tmp_path)])
+    if result.exit_code == 2:
+        err = result.output.strip()
+        assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err
+        assert "cannot serve" in err or "data" in err or "file" in err, err
+        return
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["valid"]
