@@ -13,7 +13,7 @@ from stencilmap.cli import analyze_cmd
 from stencilmap.model_cli import estimate_cmd
 from stencilmap.program import load_program
 from stencilmap.sim_cli import simulate_cmd
-from tests.conftest import CORPUS_SODA, CORPUS_STENCILFLOW, EXAMPLES, EXAMPLE_FILES, corpus_or_skip
+from tests.conftest import CORPUS_SODA, CORPUS_STENCILFLOW, EXAMPLE_FILES, EXAMPLES, corpus_or_skip
 
 runner = CliRunner()
 S1D = str(EXAMPLES / "stencil1d_r8.json")
@@ -23,7 +23,9 @@ SHAPES = {1: "3000", 2: "40,64", 3: "14,16,40"}
 
 def test_analyze_writes_assembly_dot_and_json(tmp_path: Path) -> None:
     asm, dot = tmp_path / "s.asm", tmp_path / "s.dot"
-    result = runner.invoke(analyze_cmd, [S1D, "--arch", "cgra", "--asm", str(asm), "--dot", str(dot), "--json"])
+    result = runner.invoke(
+        analyze_cmd, [S1D, "--arch", "cgra", "--asm", str(asm), "--dot", str(dot), "--json"]
+    )
     assert result.exit_code == 0, result.output
     c = json.loads(result.stdout)["cgra"]
     assert c["workers"] == 6 and c["pes"]["MUL"] == 6 and c["pes"]["MAC"] == 96 and c["strips"] == 1
@@ -34,14 +36,25 @@ def test_analyze_writes_assembly_dot_and_json(tmp_path: Path) -> None:
 
 
 def test_analyze_workers_and_strip(tmp_path: Path) -> None:
-    args = [str(EXAMPLES / "stencil2d_r12.json"), "--arch", "cgra", "--workers", "2", "--strip", "300", "--json"]
+    args = [
+        str(EXAMPLES / "stencil2d_r12.json"),
+        "--arch",
+        "cgra",
+        "--workers",
+        "2",
+        "--strip",
+        "300",
+        "--json",
+    ]
     c = json.loads(runner.invoke(analyze_cmd, args).stdout)["cgra"]
     assert c["workers"] == 2 and c["strips"] == 4 and c["roofline_workers"] == 5
 
 
 def test_refused_program_writes_nothing(tmp_path: Path) -> None:
     asm = tmp_path / "x.asm"
-    result = runner.invoke(analyze_cmd, [str(EXAMPLES / "jacobi2d.soda"), "--arch", "cgra", "--asm", str(asm)])
+    result = runner.invoke(
+        analyze_cmd, [str(EXAMPLES / "jacobi2d.soda"), "--arch", "cgra", "--asm", str(asm)]
+    )
     assert result.exit_code == 2 and not asm.exists()
     assert result.output.startswith("error: the CGRA mapping cannot serve") and result.output.count("\n") == 1
 
@@ -74,7 +87,9 @@ def _shape(path: Path) -> str:
 
 
 @pytest.mark.parametrize(
-    "path", EXAMPLE_FILES + corpus_or_skip(CORPUS_SODA + CORPUS_STENCILFLOW), ids=lambda p: p.name if p else "-"
+    "path",
+    EXAMPLE_FILES + corpus_or_skip(CORPUS_SODA + CORPUS_STENCILFLOW),
+    ids=lambda p: p.name if p else "-",
 )
 def test_every_program_maps_and_simulates_valid_or_is_refused(path: Path, tmp_path: Path) -> None:
     args = [str(path), "--arch", "cgra", "--shape", _shape(path), "--json"]

@@ -148,7 +148,12 @@ def _warn(warnings: tuple[str, ...]) -> None:
     "EMAX: the most that fit].",
 )
 @click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
-@click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B)  [default: one strip unless the buffering overflows].")
+@click.option(
+    "--strip",
+    type=int,
+    metavar="WIDTH",
+    help="CGRA vertical strip width (§III-B)  [default: one strip unless the buffering overflows].",
+)
 @click.option("--iterate", type=int, metavar="Q", help="Stages q (SODA) / PCMs d  [default: the program's].")
 @click.option(
     "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."

@@ -306,7 +306,22 @@ def _design_params(report: SimulateReport) -> str:
     shown = [
         f"{k}={v}"
         for k, v in report.design.parameters
-        if k in ("k", "q", "W", "P_cell", "d", "delay_buffers", "degree", "p", "rows", "x_chunks", "workers", "layers", "strips")
+        if k
+        in (
+            "k",
+            "q",
+            "W",
+            "P_cell",
+            "d",
+            "delay_buffers",
+            "degree",
+            "p",
+            "rows",
+            "x_chunks",
+            "workers",
+            "layers",
+            "strips",
+        )
     ]
     tiles = p.get("tiles_total", 1)
     if isinstance(tiles, int) and tiles > 1:
@@ -400,7 +415,9 @@ class ProgressBar:
 @click.option(
     "--unroll", type=int, metavar="K", help="PEs per stage k (SODA) / P_cell (PCM)  [default: the program's]."
 )
-@click.option("--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs / CGRA layers.")
+@click.option(
+    "--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs / CGRA layers."
+)
 @click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
 @click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B).")
 @click.option(

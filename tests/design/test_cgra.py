@@ -111,7 +111,7 @@ def test_iterate_chains_layers_without_readers_between() -> None:
 
 def test_workers_option_and_fit() -> None:
     assert mapping(S1D, (5000,), workers=2).workers == 2
-    with pytest.raises(StencilmapError, match="need .* MACs"):
+    with pytest.raises(StencilmapError, match=r"need .* MACs"):
         mapping(S1D, (5000,), workers=20)  # 20 × 17 > 256 MACs
     with pytest.raises(StencilmapError, match="--workers must be"):
         mapping(S1D, (5000,), workers=0)
@@ -154,7 +154,11 @@ def test_builder_makes_a_verified_design() -> None:
 def test_linear_form_folds_constants_and_local_stages() -> None:
     lin = linear_stencil(soda("0.25f * (a(0, -1) + a(1, 0)) - 2.0f * a(0, 0) + 1.0f"))
     assert lin.constant == 1.0
-    assert [(t.offset, t.coeff) for t in lin.terms] == [((0, -1, 0), 0.25), ((0, 0, 0), -2.0), ((0, 0, 1), 0.25)]
+    assert [(t.offset, t.coeff) for t in lin.terms] == [
+        ((0, -1, 0), 0.25),
+        ((0, 0, 0), -2.0),
+        ((0, 0, 1), 0.25),
+    ]
 
 
 @pytest.mark.parametrize(

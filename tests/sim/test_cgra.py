@@ -83,7 +83,7 @@ def test_values_match_the_reference(name: str, shape: tuple[int, ...], kw: dict[
 
 def test_layers_compute_q_steps_on_chip() -> None:
     """§IV: 3 layers compute 3 time steps reading the input once."""
-    r, program, valid = run(EXAMPLES / "laplace2d.soda", (40, 60), iterate=3, workers=2)
+    r, _, valid = run(EXAMPLES / "laplace2d.soda", (40, 60), iterate=3, workers=2)
     assert valid and r.mapping.layers == 3
     assert r.bytes_read == 40 * 60 * 4  # the input once: no reader between layers
 

@@ -29,11 +29,12 @@ vertical strips (§III-B, Fig. 10), each re-reading its halo columns; ``--strip`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from math import ceil
 
 from stencilmap.design.cgra_terms import LinearStencil, Offset, Term, linear_stencil, refusal
 from stencilmap.design.common import concrete_shape
-from stencilmap.design.ir import Channel, Design, Module, params
+from stencilmap.design.ir import Channel, Design, Module, ParamValue, params
 from stencilmap.design.registry import BuildConfig, register
 from stencilmap.errors import StencilmapError
 from stencilmap.model.cgra import choose_workers
@@ -173,7 +174,7 @@ def split_strips(x0: int, x1: int, width: int) -> tuple[tuple[int, int], ...]:
     """[x0, x1) cut into ⌈(x1 − x0) / width⌉ strips of near-equal width."""
     n = max(1, ceil((x1 - x0) / width))
     edges = [x0 + (x1 - x0) * i // n for i in range(n + 1)]
-    return tuple((a, b) for a, b in zip(edges, edges[1:], strict=False))
+    return tuple(pairwise(edges))
 
 
 def flat(o: Offset, width: int, height: int) -> int:
@@ -275,7 +276,9 @@ def _strips(
     return split_strips(x0, x1, width)
 
 
-def _buffered(lin: LinearStencil, shape: tuple[int, int, int], q: int, w: int, width: int, fab: Fabric) -> int:
+def _buffered(
+    lin: LinearStencil, shape: tuple[int, int, int], q: int, w: int, width: int, fab: Fabric
+) -> int:
     lo, hi = lin.halo()
     span = width + q * (lo[2] + hi[2])
     depths = queue_depths(lin.terms, span, shape[1], w, fab.pe_latency, fab.queue_entries)
@@ -319,16 +322,7 @@ def build_mapping(
 def design_of(m: CgraMapping) -> Design:
     """The mapping as a Design: one ``cgra_pe`` module per PE (its instruction as parameters), one channel
     per input queue."""
-    modules = tuple(
-        Module(
-            p.name, "cgra_pe",
-            params(op=p.op, row=p.row, col=p.col, layer=p.layer, worker=p.worker, inputs=p.inputs,
-                   const=p.const if p.op in ("MUL", "MAC", "ADD") else None,
-                   offset=p.offset if p.op == "FILTER" else None, field=p.field or None),
-            latency=p.latency,
-        )  # fmt: skip
-        for p in m.pes
-    )
+    modules = tuple(Module(p.name, "cgra_pe", _params(p), latency=p.latency) for p in m.pes)
     channels = tuple(
         Channel(f"{qu.src}->{qu.dst}.{qu.port}", qu.src, qu.dst, qu.depth, 1, m.dtype, "", qu.port)
         for qu in m.queues
@@ -337,7 +331,16 @@ def design_of(m: CgraMapping) -> Design:
         workers=m.workers, layers=m.layers, strips=len(m.strips), grid=m.grid, shape=m.shape,
         products=len(m.stencil.terms),
     )  # fmt: skip
-    return Design(m.program, "cgra", modules, channels, parameters, m.device, m.device and None)
+    return Design(m.program, "cgra", modules, channels, parameters, m.device, None)
+
+
+def _params(p: Pe) -> tuple[tuple[str, ParamValue], ...]:
+    const = p.const if p.op in ("MUL", "MAC", "ADD") else None
+    offset = p.offset if p.op in ("FILTER", "MUL", "MAC") else None
+    return params(
+        op=p.op, row=p.row, col=p.col, layer=p.layer, worker=p.worker, inputs=p.inputs, const=const,
+        offset=offset, field=p.field or None,
+    )  # fmt: skip
 
 
 @register("cgra")

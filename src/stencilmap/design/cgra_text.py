@@ -59,7 +59,9 @@ def assembly(m: CgraMapping) -> str:
         order = {port: i for i, port in enumerate(p.inputs)}
         queues = sorted(into.get(p.name, []), key=lambda q: order.get(q.port, 0))
         ins = ", ".join(f"{q.port}<-{q.src}[{q.depth}]" for q in queues) or "-"
-        lines.append(f"  {p.row:3d} {p.col:3d}  {p.op:<6s} {p.name:<18s} {ins:<48s} {_operand(m, p, by_name, into)}")
+        lines.append(
+            f"  {p.row:3d} {p.col:3d}  {p.op:<6s} {p.name:<18s} {ins:<48s} {_operand(m, p, by_name, into)}"
+        )
     return "\n".join(lines) + "\n"
 
 

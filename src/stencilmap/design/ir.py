@@ -179,4 +179,6 @@ def _check_module(m: Module, ins: list[Channel], outs: list[Channel], where: str
 
 def _generator(m: Module) -> bool:
     """A PE that declares no input port (it computes a constant expression), or a CGRA address generator."""
-    return (m.kind == "pe" and m.param("inputs", ()) == ()) or (m.kind == "cgra_pe" and m.param("op") == "AGEN")
+    return (m.kind == "pe" and m.param("inputs", ()) == ()) or (
+        m.kind == "cgra_pe" and m.param("op") == "AGEN"
+    )

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from stencilmap.analysis.halos import program_halo
-from stencilmap.analysis.timing import pipeline_timing, runtime_cycles
 from stencilmap.design.common import check_parameters, with_iterate
 from stencilmap.design.ir import Design, ParamValue
 from stencilmap.design.registry import BuildConfig, build
@@ -29,10 +28,8 @@ from stencilmap.model.devices import Cost, Device, load_device
 from stencilmap.model.emax import estimate_emax
 from stencilmap.model.performance import (
     Scenario,
-    compute_seconds,
     launches,
     required_bandwidth,
-    scenario,
     soda_ideal_throughput,
     total_seconds,
 )

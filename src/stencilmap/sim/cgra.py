@@ -93,12 +93,16 @@ def reader_tags(m: CgraMapping, r: int) -> I64:
         x0, x1 = m.reader_span(s)
         xs = np.arange(x0, x1, dtype=np.int64)
         xs = xs[xs % m.workers == r]
-        parts.append((np.add.outer(np.arange(z * y, dtype=np.int64) * x, xs).ravel() + s * npts))
+        parts.append(np.add.outer(np.arange(z * y, dtype=np.int64) * x, xs).ravel() + s * npts)
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 def simulate_cgra(
-    m: CgraMapping, inputs: dict[str, Array], device: Device, roofline_gops: float, max_cycles: int | None = None
+    m: CgraMapping,
+    inputs: dict[str, Array],
+    device: Device,
+    roofline_gops: float,
+    max_cycles: int | None = None,
 ) -> CgraRun:
     """Run mapping ``m`` on ``inputs`` (arrays of the program's shape)."""
     packed = _Packed(m, inputs, device)
@@ -182,7 +186,7 @@ class _Packed:
         self.fires = np.zeros(len(m.pes), np.int64)
 
     def _params(self, p: Pe, fields: list[str], caps: list[int]) -> tuple[int, int, int, int]:
-        z, y, x = self.shape
+        _, y, x = self.shape
         m = self.m
         if p.op == "AGEN":
             tags = reader_tags(m, p.worker)
@@ -217,9 +221,11 @@ class _Packed:
             self.q_cap, head, cnt, self.q_base, self.q_peak, val, tag, rdy, self.tags, self.mem_in,
             self.mem_out, boxes, geo, None, state, self.fires, out,
         )  # fmt: skip
-        args = [ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else None for a in arrays]
+        args: list[Any] = [
+            ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else None for a in arrays
+        ]
         args[2], args[7], args[8] = ctypes.c_int64(len(m.pes)), ctypes.c_int64(self.nstore), ctypes.c_int64(self.nload)  # fmt: skip
-        args[22] = ctypes.c_double(bpc)  # type: ignore[call-overload]
+        args[22] = ctypes.c_double(bpc)
         _library()(*args)
         return out
 
