@@ -247,12 +247,12 @@ def _simulate_cgra(
     run = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
     size = np.dtype(mapping.dtype).itemsize
     result = SimResult(
-        design=design, status=run.status if run.status != "misaligned" else "deadlock", cycles=run.cycles,
-        outputs={mapping.stencil.output: run.output.astype(program.field_dtype(mapping.stencil.output))},
-        modules=(), channel_peaks=run.peaks,
-        bytes_read={f: float(run.bytes_read) / len(mapping.stencil.fields) for f in mapping.stencil.fields},
-        bytes_written={mapping.stencil.output: float(run.bytes_written)}, firings=run.firings,
-        seconds=run.sim_seconds, output_points=run.bytes_written // size, sim_seconds=run.sim_seconds,
+        design=design, status=run.status, cycles=run.cycles,
+        outputs={k: v.astype(program.field_dtype(k)) for k, v in run.outputs.items()},
+        modules=(), channel_peaks=run.peaks, bytes_read={k: float(v) for k, v in run.bytes_read.items()},
+        bytes_written={k: float(np.count_nonzero(~np.isnan(v))) * size for k, v in run.outputs.items()},
+        firings=run.firings, seconds=run.sim_seconds, output_points=run.bytes_written // size,
+        sim_seconds=run.sim_seconds,
     )  # fmt: skip
     return result, run, device
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from stencilmap.design.cgra import CgraMapping, map_cgra, queue_depths, split_strips
+from stencilmap.design.cgra import CgraMapping, map_cgra
+from stencilmap.design.cgra_plan import queue_depths, split_strips
 from stencilmap.design.cgra_terms import Term, linear_stencil
 from stencilmap.design.cgra_text import COLOURS, assembly, cgra_dot, cgra_json
 from stencilmap.design.registry import BuildConfig, build
@@ -164,16 +165,51 @@ def test_linear_form_folds_constants_and_local_stages() -> None:
 @pytest.mark.parametrize(
     ("body", "input_type", "border", "why"),
     [
-        ("sqrt(a(0, 0))", "float", "ignore", "not linear"),
-        ("a(0, 0) * a(1, 0)", "float", "ignore", "multiplies or divides two fields"),
         ("a(0, 0) + a(1, 0)", "int16", "ignore", "floating-point"),
         ("a(0, 0) + a(1, 0)", "float", "preserve", "border 'preserve'"),
+        ("a(0, 0) & a(1, 0)", "float", "ignore", "no PE computes"),
     ],
 )
 def test_refusals_say_why_in_one_line(body: str, input_type: str, border: str, why: str) -> None:
     with pytest.raises(StencilmapError, match="cannot serve") as info:
         map_cgra(soda(body, input_type, border), BuildConfig())
     assert why in str(info.value) and "\n" not in str(info.value)
+
+
+def stencilflow(tmp: Path, expr: str, boundary: str = '{"type": "shrink"}') -> Program:
+    text = (
+        '{"inputs": {"a": {"data": "random:0-1", "data_type": "float64"}}, "outputs": ["b"], '
+        f'"dimensions": [24, 32], "program": {{"b": {{"computation_string": "b = {expr}", '
+        f'"boundary_conditions": {{"a": {boundary}}}, "data_type": "float64"}}}}}}'
+    )
+    (tmp / "p.json").write_text(text)
+    return bind_shape(load_program(tmp / "p.json"), {}, None)
+
+
+def test_non_linear_maps_one_operation_per_pe(tmp_path: Path) -> None:
+    """A ternary, a min, a sqrt and a product of two reads: one PE per operation, a FILTER per read."""
+    p = stencilflow(tmp_path, "sqrt(a[j, k+1]) if a[j, k] > 0.5 else min(a[j+1, k], a[j, k-1] * a[j-1, k])")
+    m = map_cgra(p, BuildConfig(workers=2))
+    assert m.linear is None and [s.name for s in m.stages] == ["b"]
+    ops = m.op_counts()
+    assert (ops["GT"], ops["SQRT"], ops["MIN"], ops["MUL"], ops["SEL"], ops["FILTER"]) == (2, 2, 2, 2, 2, 10)
+    sel = next(pe for pe in m.pes if pe.op == "SEL")
+    assert sel.operands == ("a0", "a1", "a2") and len(sel.inputs) == 3
+    gt = next(pe for pe in m.pes if pe.op == "GT")
+    assert gt.operands == ("a0", 0.5)
+
+
+def test_several_stages_feed_each_other_through_worker_streams() -> None:
+    """A local stencil's workers feed the output's filters directly (no memory between)."""
+    text = (
+        "kernel: k\nburst width: 512\nunroll factor: 1\ninput dram 0 float: a(32, *)\n"
+        "local float: t(0, 0) = a(0, 0) * a(1, 0)\noutput dram 1 float:\n  b(0, 0) = t(0, -1) + t(0, 1)\n"
+        "iterate: 1\nborder: ignore\ncluster: none\n"
+    )
+    m = map_cgra(bind_shape(parse_soda(text, "k.soda"), {}, (20, 32)), BuildConfig(workers=3))
+    assert [s.name for s in m.stages] == ["t", "b"] and m.count("LOAD") == 3
+    fed = {q.src for q in m.queues if ".b.w" in q.dst and q.dst.endswith(".flt")}
+    assert fed and all(".t.w" in src for src in fed)
 
 
 def test_only_cgra_devices() -> None:

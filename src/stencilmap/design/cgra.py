@@ -29,40 +29,42 @@ vertical strips (§III-B, Fig. 10), each re-reading its halo columns; ``--strip`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
-from math import ceil
 
-from stencilmap.design.cgra_terms import LinearStencil, Offset, Term, linear_stencil, refusal
-from stencilmap.design.common import concrete_shape
+from stencilmap.design.cgra_regions import Box, Span, Stage
+from stencilmap.design.cgra_terms import LinearStencil, Offset
 from stencilmap.design.ir import Channel, Design, Module, ParamValue, params
 from stencilmap.design.registry import BuildConfig, register
 from stencilmap.errors import StencilmapError
-from stencilmap.model.cgra import choose_workers
 from stencilmap.model.devices import Device, load_device
-from stencilmap.program.dtypes import bits
 from stencilmap.program.ir import Program
 
-Box = tuple[int, int, int, int, int, int]  # z0, z1, y0, y1, x0, x1 (half-open)
-
-#: Ops whose PEs count against the fabric's floating-point MUL/MAC units (the device's ``mac``).
-ARITH_OPS = ("MUL", "MAC", "ADD")
+#: Ops whose PEs count against the fabric's floating-point units (the device's ``mac``): all arithmetic.
+CONTROL_OPS = ("AGEN", "LOAD", "FILTER", "STORE", "COUNT", "DONE")
 
 
 @dataclass(frozen=True, slots=True)
 class Pe:
-    """One PE and its one instruction. ``stream``: the reader (field, r) or worker a FILTER listens to."""
+    """One PE and its one instruction.
+
+    ``operands`` (arithmetic PEs): in evaluation order, an input port's name or an immediate constant;
+    ``stage``: for a FILTER the box its consumer computes (layer × stages + stage), for a STORE the
+    output stage; ``boundary``: a FILTER's reads outside the grid — ``shrink`` (none) or ``constant``
+    (``const`` filled in, the paper's mux)."""
 
     name: str
-    op: str  # AGEN LOAD FILTER MUL MAC ADD STORE COUNT DONE
+    op: str  # AGEN LOAD FILTER STORE COUNT DONE, or an arithmetic op: MUL MAC ADD SUB MIN SEL SQRT ...
     row: int
     col: int
     layer: int = -1  # compute layer (§IV), -1 for readers and writers
     worker: int = -1
-    inputs: tuple[str, ...] = ()  # input queue ports, in operand order
+    inputs: tuple[str, ...] = ()  # input queue ports
     const: float = 0.0
     offset: Offset = (0, 0, 0)
     field: str = ""
     latency: int = 1
+    stage: int = -1
+    operands: tuple[str | float, ...] = ()
+    boundary: str = "shrink"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,14 +83,18 @@ class CgraMapping:
 
     program: str
     device: str
-    dtype: str
+    dtype: str  # the outputs' element type
     shape: tuple[int, int, int]  # (Z, Y, X); lower-rank programs pad with 1
     rank: int
-    stencil: LinearStencil
+    linear: LinearStencil | None  # the MUL/MAC chain's products, or None: expression DAGs
+    stages: tuple[Stage, ...]
+    inputs: tuple[tuple[str, str, tuple[int, int, int]], ...]  # field, dtype, strides (0: an axis it lacks)
     workers: int
     layers: int
-    strips: tuple[tuple[int, int], ...]  # final output columns [x0, x1) of each strip
-    boxes: tuple[tuple[Box, ...], ...]  # [layer][strip]: the points that layer computes in that strip
+    strips: tuple[Span, ...]  # the outputs' columns [x0, x1) of each strip
+    regions: tuple[tuple[Box, ...], ...]  # [layer][stage]: where the stage is defined
+    boxes: tuple[tuple[Box, ...], ...]  # [layer × stages + stage][strip]: what it computes there
+    spans: tuple[tuple[Span, ...], ...]  # [input][strip]: the columns its readers load
     pes: tuple[Pe, ...]
     queues: tuple[Queue, ...]
     grid: tuple[int, int]
@@ -107,11 +113,12 @@ class CgraMapping:
             out[p.op] = out.get(p.op, 0) + 1
         return dict(sorted(out.items()))
 
-    def reader_span(self, strip: int) -> tuple[int, int]:
-        """Input columns strip ``strip`` reads: its output columns and q halos."""
-        lo, hi = self.stencil.halo()
-        x0, x1 = self.strips[strip]
-        return max(0, x0 - self.layers * lo[2]), min(self.shape[2], x1 + self.layers * hi[2])
+    def box_id(self, layer: int, stage: int) -> int:
+        return layer * len(self.stages) + stage
+
+    def outputs(self) -> tuple[int, ...]:
+        """The stages the writers store (of the last layer)."""
+        return tuple(k for k, s in enumerate(self.stages) if s.output)
 
 
 # ------------------------------------------------------------------------------------------ device
@@ -148,172 +155,14 @@ def fabric(name: str | None) -> Fabric:
     )  # fmt: skip
 
 
-# ------------------------------------------------------------------------------------------ geometry
-
-
-def layer_boxes(
-    shape: tuple[int, int, int], lin: LinearStencil, q: int, strips: tuple[tuple[int, int], ...]
-) -> tuple[tuple[Box, ...], ...]:
-    """Layer t (0-based) of q computes, in strip s, its shrunk region (t + 1 halos in) restricted to the
-    strip's output columns widened by the q − 1 − t halos the later layers still need."""
-    lo, hi = lin.halo()
-    out = []
-    for t in range(q):
-        n = t + 1
-        z0, z1 = n * lo[0], shape[0] - n * hi[0]
-        y0, y1 = n * lo[1], shape[1] - n * hi[1]
-        row = []
-        for x0, x1 in strips:
-            later = q - 1 - t
-            row.append((z0, z1, y0, y1, max(n * lo[2], x0 - later * lo[2]), min(shape[2] - n * hi[2], x1 + later * hi[2])))  # fmt: skip
-        out.append(tuple(row))
-    return tuple(out)
-
-
-def split_strips(x0: int, x1: int, width: int) -> tuple[tuple[int, int], ...]:
-    """[x0, x1) cut into ⌈(x1 − x0) / width⌉ strips of near-equal width."""
-    n = max(1, ceil((x1 - x0) / width))
-    edges = [x0 + (x1 - x0) * i // n for i in range(n + 1)]
-    return tuple(pairwise(edges))
-
-
-def flat(o: Offset, width: int, height: int) -> int:
-    """An offset as a distance in a strip's row-major stream of ``width`` columns, ``height`` rows."""
-    return (o[0] * height + o[1]) * width + o[2]
-
-
-def queue_depths(
-    terms: tuple[Term, ...], width: int, height: int, w: int, latency: int, entries: int
-) -> list[tuple[int, int]]:
-    """(data queue, accumulator queue) depths of each product of a chain (§III-B: sized so that the design
-    cannot deadlock). A worker sees one point of a reader's stream per cycle (w points of the grid):
-    term k's operand arrives ⌈Δ_k / w⌉ stream places after term k − 1's (Δ_k its flat distance). The
-    partial sum waits that long in term k's accumulator queue (rows later: a row of the strip per w);
-    when the operands come faster than the chain's latency, the data waits instead, growing by
-    latency − Δ_k / w per product."""
-    slack = latency + 3
-    out: list[tuple[int, int]] = []
-    late = 0.0
-    for k, t in enumerate(terms):
-        delta = flat(t.offset, width, height) - flat(terms[k - 1].offset, width, height) if k else 0
-        gap = delta / w
-        late = max(0.0, late + latency - gap) if k else 0.0
-        acc = ceil(max(0.0, gap - latency)) + slack if k else 0
-        out.append((max(entries, ceil(late) + slack), max(entries, acc) if k else 0))
-    return out
-
-
 # ------------------------------------------------------------------------------------------ mapping
 
 
 def map_cgra(program: Program, config: BuildConfig) -> CgraMapping:
     """Map ``program`` (shape bound, ``iterate`` = layers) onto the device of ``config``."""
-    fab = fabric(config.device)
-    lin = linear_stencil(program)
-    shape3 = _shape3(concrete_shape(program))
-    q = max(1, program.iterate)
-    lo, hi = lin.halo()
-    if any(shape3[a] - q * (lo[a] + hi[a]) < 1 for a in range(3)):
-        raise refusal(f"{q} step(s) of halo {lo}/{hi} leave no point of the {shape3} grid")
-    w, roofline_w = _workers(program, lin, fab, q, config.workers)
-    strips = _strips(shape3, lin, q, w, fab, config.strip)
-    return build_mapping(program, lin, fab, shape3, q, w, strips, roofline_w)
+    from stencilmap.design.cgra_plan import plan_mapping
 
-
-def _shape3(shape: tuple[int, ...]) -> tuple[int, int, int]:
-    if len(shape) > 3:
-        raise refusal(f"it is {len(shape)}-D; the workers map 1-D to 3-D grids")
-    full = (1,) * (3 - len(shape)) + shape
-    return (full[0], full[1], full[2])
-
-
-def _workers(program: Program, lin: LinearStencil, fab: Fabric, q: int, asked: int | None) -> tuple[int, int]:
-    """§VI: the fewest workers whose flops reach the roofline, within the MACs and the grid."""
-    from stencilmap.model.roofline import roofline_of
-
-    pes = len(lin.terms) + (1 if lin.constant else 0)
-    ops = 2 * len(lin.terms) - 1 + (1 if lin.constant else 0)
-    attainable = roofline_of(program, concrete_shape(program), fab.device, q).attainable_gops
-    choice = choose_workers(attainable, ops, pes, fab.macs, fab.device.clock_mhz / 1e3, q)
-    fits = max(w for w in range(0, choice.max_workers + 1) if w == 0 or _grid_pes(lin, w, q) <= fab.rows * fab.cols)  # fmt: skip
-    roofline_w = min(choice.workers, fits)
-    if asked is not None:
-        if asked < 1:
-            raise StencilmapError(f"--workers must be ≥ 1, got {asked}")
-        if asked * pes * q > fab.macs or _grid_pes(lin, asked, q) > fab.rows * fab.cols:
-            raise refusal(f"{asked} workers of {pes} MUL/MACs × {q} layer(s) need {asked * pes * q} MACs and {_grid_pes(lin, asked, q)} PEs; '{fab.device.name}' has {fab.macs} and {fab.rows * fab.cols}")  # fmt: skip
-        return asked, roofline_w
-    if roofline_w < 1:
-        raise refusal(f"one worker of {pes} MUL/MACs × {q} layer(s) does not fit {fab.macs} MACs and {fab.rows}×{fab.cols} PEs")  # fmt: skip
-    return roofline_w, roofline_w
-
-
-def _grid_pes(lin: LinearStencil, w: int, q: int) -> int:
-    """PEs of a mapping: readers (AGEN + LOAD), per layer a FILTER + MUL/MAC per product (and an ADD for a
-    constant), writers, counters and DONE."""
-    per_worker = 2 * len(lin.terms) + (1 if lin.constant else 0)
-    return 2 * w * len(lin.fields) + q * w * per_worker + 2 * w + 1
-
-
-def _strips(
-    shape: tuple[int, int, int], lin: LinearStencil, q: int, w: int, fab: Fabric, asked: int | None
-) -> tuple[tuple[int, int], ...]:
-    """One strip, or the widest strips whose buffering fits the scratchpad (§III-B, Fig. 10)."""
-    lo, hi = lin.halo()
-    x0, x1 = q * lo[2], shape[2] - q * hi[2]
-    if asked is not None:
-        if asked < 1:
-            raise StencilmapError(f"--strip must be ≥ 1, got {asked}")
-        return split_strips(x0, x1, asked)
-    size = bits(lin.dtype) // 8
-    store = fab.scratchpad_bytes // size
-    width = x1 - x0
-    while _buffered(lin, shape, q, w, width, fab) > store:
-        if width <= max(1, w):
-            need = _buffered(lin, shape, q, w, width, fab)
-            raise refusal(f"its buffering needs {need:,} words even in strips {width} wide; '{fab.device.name}' holds {store:,}")  # fmt: skip
-        width = max(w, width * 3 // 4)
-    return split_strips(x0, x1, width)
-
-
-def _buffered(
-    lin: LinearStencil, shape: tuple[int, int, int], q: int, w: int, width: int, fab: Fabric
-) -> int:
-    lo, hi = lin.halo()
-    span = width + q * (lo[2] + hi[2])
-    depths = queue_depths(lin.terms, span, shape[1], w, fab.pe_latency, fab.queue_entries)
-    per_chain = sum(max(0, d - fab.queue_entries) + max(0, a - fab.queue_entries) for d, a in depths)
-    return per_chain * w * q
-
-
-def build_mapping(
-    program: Program,
-    lin: LinearStencil,
-    fab: Fabric,
-    shape: tuple[int, int, int],
-    q: int,
-    w: int,
-    strips: tuple[tuple[int, int], ...],
-    roofline_w: int,
-) -> CgraMapping:
-    from stencilmap.design.cgra_place import place, wire
-
-    lo, hi = lin.halo()
-    span = max(b - a for a, b in strips) + q * (lo[2] + hi[2])
-    depths = queue_depths(lin.terms, span, shape[1], w, fab.pe_latency, fab.queue_entries)
-    pes, queues = wire(lin, w, q, depths, fab)
-    placed = place(pes, fab.cols)
-    grid = (max(p.row for p in placed) + 1, fab.cols)
-    if grid[0] > fab.rows:
-        raise refusal(f"{len(placed)} PEs exceed the {fab.rows}×{fab.cols} grid of '{fab.device.name}'")
-    buffered = sum(max(0, qu.depth - fab.queue_entries) for qu in queues)
-    return CgraMapping(
-        program=program.name, device=fab.device.name, dtype=lin.dtype, shape=shape, rank=program.rank,
-        stencil=lin, workers=w, layers=q, strips=strips, boxes=layer_boxes(shape, lin, q, strips),
-        pes=placed, queues=queues, grid=grid, queue_entries=fab.queue_entries, buffered_words=buffered,
-        storage_words=fab.scratchpad_bytes // (bits(lin.dtype) // 8), mem_latency=fab.mem_latency,
-        roofline_workers=roofline_w,
-    )  # fmt: skip
+    return plan_mapping(program, config, fabric(config.device))
 
 
 # ------------------------------------------------------------------------------------------ builder
@@ -329,17 +178,17 @@ def design_of(m: CgraMapping) -> Design:
     )
     parameters = params(
         workers=m.workers, layers=m.layers, strips=len(m.strips), grid=m.grid, shape=m.shape,
-        products=len(m.stencil.terms),
+        stages=tuple(s.name for s in m.stages), kind="linear" if m.linear is not None else "dag",
     )  # fmt: skip
     return Design(m.program, "cgra", modules, channels, parameters, m.device, None)
 
 
 def _params(p: Pe) -> tuple[tuple[str, ParamValue], ...]:
-    const = p.const if p.op in ("MUL", "MAC", "ADD") else None
-    offset = p.offset if p.op in ("FILTER", "MUL", "MAC") else None
+    operands = tuple(str(o) for o in p.operands) if p.operands else None
+    offset = p.offset if p.op == "FILTER" else None
     return params(
-        op=p.op, row=p.row, col=p.col, layer=p.layer, worker=p.worker, inputs=p.inputs, const=const,
-        offset=offset, field=p.field or None,
+        op=p.op, row=p.row, col=p.col, layer=p.layer, worker=p.worker, inputs=p.inputs, operands=operands,
+        offset=offset, field=p.field or None, boundary=p.boundary if p.op == "FILTER" else None,
     )  # fmt: skip
 
 

@@ -24,6 +24,8 @@ COLOURS = {
 def cgra_json(m: CgraMapping) -> dict[str, object]:
     """``analyze --json``'s ``"cgra"`` object."""
     return {
+        "kind": "linear" if m.linear is not None else "dag",
+        "stages": [s.name for s in m.stages],
         "workers": m.workers,
         "roofline_workers": m.roofline_workers,
         "layers": m.layers,
@@ -66,12 +68,13 @@ def assembly(m: CgraMapping) -> str:
 
 
 def _operand(m: CgraMapping, p: Pe, by_name: dict[str, Pe], into: dict[str, list[Queue]]) -> str:
-    if p.op in ("MUL", "MAC"):
-        return f"* {p.const!r}" + (" + acc" if p.op == "MAC" else "")
-    if p.op == "ADD":
-        return f"+ {p.const!r}"
+    if p.op in ("MUL", "MAC") and m.linear is not None:
+        return f"x * {p.const!r}" + (" + acc" if p.op == "MAC" else "")
+    if p.operands:
+        return f"{p.op.lower()}(" + ", ".join(o if isinstance(o, str) else repr(o) for o in p.operands) + ")"
     if p.op == "AGEN":
-        return f"{p.field}[x ≡ {p.worker} mod {m.workers}] row by row, {reads_of(m, p.worker):,} addresses"
+        f = [name for name, _, _ in m.inputs].index(p.field)
+        return f"{p.field}[x ≡ {p.worker} mod {m.workers}] row by row, {reads_of(m, f, p.worker):,} addresses"
     if p.op == "LOAD":
         return f"load {p.field}, broadcast"
     if p.op == "FILTER":
@@ -79,7 +82,7 @@ def _operand(m: CgraMapping, p: Pe, by_name: dict[str, Pe], into: dict[str, list
     if p.op == "STORE":
         return f"store {p.field}"
     if p.op == "COUNT":
-        return f"raise after {stores_of(m, p.worker):,} stores"
+        return f"raise after {stores_of(m, p.stage, p.worker):,} stores"
     return "raise done when every count is reached"
 
 
@@ -87,11 +90,11 @@ def _pattern(m: CgraMapping, p: Pe, source: Pe) -> str:
     """The filter's keep test on the row/column ids, and Fig. 6's 0^m 1^n 0^p over one row of the stream
     (first strip): m points before the needed ones, n needed, p after."""
     dz, dy, dx = p.offset
-    z0, z1, y0, y1, x0, x1 = m.boxes[p.layer][0]
+    z0, z1, y0, y1, x0, x1 = m.boxes[p.stage][0]
     if source.op == "LOAD":
-        lo, hi = m.reader_span(0)
+        lo, hi = m.spans[[name for name, _, _ in m.inputs].index(source.field)][0]
     else:
-        lo, hi = m.boxes[p.layer - 1][0][4:]
+        lo, hi = m.boxes[by_stage(m, source)][0][4:]
     r = (p.worker + dx) % m.workers
     xs = [x for x in range(lo, hi) if x % m.workers == r]
     before = sum(1 for x in xs if x - dx < x0)
@@ -99,7 +102,15 @@ def _pattern(m: CgraMapping, p: Pe, source: Pe) -> str:
     rows = f"{_minus('y', dy)} in [{y0},{y1}) " if m.rank >= 2 else ""
     planes = f"{_minus('z', dz)} in [{z0},{z1}) " if m.rank == 3 else ""
     after = len(xs) - before - kept
-    return f"keep {planes}{rows}{_minus('x', dx)} in [{x0},{x1}): per row 0^{before} 1^{kept} 0^{after}"
+    fill = f"; outside the grid: {p.const!r}" if p.boundary == "constant" else ""
+    return f"keep {planes}{rows}{_minus('x', dx)} in [{x0},{x1}): per row 0^{before} 1^{kept} 0^{after}{fill}"
+
+
+def by_stage(m: CgraMapping, p: Pe) -> int:
+    """The box of the stage a compute PE belongs to."""
+    if m.linear is not None:
+        return m.box_id(p.layer, 0)
+    return p.stage if p.stage >= 0 else m.box_id(p.layer, 0)
 
 
 def _minus(axis: str, d: int) -> str:

@@ -111,35 +111,47 @@ def _residues(x0: int, x1: int, w: int, r: int) -> int:
     return max(0, (x1 - 1 - r) // w - (x0 - 1 - r) // w) if x1 > x0 else 0
 
 
-def reads_of(m: CgraMapping, r: int) -> int:
-    """Loads reader r issues: every strip's rows, its columns x ≡ r (mod w), halos included (Fig. 3, 10)."""
+def reads_of(m: CgraMapping, field: int, r: int) -> int:
+    """Loads reader r of input ``field`` issues: every strip's rows, its columns x ≡ r (mod w), halos
+    included (Fig. 3, 10); a lower-dimensional input is loaded at every point of the grid it spans."""
     z, y, _ = m.shape
-    return sum(z * y * _residues(*m.reader_span(s), m.workers, r) for s in range(len(m.strips)))
+    return sum(z * y * _residues(*span, m.workers, r) for span in m.spans[field])
 
 
-def stores_of(m: CgraMapping, c: int) -> int:
-    """Stores writer c issues: the last layer's points with x ≡ c (mod w) in every strip."""
+def stores_of(m: CgraMapping, stage: int, c: int) -> int:
+    """Stores writer c of output ``stage`` issues: the last layer's points with x ≡ c (mod w), all strips."""
+    boxes = m.boxes[m.box_id(m.layers - 1, stage)]
     return sum(
         max(0, z1 - z0) * max(0, y1 - y0) * _residues(x0, x1, m.workers, c)
-        for z0, z1, y0, y1, x0, x1 in m.boxes[-1]
+        for z0, z1, y0, y1, x0, x1 in boxes
     )
+
+
+def _depth(m: CgraMapping) -> int:
+    """Cycles from a point's load to its output's store: per layer a filter and the PEs on the longest
+    path (the last MAC of a chain: its earlier products wait on their way)."""
+    pe = max(
+        1, *(p.latency for p in m.pes if p.op not in ("AGEN", "LOAD", "FILTER", "STORE", "COUNT", "DONE"))
+    )
+    if m.linear is not None:
+        per_layer = 1 + pe + (pe if m.linear.constant else 0)
+    else:
+        per_layer = sum(1 + pe * s.flops for s in m.stages) // max(1, len(m.stages)) + 1
+    return 2 + m.mem_latency + m.layers * per_layer + 3  # AGEN, load, deliver; layers; store, count, done
 
 
 def predict(m: CgraMapping, device: Device, clock_mhz: float | None = None) -> CgraPrediction:
     """The cycles of ``m`` on ``device`` at ``clock_mhz`` (default: the device's; see ``CgraPrediction``)."""
-    w, fields = m.workers, len(m.stencil.fields)
-    reads = [reads_of(m, r) for r in range(w)]
-    stores = [stores_of(m, c) for c in range(w)]
-    size = bits(m.dtype) // 8
+    w = m.workers
+    reads = [(reads_of(m, i, r), bits(m.inputs[i][1]) // 8) for i in range(len(m.inputs)) for r in range(w)]
+    stores = [stores_of(m, k, c) for k in m.outputs() for c in range(w)]
     per_cycle = device.practical_bandwidth_gbs * 1e9 / ((clock_mhz or device.clock_mhz) * 1e6)
-    memory = (fields * sum(reads) + sum(stores)) * size / per_cycle
+    memory = (sum(n * b for n, b in reads) + sum(stores) * bits(m.dtype) // 8) / per_cycle
     # the first loads wait the memory's latency before any store competes, the last stores drain after the
     # last load: those two stretches move at most w points a cycle, not the whole bandwidth
-    share = min(1.0, fields * w * size / per_cycle)
+    share = min(1.0, sum(b for _, b in reads) / per_cycle)
     memory += 2 * m.mem_latency * (1.0 - share)
-    pe = max(1, *(p.latency for p in m.pes if p.op in ("MUL", "MAC", "ADD")))
-    tail = 1 + pe + (pe if m.stencil.constant else 0)  # filter, the last MAC (and the constant's ADD)
-    latency = 2 + m.mem_latency + m.layers * tail + 3  # AGEN, load, deliver; layers; store, count, done
-    bounds = {"readers": max(reads), "writers": max(stores), "memory": memory}
+    busiest = max((n for n, _ in reads), default=0)
+    bounds = {"readers": busiest, "writers": max(stores, default=0), "memory": memory}
     bound = max(bounds, key=lambda k: bounds[k])
-    return CgraPrediction(max(reads), max(stores), memory, latency, bound)
+    return CgraPrediction(busiest, max(stores, default=0), memory, _depth(m), bound)

@@ -28,6 +28,8 @@ import numpy.typing as npt
 
 from stencilmap.cache import cache_dir
 from stencilmap.design.cgra import CgraMapping, Pe
+from stencilmap.design.cgra_dag import UNARY_FUNCS
+from stencilmap.design.cgra_regions import points
 from stencilmap.errors import StencilmapError
 from stencilmap.model.cgra import CgraPrediction, predict, stores_of
 from stencilmap.model.devices import Device
@@ -36,8 +38,13 @@ from stencilmap.sim.engine import CFLAGS, compiler
 Array = npt.NDArray[Any]
 I64 = npt.NDArray[np.int64]
 
-OPS = ("AGEN", "LOAD", "FILTER", "MUL", "MAC", "ADD", "STORE", "COUNT", "DONE")
-PCOLS = 10
+KINDS = ("AGEN", "LOAD", "FILTER", "ARITH", "STORE", "COUNT", "DONE")
+#: the arithmetic PEs' ops, numbered as ``csrc/cgra.c``'s F_* codes (prepended to the source)
+FN = ("ADD", "SUB", "MUL", "DIV", "MAC", "FMA", "POW", "MIN", "MAX", "LT", "LE", "GT", "GE", "EQ", "NE", "AND",
+      "OR", "NEG", "NOT", "SEL", "ROUND", "ATAN2", "HYPOT", "FMOD", "COPYSIGN", "FDIM",
+      *(f.upper() for f in UNARY_FUNCS if f != "abs"))  # fmt: skip
+PCOLS = 13
+NSTATE = 5
 STATUS = ("done", "deadlock", "limit", "misaligned")
 #: Cycles without any firing that mean a deadlock (a load returns within the device's latency).
 STALL_CYCLES = 10_000
@@ -50,10 +57,10 @@ class CgraRun:
     mapping: CgraMapping
     status: str
     cycles: int
-    output: Array  # the output field, NaN where nothing was stored
+    outputs: dict[str, Array]  # each output field, NaN where nothing was stored
     firings: int
     memory_ops: int
-    bytes_read: int
+    bytes_read: dict[str, int]
     bytes_written: int
     fires: dict[str, int]
     peaks: dict[str, tuple[int, int]]  # queue → (peak, depth)
@@ -84,17 +91,17 @@ class CgraRun:
         }
 
 
-def reader_tags(m: CgraMapping, r: int) -> I64:
-    """The tags reader r streams: strip by strip, row-major, the columns x ≡ r (mod w) (Fig. 3)."""
+def reader_tags(m: CgraMapping, field: int, r: int) -> I64:
+    """The tags reader r of input ``field`` streams: strip by strip, row-major, the columns x ≡ r (mod w)
+    of the strip's span (Fig. 3)."""
     z, y, x = m.shape
     npts = z * y * x
-    parts = []
-    for s in range(len(m.strips)):
-        x0, x1 = m.reader_span(s)
+    parts = [np.zeros(0, np.int64)]
+    for s, (x0, x1) in enumerate(m.spans[field]):
         xs = np.arange(x0, x1, dtype=np.int64)
         xs = xs[xs % m.workers == r]
         parts.append(np.add.outer(np.arange(z * y, dtype=np.int64) * x, xs).ravel() + s * npts)
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    return np.concatenate(parts)
 
 
 def simulate_cgra(
@@ -104,7 +111,7 @@ def simulate_cgra(
     roofline_gops: float,
     max_cycles: int | None = None,
 ) -> CgraRun:
-    """Run mapping ``m`` on ``inputs`` (arrays of the program's shape)."""
+    """Run mapping ``m`` on ``inputs`` (arrays of each input's shape)."""
     packed = _Packed(m, inputs, device)
     limit = max_cycles if max_cycles is not None else 20 * packed.reads + 100_000
     start = time.perf_counter()
@@ -113,28 +120,18 @@ def simulate_cgra(
     status = STATUS[int(out[0])]
     if status == "misaligned":
         raise StencilmapError(f"CGRA simulation: PE '{m.pes[int(out[4])].name}' got operands of different points")  # fmt: skip
-    size = _itemsize(m.dtype)
-    loads = sum(len(t) for t in packed.tag_parts)
-    stores = int(out[3]) - loads if status == "done" else int(np.count_nonzero(~np.isnan(packed.mem_out)))
-    flops = sum(_points(box) for layer in m.boxes for box in layer) * _ops_per_point(m)
+    loads = {f: int(sum(packed.fires[i] for i, p in enumerate(m.pes) if p.op == "AGEN" and p.field == f)) for f, _, _ in m.inputs}  # fmt: skip
+    stores = int(sum(packed.fires[i] for i, p in enumerate(m.pes) if p.op == "STORE"))
+    flops = sum(points(b) * s.flops for layer in m.regions for b, s in zip(layer, m.stages, strict=True))
     return CgraRun(
-        mapping=m, status=status, cycles=int(out[1]), output=packed.output(), firings=int(out[2]),
-        memory_ops=int(out[3]), bytes_read=loads * size, bytes_written=stores * size,
+        mapping=m, status=status, cycles=int(out[1]), outputs=packed.outputs(), firings=int(out[2]),
+        memory_ops=int(out[3]), bytes_read={f: n * _itemsize(d) for (f, d, _), n in zip(m.inputs, loads.values(), strict=True)},
+        bytes_written=stores * _itemsize(m.dtype),
         fires={p.name: int(packed.fires[i]) for i, p in enumerate(m.pes)},
         peaks={f"{q.src}->{q.dst}.{q.port}": (int(packed.q_peak[k]), q.depth) for k, q in enumerate(m.queues)},
         clock_mhz=device.clock_mhz, flops=float(flops), roofline_gops=roofline_gops,
         prediction=predict(m, device), sim_seconds=seconds,
     )  # fmt: skip
-
-
-def _points(box: tuple[int, int, int, int, int, int]) -> int:
-    z0, z1, y0, y1, x0, x1 = box
-    return max(0, z1 - z0) * max(0, y1 - y0) * max(0, x1 - x0)
-
-
-def _ops_per_point(m: CgraMapping) -> int:
-    """Flops of one point: a multiply per product, an addition per further product and the constant."""
-    return 2 * len(m.stencil.terms) - 1 + (1 if m.stencil.constant else 0)
 
 
 def _itemsize(dtype: str) -> int:
@@ -147,36 +144,45 @@ class _Packed:
     def __init__(self, m: CgraMapping, inputs: dict[str, Array], device: Device) -> None:
         self.m, self.device = m, device
         index = {p.name: i for i, p in enumerate(m.pes)}
-        self.shape = m.shape
         self.npts = m.shape[0] * m.shape[1] * m.shape[2]
-        fields = list(m.stencil.fields)
-        self.mem_in = np.concatenate([np.asarray(inputs[f], np.float64).ravel() for f in fields])
-        self.mem_out = np.full(self.npts, np.nan)
-        ins: dict[int, list[tuple[int, int]]] = {i: [] for i in range(len(m.pes))}
+        arrays = [np.asarray(inputs[f], np.float64).ravel() for f, _, _ in m.inputs]
+        self.in_base = np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
+        self.mem_in = np.concatenate([*arrays, np.zeros(1)])
+        self.mem_out = np.full(self.npts * max(1, len(m.outputs())), np.nan)
+        into: dict[int, dict[str, int]] = {i: {} for i in range(len(m.pes))}
         outs: dict[int, list[int]] = {i: [] for i in range(len(m.pes))}
         for k, q in enumerate(m.queues):
-            dst = m.pes[index[q.dst]]
-            ins[index[q.dst]].append((dst.inputs.index(q.port), k))
+            into[index[q.dst]][q.port] = k
             outs[index[q.src]].append(k)
         caps = [q.depth for q in m.queues]
         self.tag_parts: list[I64] = []
         pe = np.zeros((len(m.pes), PCOLS), np.int64)
-        consts = np.zeros(len(m.pes))
+        consts = np.zeros((len(m.pes), 3))
+        elem = np.zeros(len(m.pes))
         flat_ins: list[int] = []
         flat_outs: list[int] = []
         for i, p in enumerate(m.pes):
-            ports = [k for _, k in sorted(ins[i])]
-            pe[i, :6] = (OPS.index(p.op), p.latency, len(flat_ins), len(ports), len(flat_outs), len(outs[i]))
+            ports = [into[i][o] for o in p.operands if isinstance(o, str)] if p.operands else [into[i][x] for x in p.inputs]  # fmt: skip
+            pe[i, :6] = (
+                KINDS.index(_kind(p.op)),
+                p.latency,
+                len(flat_ins),
+                len(ports),
+                len(flat_outs),
+                len(outs[i]),
+            )
             flat_ins += ports
             flat_outs += outs[i]
-            consts[i] = p.const
-            pe[i, 6:] = self._params(p, fields, caps)
-        self.pe, self.consts = pe, consts
+            pe[i, 6:], consts[i] = self._params(p, caps)
+            elem[i] = (
+                _itemsize(m.inputs[_field_index(m, p.field)][1]) if p.op == "LOAD" else _itemsize(m.dtype)
+            )
+        self.pe, self.consts, self.elem = pe, consts.ravel(), elem
         self.ins, self.outs = np.array(flat_ins or [0], np.int64), np.array(flat_outs or [0], np.int64)
         self.q_cap = np.array(caps, np.int64)
         self.q_base = np.concatenate([[0], np.cumsum(self.q_cap)[:-1]]).astype(np.int64)
         self.q_peak = np.zeros(len(caps), np.int64)
-        self.tags = np.concatenate(self.tag_parts) if self.tag_parts else np.zeros(1, np.int64)
+        self.tags = np.concatenate([*self.tag_parts, np.zeros(1, np.int64)])
         self.reads = len(self.tags)
         self.order = _order(m, index)
         stores = [i for i, p in enumerate(m.pes) if p.op == "STORE"]
@@ -185,25 +191,33 @@ class _Packed:
         self.mem_pes = np.array(stores + loads, np.int64)
         self.fires = np.zeros(len(m.pes), np.int64)
 
-    def _params(self, p: Pe, fields: list[str], caps: list[int]) -> tuple[int, int, int, int]:
-        _, y, x = self.shape
-        m = self.m
+    def _params(self, p: Pe, caps: list[int]) -> tuple[tuple[int, ...], tuple[float, float, float]]:
+        m, (_, y, x) = self.m, self.m.shape
+        none = (0.0, 0.0, 0.0)
         if p.op == "AGEN":
-            tags = reader_tags(m, p.worker)
+            tags = reader_tags(m, _field_index(m, p.field), p.worker)
             start = sum(len(t) for t in self.tag_parts)
             self.tag_parts.append(tags)
-            return (start, len(tags), 0, 0)
+            return (start, len(tags), 0, 0, 0, 0, 0), none
         if p.op == "LOAD":
             caps.append(p.latency + 4)  # the loads in flight: the response queue
-            return (fields.index(p.field) * self.npts, len(caps) - 1, 0, 0)
+            f = _field_index(m, p.field)
+            return (int(self.in_base[f]), len(caps) - 1, *m.inputs[f][2], 0, 0), none
         if p.op == "FILTER":
-            return (p.layer, *p.offset)
-        if p.op in ("MUL", "MAC"):
             dz, dy, dx = p.offset
-            return ((dz * y + dy) * x + dx, 0, 0, 0)
+            base = p.stage * len(m.strips)
+            mode = int(p.boundary == "constant")
+            return (base, dz, dy, dx, (dz * y + dy) * x + dx, mode, p.worker), (p.const, 0.0, 0.0)
+        if p.op == "STORE":
+            return (m.outputs().index(p.stage) * self.npts, 0, 0, 0, 0, 0, 0), none
         if p.op == "COUNT":
-            return (stores_of(m, p.worker), 0, 0, 0)
-        return (0, 0, 0, 0)
+            return (stores_of(m, p.stage, p.worker), 0, 0, 0, 0, 0, 0), none
+        if p.op == "DONE":
+            return (0, 0, 0, 0, 0, 0, 0), none
+        imm = [o if isinstance(o, float) else 0.0 for o in p.operands] + [0.0] * 3
+        mask = sum(1 << j for j, o in enumerate(p.operands) if isinstance(o, float))
+        r32 = int(_stage_dtype(m, p) == "float32")
+        return (FN.index(p.op), mask, len(p.operands), r32, 0, 0, 0), (imm[0], imm[1], imm[2])
 
     def run(self, limit: int) -> I64:
         m, dev = self.m, self.device
@@ -211,15 +225,15 @@ class _Packed:
         head, cnt = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
         total = int(self.q_cap.sum())
         val, tag, rdy = np.zeros(total), np.zeros(total, np.int64), np.zeros(total, np.int64)
-        boxes = np.array([list(b) for layer in m.boxes for b in layer], np.int64).ravel()
-        geo = np.array([self.npts, *self.shape, len(m.strips), m.dtype == "float32", limit, STALL_CYCLES, _itemsize(m.dtype)], np.int64)  # fmt: skip
-        state = np.zeros(2 * len(m.pes), np.int64)
+        boxes = np.array([list(b) for stage in m.boxes for b in stage], np.int64).ravel()
+        geo = np.array([self.npts, *m.shape, len(m.strips), m.workers, limit, STALL_CYCLES], np.int64)
+        state = np.zeros(NSTATE * len(m.pes), np.int64)
         out = np.zeros(5, np.int64)
         bpc = dev.practical_bandwidth_gbs * 1e9 / (dev.clock_mhz * 1e6)
         arrays = (
             self.pe, self.consts, None, self.order, self.ins, self.outs, self.mem_pes, None, None,
             self.q_cap, head, cnt, self.q_base, self.q_peak, val, tag, rdy, self.tags, self.mem_in,
-            self.mem_out, boxes, geo, None, state, self.fires, out,
+            self.mem_out, boxes, geo, None, self.elem, state, self.fires, out,
         )  # fmt: skip
         args: list[Any] = [
             ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else None for a in arrays
@@ -229,10 +243,28 @@ class _Packed:
         _library()(*args)
         return out
 
-    def output(self) -> Array:
-        z, y, x = self.shape
-        full = self.mem_out.reshape(z, y, x)
-        return full.reshape(tuple(n for n in self.m.shape[3 - self.m.rank :]))
+    def outputs(self) -> dict[str, Array]:
+        """Each output field (NaN where nothing was stored), in the program's shape."""
+        m = self.m
+        shape = m.shape[3 - m.rank :]
+        return {
+            m.stages[k].name: self.mem_out[j * self.npts : (j + 1) * self.npts].reshape(shape)
+            for j, k in enumerate(m.outputs())
+        }
+
+
+def _kind(op: str) -> str:
+    return op if op in KINDS else "ARITH"
+
+
+def _field_index(m: CgraMapping, name: str) -> int:
+    return [f for f, _, _ in m.inputs].index(name)
+
+
+def _stage_dtype(m: CgraMapping, p: Pe) -> str:
+    if m.linear is not None:
+        return m.linear.dtype
+    return m.stages[p.stage % len(m.stages)].dtype
 
 
 def _order(m: CgraMapping, index: dict[str, int]) -> I64:
@@ -252,7 +284,8 @@ def _library() -> Any:
     """``csrc/cgra.c`` compiled once per source (cached by its hash) and loaded."""
     if _LIB:
         return _LIB[0].run
-    source = resources.files("stencilmap.sim").joinpath("csrc", "cgra.c").read_text()
+    codes = "".join(f"#define F_{name} {n}\n" for n, name in enumerate(FN))
+    source = codes + resources.files("stencilmap.sim").joinpath("csrc", "cgra.c").read_text()
     digest = hashlib.sha256("\n".join([*CFLAGS, source]).encode()).hexdigest()[:24]
     path = cache_dir("sim") / f"cgra-{digest}.so"
     if not path.is_file():

@@ -1,23 +1,26 @@
-/* The triggered-instruction CGRA simulator (sim/cgra.py packs the design; CGRA paper §II-A, §III).
+/* The triggered-instruction CGRA simulator (sim/cgra.py packs the design and prepends the F_* op codes;
+ * CGRA paper §II-A, §III).
  *
  * Every cycle, in three phases:
  *   1. PEs, consumers before producers: a PE fires when the heads of its input queues are ready and every
  *      queue it feeds has room; its result enters them `lat` cycles later (the entries in flight count
  *      against the queue's capacity). A LOAD delivers the oldest load that has returned.
  *   2. memory: STOREs, then LOADs issuing (rotating, for fairness), while the cycle's bytes last: the
- *      device's bandwidth per cycle is a credit shared by loads and stores.
+ *      device's bandwidth per cycle is a credit shared by loads and stores (up to 4 cycles' worth kept).
  *   3. DONE fired: stop; nothing fired for `stall` cycles: a deadlock.
- * A token is (value, tag); tag = strip · NPTS + flat index of the grid point it stands for. MACs check
- * that their operands belong to the same output point (a misrouted mapping is an error, not a result).
+ * A token is (value, tag); tag = strip · NPTS + flat index of the grid point it stands for. A FILTER
+ * retags what it keeps with the output point it feeds, and every arithmetic PE checks that its operands
+ * stand for the same point (a misrouted mapping is an error, not a result).
  */
 #include <math.h>
 #include <stdint.h>
 
 typedef int64_t i64;
 
-enum { AGEN = 0, LOAD, FILTER, MUL, MAC, ADD, STORE, COUNT, DONE };
-enum { P_OP = 0, P_LAT, P_IN0, P_NIN, P_OUT0, P_NOUT, P_A, P_B, P_C, P_D, PCOLS };
+enum { AGEN = 0, LOAD, FILTER, ARITH, STORE, COUNT, DONE };
+enum { P_OP = 0, P_LAT, P_IN0, P_NIN, P_OUT0, P_NOUT, P_A, P_B, P_C, P_D, P_E, P_F, P_G, PCOLS };
 enum { ST_OK = 0, ST_DEADLOCK = 1, ST_LIMIT = 2, ST_MISALIGNED = 3 };
+enum { G_NPTS = 0, G_Z, G_Y, G_X, G_NSTRIPS, G_W, G_LIMIT, G_STALL, NSTATE = 5 };
 
 typedef struct {
     i64 *cap, *head, *cnt, *base, *peak;
@@ -28,6 +31,8 @@ typedef struct {
 static int ready(const Queues *q, i64 k, i64 now) { return q->cnt[k] > 0 && q->rdy[q->base[k] + q->head[k]] <= now; }
 
 static int room(const Queues *q, i64 k) { return q->cnt[k] < q->cap[k]; }
+
+static i64 head_tag(const Queues *q, i64 k) { return q->tag[q->base[k] + q->head[k]]; }
 
 static void pop(Queues *q, i64 k, double *v, i64 *t) {
     i64 at = q->base[k] + q->head[k];
@@ -56,29 +61,146 @@ static void emit(Queues *q, const i64 *outs, const i64 *p, double v, i64 t, i64 
     for (i64 j = 0; j < p[P_NOUT]; j++) push(q, outs[p[P_OUT0] + j], v, t, when);
 }
 
-static double rounded(double v, int r32) { return r32 ? (double)(float)v : v; }
+static double eval(i64 f, const double *a) {
+    switch (f) {
+    case F_ADD: return a[0] + a[1];
+    case F_SUB: return a[0] - a[1];
+    case F_MUL: return a[0] * a[1];
+    case F_DIV: return a[0] / a[1];
+    case F_MAC: return fma(a[0], a[1], a[2]);
+    case F_FMA: return fma(a[0], a[1], a[2]);
+    case F_POW: return pow(a[0], a[1]);
+    case F_MIN: return fmin(a[0], a[1]);
+    case F_MAX: return fmax(a[0], a[1]);
+    case F_LT: return a[0] < a[1];
+    case F_LE: return a[0] <= a[1];
+    case F_GT: return a[0] > a[1];
+    case F_GE: return a[0] >= a[1];
+    case F_EQ: return a[0] == a[1];
+    case F_NE: return a[0] != a[1];
+    case F_AND: return a[0] != 0.0 && a[1] != 0.0;
+    case F_OR: return a[0] != 0.0 || a[1] != 0.0;
+    case F_NEG: return -a[0];
+    case F_NOT: return a[0] == 0.0;
+    case F_SEL: return a[0] != 0.0 ? a[1] : a[2];
+    case F_ROUND: return (double)(float)a[0];
+    case F_ATAN2: return atan2(a[0], a[1]);
+    case F_HYPOT: return hypot(a[0], a[1]);
+    case F_FMOD: return fmod(a[0], a[1]);
+    case F_COPYSIGN: return copysign(a[0], a[1]);
+    case F_FDIM: return fdim(a[0], a[1]);
+    case F_SQRT: return sqrt(a[0]);
+    case F_CBRT: return cbrt(a[0]);
+    case F_EXP: return exp(a[0]);
+    case F_EXP2: return exp2(a[0]);
+    case F_EXPM1: return expm1(a[0]);
+    case F_LOG: return log(a[0]);
+    case F_LOG2: return log2(a[0]);
+    case F_LOG10: return log10(a[0]);
+    case F_LOG1P: return log1p(a[0]);
+    case F_SIN: return sin(a[0]);
+    case F_COS: return cos(a[0]);
+    case F_TAN: return tan(a[0]);
+    case F_ASIN: return asin(a[0]);
+    case F_ACOS: return acos(a[0]);
+    case F_ATAN: return atan(a[0]);
+    case F_SINH: return sinh(a[0]);
+    case F_COSH: return cosh(a[0]);
+    case F_TANH: return tanh(a[0]);
+    case F_ASINH: return asinh(a[0]);
+    case F_ACOSH: return acosh(a[0]);
+    case F_ATANH: return atanh(a[0]);
+    case F_FABS: return fabs(a[0]);
+    case F_FLOOR: return floor(a[0]);
+    case F_CEIL: return ceil(a[0]);
+    case F_TRUNC: return trunc(a[0]);
+    case F_RINT: return rint(a[0]);
+    case F_ERF: return erf(a[0]);
+    case F_ERFC: return erfc(a[0]);
+    default: return NAN;
+    }
+}
 
-/* geo: NPTS, Z, Y, X, nstrips, r32, max_cycles, stall, elem_bytes */
+/* shrink filter: keep a token whose output point (its point less the offset) is in the consumer's box */
 static int keep(const i64 *p, i64 tag, const i64 *boxes, const i64 *geo) {
-    i64 npts = geo[0], Y = geo[2], X = geo[3], ns = geo[4];
+    i64 npts = geo[G_NPTS], Y = geo[G_Y], X = geo[G_X];
     i64 s = tag / npts, idx = tag % npts;
     i64 z = idx / (Y * X) - p[P_B], y = (idx / X) % Y - p[P_C], x = idx % X - p[P_D];
-    const i64 *b = boxes + 6 * (p[P_A] * ns + s);
+    const i64 *b = boxes + 6 * (p[P_A] + s);
     return b[0] <= z && z < b[1] && b[2] <= y && y < b[3] && b[4] <= x && x < b[5];
 }
 
-/* One PE of phase 1; returns 1 when it fired, -1 on a misaligned MAC. */
-static int step(i64 i, const i64 *p, double c, const i64 *ins, const i64 *outs, Queues *q, i64 *state,
+/* constant-boundary filter: the next output point of its worker, strip by strip (st: s, z, y, x, done) */
+static void first_point(i64 *st, const i64 *p, const i64 *boxes, const i64 *geo, i64 s) {
+    i64 w = geo[G_W], c = p[P_G];
+    for (; s < geo[G_NSTRIPS]; s++) {
+        const i64 *b = boxes + 6 * (p[P_A] + s);
+        i64 x = b[4] + ((c - b[4]) % w + w) % w;
+        if (b[0] < b[1] && b[2] < b[3] && x < b[5]) {
+            st[0] = s, st[1] = b[0], st[2] = b[2], st[3] = x, st[4] = 0;
+            return;
+        }
+    }
+    st[4] = 1;
+}
+
+static void next_point(i64 *st, const i64 *p, const i64 *boxes, const i64 *geo) {
+    i64 w = geo[G_W], c = p[P_G];
+    const i64 *b = boxes + 6 * (p[P_A] + st[0]);
+    st[3] += w;
+    if (st[3] < b[5]) return;
+    st[3] = b[4] + ((c - b[4]) % w + w) % w;
+    if (++st[2] < b[3]) return;
+    st[2] = b[2];
+    if (++st[1] < b[1]) return;
+    first_point(st, p, boxes, geo, st[0] + 1);
+}
+
+static int fill(i64 i, const i64 *p, double c, const i64 *outs, Queues *q, i64 *st, const i64 *boxes,
+                const i64 *geo, i64 in0, i64 now) {
+    i64 npts = geo[G_NPTS], Z = geo[G_Z], Y = geo[G_Y], X = geo[G_X];
+    double v;
+    i64 t;
+    (void)i;
+    if (st[4]) { /* every point served: drop the rest of the stream */
+        if (!ready(q, in0, now)) return 0;
+        pop(q, in0, &v, &t);
+        return 1;
+    }
+    i64 o = st[0] * npts + (st[1] * Y + st[2]) * X + st[3], want = o + p[P_E];
+    i64 z = st[1] + p[P_B], y = st[2] + p[P_C], x = st[3] + p[P_D];
+    int dropped = 0;
+    if (ready(q, in0, now) && head_tag(q, in0) < want) { /* no later point needs it: drop it */
+        pop(q, in0, &v, &t);
+        dropped = 1;
+    }
+    if (z < 0 || z >= Z || y < 0 || y >= Y || x < 0 || x >= X) {
+        if (!outs_room(q, outs, p)) return dropped;
+        emit(q, outs, p, c, o, now + p[P_LAT]);
+        next_point(st, p, boxes, geo);
+        return 1;
+    }
+    if (dropped || !ready(q, in0, now)) return dropped;
+    if (head_tag(q, in0) > want) return -1;
+    if (!outs_room(q, outs, p)) return 0;
+    pop(q, in0, &v, &t);
+    emit(q, outs, p, v, o, now + p[P_LAT]);
+    next_point(st, p, boxes, geo);
+    return 1;
+}
+
+/* One PE of phase 1; returns 1 when it fired, -1 on misaligned operands. */
+static int step(i64 i, const i64 *p, const double *c, const i64 *ins, const i64 *outs, Queues *q, i64 *state,
                 const i64 *tags, const i64 *boxes, const i64 *geo, i64 now) {
-    double v, a;
-    i64 t, ta;
-    int r32 = (int)geo[5];
+    double v, a[3];
+    i64 t, t0 = -1;
     i64 in0 = p[P_NIN] > 0 ? ins[p[P_IN0]] : -1, when = now + p[P_LAT];
+    i64 *st = state + NSTATE * i;
     switch (p[P_OP]) {
     case AGEN:
-        if (state[2 * i] >= p[P_B] || !outs_room(q, outs, p)) return 0;
-        emit(q, outs, p, 0.0, tags[p[P_A] + state[2 * i]], when);
-        state[2 * i]++;
+        if (st[0] >= p[P_B] || !outs_room(q, outs, p)) return 0;
+        emit(q, outs, p, 0.0, tags[p[P_A] + st[0]], when);
+        st[0]++;
         return 1;
     case LOAD: /* deliver the oldest returned load */
         if (!ready(q, p[P_B], now) || !outs_room(q, outs, p)) return 0;
@@ -86,45 +208,49 @@ static int step(i64 i, const i64 *p, double c, const i64 *ins, const i64 *outs, 
         emit(q, outs, p, v, t, now + 1);
         return 1;
     case FILTER:
+        if (p[P_F]) return fill(i, p, c[0], outs, q, st, boxes, geo, in0, now);
         if (!ready(q, in0, now)) return 0;
         {
-            i64 at = q->base[in0] + q->head[in0];
-            int k = keep(p, q->tag[at], boxes, geo);
+            int k = keep(p, head_tag(q, in0), boxes, geo);
             if (k && !outs_room(q, outs, p)) return 0;
             pop(q, in0, &v, &t);
-            if (k) emit(q, outs, p, v, t, when);
+            if (k) emit(q, outs, p, v, t - p[P_E], when);
         }
         return 1;
-    case MUL:
-        if (!ready(q, in0, now) || !outs_room(q, outs, p)) return 0;
-        pop(q, in0, &v, &t);
-        emit(q, outs, p, rounded(v * c, r32), t - p[P_A], when);
-        return 1;
-    case MAC: {
-        i64 xin = ins[p[P_IN0] + 1];
-        if (!ready(q, in0, now) || !ready(q, xin, now) || !outs_room(q, outs, p)) return 0;
-        pop(q, in0, &a, &ta);
-        pop(q, xin, &v, &t);
-        if (t - p[P_A] != ta) return -1;
-        emit(q, outs, p, rounded(fma(v, c, a), r32), ta, when);
+    case ARITH: {
+        i64 n = 0;
+        for (i64 j = 0; j < p[P_NIN]; j++)
+            if (!ready(q, ins[p[P_IN0] + j], now)) return 0;
+        if (!outs_room(q, outs, p)) return 0;
+        for (i64 j = 0; j < p[P_C]; j++) {
+            if (p[P_B] >> j & 1) {
+                a[j] = c[j];
+                continue;
+            }
+            pop(q, ins[p[P_IN0] + n++], &a[j], &t);
+            if (t0 >= 0 && t != t0) return -1;
+            t0 = t;
+        }
+        v = eval(p[P_A], a);
+        emit(q, outs, p, p[P_D] ? (double)(float)v : v, t0, when);
         return 1;
     }
-    case ADD:
-        if (!ready(q, in0, now) || !outs_room(q, outs, p)) return 0;
-        pop(q, in0, &v, &t);
-        emit(q, outs, p, rounded(v + c, r32), t, when);
-        return 1;
-    case COUNT:
+    case COUNT: /* st: stores counted, raised */
+        if (st[0] == p[P_A]) {
+            if (st[1] || !outs_room(q, outs, p)) return 0;
+            emit(q, outs, p, 0.0, 0, when);
+            st[1] = 1;
+            return 1;
+        }
         if (!ready(q, in0, now)) return 0;
-        if (state[2 * i] + 1 == p[P_A] && !outs_room(q, outs, p)) return 0;
         pop(q, in0, &v, &t);
-        if (++state[2 * i] == p[P_A]) emit(q, outs, p, 0.0, 0, when);
+        st[0]++;
         return 1;
     case DONE:
         for (i64 j = 0; j < p[P_NIN]; j++)
             if (!ready(q, ins[p[P_IN0] + j], now)) return 0;
         for (i64 j = 0; j < p[P_NIN]; j++) pop(q, ins[p[P_IN0] + j], &v, &t);
-        state[2 * i] = 1;
+        st[0] = 1;
         return 1;
     default: /* STORE: phase 2 */
         return 0;
@@ -133,43 +259,47 @@ static int step(i64 i, const i64 *p, double c, const i64 *ins, const i64 *outs, 
 
 /* Phase 2 for one memory PE; returns 1 when it used the memory. */
 static int memory(const i64 *p, const i64 *ins, const i64 *outs, Queues *q, const double *mem_in,
-                  double *mem_out, const i64 *geo, double *credit, double elem, i64 now, i64 *moved) {
+                  double *mem_out, const i64 *geo, double *credit, double elem, i64 now) {
     double v;
-    i64 t, in0 = ins[p[P_IN0]];
+    i64 t, in0 = ins[p[P_IN0]], npts = geo[G_NPTS], Y = geo[G_Y], X = geo[G_X];
     if (*credit < elem || !ready(q, in0, now)) return 0;
     if (p[P_OP] == STORE) {
         if (!outs_room(q, outs, p)) return 0;
         pop(q, in0, &v, &t);
-        mem_out[p[P_A] + t % geo[0]] = v;
+        mem_out[p[P_A] + t % npts] = v;
         emit(q, outs, p, 0.0, t, now + p[P_LAT]);
-    } else { /* LOAD issue into its response queue */
+    } else { /* LOAD issue into its response queue; the address projects the point on the field's axes */
         if (!room(q, p[P_B])) return 0;
         pop(q, in0, &v, &t);
-        push(q, p[P_B], mem_in[p[P_A] + t % geo[0]], t, now + p[P_LAT]);
+        i64 idx = t % npts, z = idx / (Y * X), y = (idx / X) % Y, x = idx % X;
+        push(q, p[P_B], mem_in[p[P_A] + z * p[P_C] + y * p[P_D] + x * p[P_E]], t, now + p[P_LAT]);
     }
     *credit -= elem;
-    (*moved)++;
     return 1;
 }
 
-/* out: status, cycles, firings, loads + stores, failing PE */
+/* out: status, cycles, firings, memory operations, failing PE */
 void run(const i64 *pe, const double *consts, i64 npe, const i64 *order, const i64 *ins, const i64 *outs,
-         const i64 *mem_pes, i64 nstore, i64 nload, i64 *qcap, i64 *qhead, i64 *qcnt, i64 *qbase, i64 *qpeak, double *qval,
-         i64 *qtag, i64 *qrdy, const i64 *tags, const double *mem_in, double *mem_out, const i64 *boxes,
-         const i64 *geo, double bytes_per_cycle, i64 *state, i64 *fires, i64 *out) {
+         const i64 *mem_pes, i64 nstore, i64 nload, i64 *qcap, i64 *qhead, i64 *qcnt, i64 *qbase, i64 *qpeak,
+         double *qval, i64 *qtag, i64 *qrdy, const i64 *tags, const double *mem_in, double *mem_out,
+         const i64 *boxes, const i64 *geo, double bytes_per_cycle, const double *elem_bytes, i64 *state,
+         i64 *fires, i64 *out) {
     Queues q = {qcap, qhead, qcnt, qbase, qpeak, qval, qtag, qrdy};
-    double credit = 0.0, elem = (double)geo[8];
+    double credit = 0.0;
     i64 now = 0, idle = 0, firings = 0, moved = 0, done_pe = -1;
     int status = ST_LIMIT;
-    for (i64 j = 0; j < npe; j++)
-        if (pe[order[j] * PCOLS + P_OP] == DONE) done_pe = order[j];
-    for (now = 0; now < geo[6]; now++) {
+    for (i64 j = 0; j < npe; j++) {
+        const i64 *p = pe + order[j] * PCOLS;
+        if (p[P_OP] == DONE) done_pe = order[j];
+        if (p[P_OP] == FILTER && p[P_F]) first_point(state + NSTATE * order[j], p, boxes, geo, 0);
+    }
+    for (now = 0; now < geo[G_LIMIT]; now++) {
         i64 fired = 0;
         credit += bytes_per_cycle;
         if (credit > 4 * bytes_per_cycle) credit = 4 * bytes_per_cycle;
         for (i64 j = 0; j < npe; j++) {
             i64 i = order[j];
-            int f = step(i, pe + i * PCOLS, consts[i], ins, outs, &q, state, tags, boxes, geo, now);
+            int f = step(i, pe + i * PCOLS, consts + 3 * i, ins, outs, &q, state, tags, boxes, geo, now);
             if (f < 0) {
                 status = ST_MISALIGNED;
                 out[4] = i;
@@ -180,18 +310,19 @@ void run(const i64 *pe, const double *consts, i64 npe, const i64 *order, const i
         }
         for (i64 j = 0; j < nstore + nload; j++) {
             i64 i = j < nstore ? mem_pes[j] : mem_pes[nstore + (j - nstore + now) % nload];
-            int f = memory(pe + i * PCOLS, ins, outs, &q, mem_in, mem_out, geo, &credit, elem, now, &moved);
+            int f = memory(pe + i * PCOLS, ins, outs, &q, mem_in, mem_out, geo, &credit, elem_bytes[i], now);
             fires[i] += f;
             fired += f;
+            moved += f;
         }
         firings += fired;
-        if (done_pe >= 0 && state[2 * done_pe]) {
+        if (done_pe >= 0 && state[NSTATE * done_pe]) {
             status = ST_OK;
             now++;
             break;
         }
         idle = fired ? 0 : idle + 1;
-        if (idle > geo[7]) {
+        if (idle > geo[G_STALL]) {
             status = ST_DEADLOCK;
             now -= idle;
             break;
