@@ -81,21 +81,17 @@ def make_plan(program: Program) -> Plan:
         stage = Stage(lin.output, lin.dtype, reads, flops, True)
         return Plan(shape, q, lin, (), (stage,), feed, lin.fields)
     dags = tuple(stage_dag(program, st) for st in stencil_order(program))
-    stages = tuple(
-        Stage(
-            d.name,
-            d.dtype,
-            tuple((a.field, a.offset, a.boundary) for a in d.accesses()),
-            d.ops(),
-            d.name in program.outputs,
-        )  # fmt: skip
-        for d in dags
-    )
+    stages = tuple(_stage(d, d.name in program.outputs) for d in dags)
     names = {s.name for s in stages}
     fields = tuple(sorted({f for s in stages for f, _, _ in s.reads if f not in names}))
     if q > 1 and (program.border != "ignore" or any(b != "shrink" for s in stages for _, _, b in s.reads)):
         raise refusal("iterating with constant boundaries: a layer would fill constants inside the grid")
     return Plan(shape, q, None, dags, stages, feed, fields)
+
+
+def _stage(d: StageDag, output: bool) -> Stage:
+    reads = tuple((a.field, a.offset, a.boundary) for a in d.accesses())
+    return Stage(d.name, d.dtype, reads, d.ops(), output)
 
 
 def _check_constant_reads(plan: Plan, regs: list[list[Box]]) -> None:
