@@ -120,3 +120,41 @@ def test_shallow_queues_deadlock_and_are_reported() -> None:
     shallow = tuple(Queue(q.src, q.dst, q.port, min(q.depth, 2)) for q in m.queues)
     r, _, valid = check(replace(m, queues=shallow), program)
     assert r.status == "deadlock" and not valid
+
+
+def stencilflow(tmp: Path, inputs: str, program: str, dims: str) -> Program:
+    (tmp / "p.json").write_text(f'{{"inputs": {{{inputs}}}, {program}, "dimensions": {dims}}}')
+    return bind_shape(load_program(tmp / "p.json"), {}, None)
+
+
+def test_expression_dags_compute_the_reference(tmp_path: Path) -> None:
+    """A ternary, a min, a sqrt, a product of two reads, a local stage feeding the output, two outputs."""
+    inputs = '"a": {"data": "random:0-1", "data_type": "float64"}'
+    program = (
+        '"outputs": ["b", "c"], "program": {'
+        '"t": {"computation_string": "t = a[j, k] * a[j, k+1]", "boundary_conditions": {"a": {"type": "shrink"}}, "data_type": "float64"},'
+        '"b": {"computation_string": "b = sqrt(t[j, k]) if a[j-1, k] > 0.5 else min(t[j+1, k], a[j, k-1])",'
+        ' "boundary_conditions": {"a": {"type": "shrink"}, "t": {"type": "shrink"}}, "data_type": "float64"},'
+        '"c": {"computation_string": "c = t[j, k-1] - t[j, k+1]", "boundary_conditions": {"t": {"type": "shrink"}}, "data_type": "float64"}}'
+    )
+    p = stencilflow(tmp_path, inputs, program, "[30, 40]")
+    m = map_cgra(p, BuildConfig(workers=3))
+    r, _, valid = check(m, p)
+    assert m.linear is None and valid and set(r.outputs) == {"b", "c"}
+
+
+def test_constant_boundaries_and_lower_dimensional_inputs(tmp_path: Path) -> None:
+    """Reads outside the grid take the boundary's constant (filters that fill: the paper's mux); a 1-D
+    input along x is loaded at every point it serves (its address projected on its axis)."""
+    inputs = (
+        '"a": {"data": "random:0-1", "data_type": "float64"}, '
+        '"w": {"data": "random:0-1", "data_type": "float64", "dimensions": ["k"]}'
+    )
+    program = (
+        '"outputs": ["b"], "program": {"b": {"computation_string": "b = a[j-1, k] + a[j, k+2] * w[k] + w[k+1]",'
+        ' "boundary_conditions": {"a": {"type": "constant", "value": 2.5}, "w": {"type": "constant", "value": -1.0}}, "data_type": "float64"}}'
+    )
+    p = stencilflow(tmp_path, inputs, program, "[20, 36]")
+    r, _, valid = check(map_cgra(p, BuildConfig(workers=4)), p)
+    assert valid and not np.isnan(r.outputs["b"]).any()  # every point defined: nothing shrinks
+    assert r.bytes_read["w"] == 20 * 36 * 8
