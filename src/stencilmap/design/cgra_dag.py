@@ -31,8 +31,8 @@ ARITY = {**{op: 2 for op in set(BINARY.values()) | set(BINARY_FUNCS.values())},
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """A read of ``field`` at ``offset`` (iteration-space axes, padded to 3); ``boundary``: shrink or
-    constant (``value``)."""
+    """A read of ``field`` at ``offset`` (iteration-space axes, padded to 3); ``boundary``: shrink,
+    constant (``value``) or copy (the centre value)."""
 
     field: str
     offset: Offset
@@ -150,8 +150,6 @@ class _Builder:
         for a, o in zip(axes, e.offset, strict=True):
             full[shift + a] = o
         b = self.st.boundary_of(e.field)
-        if b.kind == "copy":
-            raise refusal(f"stencil '{self.st.name}' reads '{e.field}' with a copy boundary (the workers fill constants only)")  # fmt: skip
         return self.add(Access(e.field, (full[0], full[1], full[2]), b.kind, float(b.value)))
 
     def var(self, e: Var) -> int | float:

@@ -10,10 +10,11 @@ the first rows, writers and synchronization the last.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from math import ceil
 
 from stencilmap.design.cgra import CgraMapping, Fabric, Pe, Queue
 from stencilmap.design.cgra_dag import Access, OpNode
-from stencilmap.design.cgra_plan import Plan, dag_depths, input_strides, queue_depths, reader_width
+from stencilmap.design.cgra_plan import Plan, dag_depths, input_strides, places, queue_depths, reader_width
 from stencilmap.design.cgra_regions import Box, Span, needs, source
 from stencilmap.design.cgra_terms import refusal
 from stencilmap.program.dtypes import bits
@@ -109,18 +110,21 @@ class _Wiring:
         return self.roots[(src.layer, src.stage, residue)]
 
     def _filter(self, name: str, t: int, k: int, c: int, a: Access) -> None:
+        """A FILTER of the read ``a``: a shrink read keeps what its worker needs of a stream (Fig. 6); a
+        constant or copy read walks its worker's points, taking each from the stream or, outside the grid,
+        the constant or the centre point's value (from the stream of the worker's own column)."""
         nst = len(self.plan.stages)
+        ports = ("x", "centre") if a.boundary == "copy" else ("x",)
         self.pes.append(
-            Pe(name, "FILTER", 0, 0, t, c, ("x",), a.value, a.offset, a.field, 1, t * nst + k, (), a.boundary)
+            Pe(name, "FILTER", 0, 0, t, c, ports, a.value, a.offset, a.field, 1, t * nst + k, (), a.boundary)
         )
-        src = self._stream(t, a.field, (c + a.offset[2]) % self.w)
         depth = self.fab.queue_entries
-        if (
-            a.boundary == "constant"
-        ):  # it takes what it needs in order: the stream may run ahead by the offset
-            ahead = abs((a.offset[0] * self.plan.shape[1] + a.offset[1]) * self.width + a.offset[2])
-            depth += -(-ahead // self.w) + self.fab.pe_latency
-        self.queues.append(Queue(src, name, "x", depth))
+        if a.boundary != "shrink":  # it takes what it needs in order: the stream may run ahead by the offset
+            ahead = abs(places(a.offset, self.width, self.plan.shape[1], self.w))
+            depth += ceil(ahead) + self.fab.pe_latency
+        self.queues.append(Queue(self._stream(t, a.field, (c + a.offset[2]) % self.w), name, "x", depth))
+        if a.boundary == "copy":
+            self.queues.append(Queue(self._stream(t, a.field, c), name, "centre", depth))
 
     def _chain(self, t: int, c: int) -> str:
         """Worker c of layer t: FILTER → MUL, FILTER → MAC, … (+ ADD of the constant); its last PE."""

@@ -85,7 +85,7 @@ def make_plan(program: Program) -> Plan:
     names = {s.name for s in stages}
     fields = tuple(sorted({f for s in stages for f, _, _ in s.reads if f not in names}))
     if q > 1 and (program.border != "ignore" or any(b != "shrink" for s in stages for _, _, b in s.reads)):
-        raise refusal("iterating with constant boundaries: a layer would fill constants inside the grid")
+        raise refusal("iterating with constant or copy boundaries: a layer would fill values inside the grid")
     return Plan(shape, q, None, dags, stages, feed, fields)
 
 
@@ -95,15 +95,15 @@ def _stage(d: StageDag, output: bool) -> Stage:
 
 
 def _check_constant_reads(plan: Plan, regs: list[list[Box]]) -> None:
-    """A constant boundary fills the reads outside the grid; inside it the stage read must be defined
+    """A constant or copy boundary fills the reads outside the grid; inside it the stage read must be defined
     everywhere (a stage shrunk by its own reads would leave holes the reference calls undefined)."""
     grid: Box = (0, plan.shape[0], 0, plan.shape[1], 0, plan.shape[2])
     for t in range(plan.q):
         for s in plan.stages:
             for f, _, kind in s.reads:
                 src = source(plan.stages, plan.feed, t, f)
-                if kind == "constant" and src.layer >= 0 and regs[src.layer][src.stage] != grid:
-                    raise refusal(f"stencil '{s.name}' reads '{f}', defined on part of the grid only, with a constant boundary")  # fmt: skip
+                if kind != "shrink" and src.layer >= 0 and regs[src.layer][src.stage] != grid:
+                    raise refusal(f"stencil '{s.name}' reads '{f}', defined on part of the grid only, with a {kind} boundary")  # fmt: skip
 
 
 def _check(program: Program) -> None:
@@ -215,9 +215,10 @@ def buffered(plan: Plan, regs: list[list[Box]], strip: Span, w: int, fab: Fabric
 # ------------------------------------------------------------------------------------------- depths
 
 
-def flat(o: tuple[int, int, int], width: int, height: int) -> int:
-    """An offset as a distance in a strip's row-major stream of ``width`` columns, ``height`` rows."""
-    return (o[0] * height + o[1]) * width + o[2]
+def places(o: tuple[int, int, int], width: int, height: int, w: int) -> float:
+    """An offset as a distance in stream places (cycles at one point a cycle) of a reader of a strip of
+    ``width`` columns and ``height`` rows: the busiest reader has ⌈width / w⌉ points per row."""
+    return (o[0] * height + o[1]) * ceil(width / w) + o[2] / w
 
 
 def queue_depths(
@@ -225,16 +226,15 @@ def queue_depths(
 ) -> list[tuple[int, int]]:
     """(data queue, accumulator queue) depths of each product of a chain (§III-B: sized so that the design
     cannot deadlock). A worker sees one point of a reader's stream per cycle (w points of the grid):
-    term k's operand arrives ⌈Δ_k / w⌉ stream places after term k − 1's (Δ_k its flat distance). The
-    partial sum waits that long in term k's accumulator queue (rows later: a row of the strip per w);
-    when the operands come faster than the chain's latency, the data waits instead, growing by
-    latency − Δ_k / w per product."""
+    term k's operand arrives ``places`` (Δ_k) after term k − 1's (Δ_k their offsets' distance). The
+    partial sum waits that long in term k's accumulator queue (rows later: ⌈width / w⌉ per row); when
+    the operands come faster than the chain's latency, the data waits instead, growing by latency −
+    places per product."""
     slack = latency + 3
     out: list[tuple[int, int]] = []
     late = 0.0
     for k, t in enumerate(terms):
-        delta = flat(t.offset, width, height) - flat(terms[k - 1].offset, width, height) if k else 0
-        gap = delta / w
+        gap = places(t.offset, width, height, w) - places(terms[k - 1].offset, width, height, w) if k else 0.0
         late = max(0.0, late + latency - gap) if k else 0.0
         acc = ceil(max(0.0, gap - latency)) + slack if k else 0
         out.append((max(entries, ceil(late) + slack), max(entries, acc) if k else 0))
@@ -243,7 +243,7 @@ def queue_depths(
 
 def dag_depths(plan: Plan, width: int, w: int, fab: Fabric) -> list[list[Depths]]:
     """[layer][stage] the depth of every operand queue of a DAG's ops. Times are cycles after the reader
-    delivers the output point itself, one stream place a cycle: a read at offset o arrives flat(o) / w
+    delivers the output point itself, one stream place a cycle: a read at offset o arrives places(o)
     after (plus its source's own time and the filter), an op fires when its last operand is there;
     each operand waits, in its queue, the difference (§III-B's buffering, generalised)."""
     height, slack = plan.shape[1], fab.pe_latency + 3
@@ -259,7 +259,7 @@ def dag_depths(plan: Plan, width: int, w: int, fab: Fabric) -> list[list[Depths]
                 if isinstance(n, Access):
                     src = source(plan.stages, plan.feed, t, n.field)
                     base = fab.mem_latency + 2.0 if src.layer < 0 else roots[src.layer][src.stage]
-                    arrive.append(base + flat(n.offset, width, height) / w + 1)
+                    arrive.append(base + places(n.offset, width, height, w) + 1)
                     continue
                 assert isinstance(n, OpNode)
                 ready = max(arrive[a] for a in n.args if isinstance(a, int))

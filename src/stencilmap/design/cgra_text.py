@@ -102,7 +102,10 @@ def _pattern(m: CgraMapping, p: Pe, source: Pe) -> str:
     rows = f"{_minus('y', dy)} in [{y0},{y1}) " if m.rank >= 2 else ""
     planes = f"{_minus('z', dz)} in [{z0},{z1}) " if m.rank == 3 else ""
     after = len(xs) - before - kept
-    fill = f"; outside the grid: {p.const!r}" if p.boundary == "constant" else ""
+    fill = {
+        "constant": f"; outside the grid: {p.const!r}",
+        "copy": "; outside the grid: the centre's value",
+    }.get(p.boundary, "")
     return f"keep {planes}{rows}{_minus('x', dx)} in [{x0},{x1}): per row 0^{before} 1^{kept} 0^{after}{fill}"
 
 

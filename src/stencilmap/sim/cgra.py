@@ -206,7 +206,7 @@ class _Packed:
         if p.op == "FILTER":
             dz, dy, dx = p.offset
             base = p.stage * len(m.strips)
-            mode = int(p.boundary == "constant")
+            mode = ("shrink", "constant", "copy").index(p.boundary)
             return (base, dz, dy, dx, (dz * y + dy) * x + dx, mode, p.worker), (p.const, 0.0, 0.0)
         if p.op == "STORE":
             return (m.outputs().index(p.stage) * self.npts, 0, 0, 0, 0, 0, 0), none

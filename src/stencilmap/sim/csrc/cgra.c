@@ -156,37 +156,56 @@ static void next_point(i64 *st, const i64 *p, const i64 *boxes, const i64 *geo) 
     first_point(st, p, boxes, geo, st[0] + 1);
 }
 
-static int fill(i64 i, const i64 *p, double c, const i64 *outs, Queues *q, i64 *st, const i64 *boxes,
-                const i64 *geo, i64 in0, i64 now) {
-    i64 npts = geo[G_NPTS], Z = geo[G_Z], Y = geo[G_Y], X = geo[G_X];
+/* drop the head of queue k when no later point needs it (its tag is below the current want) */
+static int behind(Queues *q, i64 k, i64 want, i64 now) {
     double v;
     i64 t;
-    (void)i;
-    if (st[4]) { /* every point served: drop the rest of the stream */
-        if (!ready(q, in0, now)) return 0;
-        pop(q, in0, &v, &t);
-        return 1;
+    if (k < 0 || !ready(q, k, now) || head_tag(q, k) >= want) return 0;
+    pop(q, k, &v, &t);
+    return 1;
+}
+
+/* take the token tagged `want` from queue k and emit it as point o: 1 done, 0 wait, -1 it never comes */
+static int take(Queues *q, const i64 *outs, const i64 *p, i64 k, i64 want, i64 o, i64 now) {
+    double v;
+    i64 t;
+    if (!ready(q, k, now)) return 0;
+    if (head_tag(q, k) > want) return -1;
+    if (head_tag(q, k) < want || !outs_room(q, outs, p)) return 0;
+    pop(q, k, &v, &t);
+    emit(q, outs, p, v, o, now + p[P_LAT]);
+    return 1;
+}
+
+/* constant (mode 1) or copy (mode 2) filter: walks its worker's points; outside the grid the constant, or
+ * the centre point's value from the second input */
+static int fill(const i64 *p, double c, const i64 *ins, const i64 *outs, Queues *q, i64 *st, const i64 *boxes,
+                const i64 *geo, i64 now) {
+    i64 npts = geo[G_NPTS], Z = geo[G_Z], Y = geo[G_Y], X = geo[G_X];
+    i64 in0 = ins[p[P_IN0]], centre = p[P_F] == 2 ? ins[p[P_IN0] + 1] : -1;
+    double v;
+    i64 t;
+    if (st[4]) { /* every point served: drop the rest of the streams */
+        int f = 0;
+        if (ready(q, in0, now)) pop(q, in0, &v, &t), f = 1;
+        if (centre >= 0 && ready(q, centre, now)) pop(q, centre, &v, &t), f = 1;
+        return f;
     }
     i64 o = st[0] * npts + (st[1] * Y + st[2]) * X + st[3], want = o + p[P_E];
     i64 z = st[1] + p[P_B], y = st[2] + p[P_C], x = st[3] + p[P_D];
-    int dropped = 0;
-    if (ready(q, in0, now) && head_tag(q, in0) < want) { /* no later point needs it: drop it */
-        pop(q, in0, &v, &t);
-        dropped = 1;
-    }
+    int dropped = behind(q, in0, want, now) | behind(q, centre, o, now), got;
     if (z < 0 || z >= Z || y < 0 || y >= Y || x < 0 || x >= X) {
-        if (!outs_room(q, outs, p)) return dropped;
-        emit(q, outs, p, c, o, now + p[P_LAT]);
-        next_point(st, p, boxes, geo);
-        return 1;
+        if (centre >= 0) {
+            got = take(q, outs, p, centre, o, o, now);
+        } else if ((got = outs_room(q, outs, p))) {
+            emit(q, outs, p, c, o, now + p[P_LAT]);
+        }
+    } else {
+        got = take(q, outs, p, in0, want, o, now);
     }
-    if (dropped || !ready(q, in0, now)) return dropped;
-    if (head_tag(q, in0) > want) return -1;
-    if (!outs_room(q, outs, p)) return 0;
-    pop(q, in0, &v, &t);
-    emit(q, outs, p, v, o, now + p[P_LAT]);
-    next_point(st, p, boxes, geo);
-    return 1;
+    if (got < 0) return -1;
+    if (got) next_point(st, p, boxes, geo);
+    return got | dropped;
 }
 
 /* One PE of phase 1; returns 1 when it fired, -1 on misaligned operands. */
@@ -208,7 +227,7 @@ static int step(i64 i, const i64 *p, const double *c, const i64 *ins, const i64 
         emit(q, outs, p, v, t, now + 1);
         return 1;
     case FILTER:
-        if (p[P_F]) return fill(i, p, c[0], outs, q, st, boxes, geo, in0, now);
+        if (p[P_F]) return fill(p, c[0], ins, outs, q, st, boxes, geo, now);
         if (!ready(q, in0, now)) return 0;
         {
             int k = keep(p, head_tag(q, in0), boxes, geo);
