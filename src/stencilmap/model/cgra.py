@@ -140,6 +140,38 @@ def _depth(m: CgraMapping) -> int:
     return 2 + m.mem_latency + m.layers * per_layer + 3  # AGEN, load, deliver; layers; store, count, done
 
 
+def drain(m: CgraMapping) -> float:
+    """Cycles the outputs trail the readers' last load: a read beyond the point (a positive offset) holds a
+    stage back by that many stream places, and where the boundary is not ``shrink`` the stage still has
+    those points to compute after its source's last one — one a cycle per worker, so chained stages
+    (a time-step chain, §IV-like) add up their lags. Shrink reads cancel: their output region ends as
+    far before the grid's end."""
+    from stencilmap.design.cgra_plan import places
+    from stencilmap.design.cgra_regions import source
+
+    width = max((b - a for spans in m.spans for a, b in spans), default=1)
+    feed = {f: m.stages[k].name for f, k in _feeds(m)}
+    lag: dict[tuple[int, int], float] = {}
+    for t in range(m.layers):
+        for k, st in enumerate(m.stages):
+            worst = 0.0
+            for f, off, kind in st.reads:
+                src = source(m.stages, feed, t, f)
+                before = 0.0 if src.layer < 0 else lag[(src.layer, src.stage)]
+                ahead = max(0.0, places(off, width, m.shape[1], m.workers)) if kind != "shrink" else 0.0
+                worst = max(worst, before + ahead)
+            lag[(t, k)] = worst
+    return max((lag[(m.layers - 1, k)] for k in m.outputs()), default=0.0)
+
+
+def _feeds(m: CgraMapping) -> list[tuple[str, int]]:
+    """(input, output stage) pairs of an iterated program (§IV): output i feeds input i."""
+    if m.layers < 2:
+        return []
+    outs = [k for k, _ in enumerate(m.stages) if m.stages[k].output]
+    return list(zip((f for f, _, _ in m.inputs), outs, strict=False))
+
+
 def predict(m: CgraMapping, device: Device, clock_mhz: float | None = None) -> CgraPrediction:
     """The cycles of ``m`` on ``device`` at ``clock_mhz`` (default: the device's; see ``CgraPrediction``)."""
     w = m.workers
@@ -154,4 +186,4 @@ def predict(m: CgraMapping, device: Device, clock_mhz: float | None = None) -> C
     busiest = max((n for n, _ in reads), default=0)
     bounds = {"readers": busiest, "writers": max(stores, default=0), "memory": memory}
     bound = max(bounds, key=lambda k: bounds[k])
-    return CgraPrediction(busiest, max(stores, default=0), memory, _depth(m), bound)
+    return CgraPrediction(busiest, max(stores, default=0), memory, _depth(m) + ceil(drain(m)), bound)
