@@ -31,7 +31,8 @@ from stencilmap.design.cgra import CgraMapping, Pe
 from stencilmap.design.cgra_dag import UNARY_FUNCS
 from stencilmap.design.cgra_regions import points
 from stencilmap.errors import StencilmapError
-from stencilmap.model.cgra import CgraPrediction, predict, stores_of
+from stencilmap.model.cgra import CgraPrediction, predict, reads_of, stores_of
+from stencilmap.program.data import check_memory
 from stencilmap.model.devices import Device
 from stencilmap.sim.engine import CFLAGS, compiler
 
@@ -112,6 +113,7 @@ def simulate_cgra(
     max_cycles: int | None = None,
 ) -> CgraRun:
     """Run mapping ``m`` on ``inputs`` (arrays of each input's shape)."""
+    check_memory(memory_needed(m), "the CGRA simulation")
     packed = _Packed(m, inputs, device)
     limit = max_cycles if max_cycles is not None else 20 * packed.reads + 100_000
     start = time.perf_counter()
@@ -132,6 +134,14 @@ def simulate_cgra(
         clock_mhz=device.clock_mhz, flops=float(flops), roofline_gops=roofline_gops,
         prediction=predict(m, device), sim_seconds=seconds,
     )  # fmt: skip
+
+
+def memory_needed(m: CgraMapping) -> int:
+    """Bytes the simulation allocates: the readers' address streams, the fields, the queues."""
+    npts = m.shape[0] * m.shape[1] * m.shape[2]
+    tags = sum(reads_of(m, i, r) for i in range(len(m.inputs)) for r in range(m.workers))
+    queues = sum(q.depth for q in m.queues) + sum(p.latency + 4 for p in m.pes if p.op == "LOAD")
+    return 8 * (tags + npts * (len(m.inputs) + len(m.outputs()))) + 24 * queues
 
 
 def _itemsize(dtype: str) -> int:
