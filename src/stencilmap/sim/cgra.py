@@ -32,8 +32,8 @@ from stencilmap.design.cgra_dag import UNARY_FUNCS
 from stencilmap.design.cgra_regions import points
 from stencilmap.errors import StencilmapError
 from stencilmap.model.cgra import CgraPrediction, predict, reads_of, stores_of
-from stencilmap.program.data import check_memory
 from stencilmap.model.devices import Device
+from stencilmap.program.data import check_memory
 from stencilmap.sim.engine import CFLAGS, compiler
 
 Array = npt.NDArray[Any]
