@@ -160,3 +160,13 @@ def test_constant_boundaries_and_lower_dimensional_inputs(tmp_path: Path) -> Non
     r, _, valid = check(map_cgra(p, BuildConfig(workers=4)), p)
     assert valid and not np.isnan(r.outputs["b"]).any()  # every point defined: nothing shrinks
     assert r.bytes_read["w"] == 20 * 36 * 8
+
+
+@pytest.mark.parametrize("iterate", [1, 4])
+def test_border_preserve_keeps_the_ring(iterate: int) -> None:
+    """``border: preserve``: ring writers store the input's values outside the region; layer t + 1 reads
+    the ring from the readers, the inside from layer t (every point defined, the chain does not shrink)."""
+    r, _, valid = run(EXAMPLES / "jacobi2d.soda", (40, 50), iterate=iterate, workers=3)
+    assert valid and r.mapping.preserve and r.mapping.count("STORE") == 2 * 3
+    assert not np.isnan(r.outputs["w"]).any()
+    assert abs(r.prediction.cycles - r.cycles) <= 0.02 * r.cycles

@@ -103,6 +103,7 @@ class CgraMapping:
     storage_words: int  # what the scratchpad holds
     mem_latency: int
     roofline_workers: int
+    preserve: bool = False  # border: preserve (ring writers; the layers read the ring from the readers)
 
     def count(self, op: str) -> int:
         return sum(1 for p in self.pes if p.op == op)

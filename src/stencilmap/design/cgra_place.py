@@ -43,7 +43,7 @@ def assemble(
     boxes: list[list[Box]] = [[] for _ in range(plan.q * nst)]
     spans: list[list[Span]] = [[] for _ in plan.fields]
     for strip in strips:
-        need, reads = needs(plan.stages, plan.feed, plan.shape, regs, strip)
+        need, reads = needs(plan.stages, plan.feed, plan.shape, regs, strip, plan.preserve)
         for t in range(plan.q):
             for k in range(nst):
                 z0, z1, y0, y1, _, _ = regs[t][k]
@@ -68,7 +68,7 @@ def assemble(
         queues=tuple(wiring.queues), grid=grid, queue_entries=fab.queue_entries,
         buffered_words=sum(max(0, q.depth - fab.queue_entries) for q in wiring.queues),
         storage_words=fab.scratchpad_bytes // (bits(out_dtype) // 8), mem_latency=fab.mem_latency,
-        roofline_workers=roofline_w,
+        roofline_workers=roofline_w, preserve=plan.preserve,
     )  # fmt: skip
 
 
@@ -114,7 +114,9 @@ class _Wiring:
         constant or copy read walks its worker's points, taking each from the stream or, outside the grid,
         the constant or the centre point's value (from the stream of the worker's own column)."""
         nst = len(self.plan.stages)
-        ports = ("x", "centre") if a.boundary == "copy" else ("x",)
+        if self.plan.preserve and t > 0 and a.field in self.plan.feed:  # the ring: the input's values
+            a = Access(a.field, a.offset, "preserve", a.value)
+        ports = {"copy": ("x", "centre"), "preserve": ("x", "ring")}.get(a.boundary, ("x",))
         self.pes.append(
             Pe(name, "FILTER", 0, 0, t, c, ports, a.value, a.offset, a.field, 1, t * nst + k, (), a.boundary)
         )
@@ -125,6 +127,9 @@ class _Wiring:
         self.queues.append(Queue(self._stream(t, a.field, (c + a.offset[2]) % self.w), name, "x", depth))
         if a.boundary == "copy":
             self.queues.append(Queue(self._stream(t, a.field, c), name, "centre", depth))
+        if a.boundary == "preserve":  # the readers run ahead of layer t by t layers' lag
+            ring = f"{reader_name(a.field, (c + a.offset[2]) % self.w)}.load"
+            self.queues.append(Queue(ring, name, "ring", depth + t * self._layer_lag()))
 
     def _chain(self, t: int, c: int) -> str:
         """Worker c of layer t: FILTER → MUL, FILTER → MAC, … (+ ADD of the constant); its last PE."""
@@ -189,7 +194,30 @@ class _Wiring:
                 self.queues += [Queue(self.roots[(q - 1, k, c)], store, "x", e), Queue(store, count, "x", e)]
                 ports.append(f"c{tag}")
                 self.queues.append(Queue(count, "sync.done", ports[-1], e))
+                if self.plan.preserve:
+                    ports.append(self._ring_writer(k, c))
         self.pes.append(Pe("sync.done", "DONE", 0, 0, inputs=tuple(ports)))
+
+    def _layer_lag(self) -> int:
+        """Cycles a layer's stream trails its source's: its farthest read ahead, and its PEs' latency."""
+        reach = max(
+            places(o, self.width, self.plan.shape[1], self.w) for s in self.plan.stages for _, o, _ in s.reads
+        )
+        ops = sum(s.flops for s in self.plan.stages)
+        return ceil(max(0.0, reach)) + (ops + 2) * self.fab.pe_latency
+
+    def _ring_writer(self, k: int, c: int) -> str:
+        """``border: preserve``: a FILTER keeps the input points of the worker's column outside the
+        output's region (the ring) and a writer stores them as they are; returns its count's DONE port."""
+        e, f, nst = self.fab.queue_entries, self.plan.fields[0], len(self.plan.stages)
+        flt, store, count = f"wr.ring{c}.flt", f"wr.ring{c}.store", f"sync.ring{c}.count"
+        box = (self.plan.q - 1) * nst + k
+        self.pes.append(Pe(flt, "FILTER", 0, 0, worker=c, inputs=("x",), field=f, stage=box, boundary="ring"))
+        self.pes.append(Pe(store, "STORE", 0, 0, worker=c, inputs=("x",), field=self.plan.stages[k].name, stage=k, boundary="ring"))  # fmt: skip
+        self.pes.append(Pe(count, "COUNT", 0, 0, worker=c, inputs=("x",), stage=k, boundary="ring"))
+        self.queues += [Queue(f"{reader_name(f, c)}.load", flt, "x", e), Queue(flt, store, "x", e)]
+        self.queues += [Queue(store, count, "x", e), Queue(count, "sync.done", f"cring{c}", e)]
+        return f"cring{c}"
 
 
 def place(pes: tuple[Pe, ...], cols: int, linear: bool) -> tuple[Pe, ...]:

@@ -36,6 +36,7 @@ class Plan:
     stages: tuple[Stage, ...]
     feed: dict[str, str]  # iterated input → the output that feeds it (§IV)
     fields: tuple[str, ...]  # the inputs the readers load
+    preserve: bool = False  # border: preserve — the output's undefined ring keeps the input's values
 
     def arith_per_worker(self) -> int:
         """Floating-point PEs of one worker of one layer."""
@@ -54,7 +55,7 @@ def plan_mapping(program: Program, config: BuildConfig, fab: Fabric) -> CgraMapp
     from stencilmap.design.cgra_place import assemble
 
     plan = make_plan(program)
-    regs = regions(plan.stages, plan.feed, plan.shape, plan.q)
+    regs = regions(plan.stages, plan.feed, plan.shape, plan.q, plan.preserve)
     _check_constant_reads(plan, regs)
     for k in (k for k, s in enumerate(plan.stages) if s.output):
         if _empty(regs[-1][k]):
@@ -79,14 +80,14 @@ def make_plan(program: Program) -> Plan:
         reads = tuple((t.field, t.offset, "shrink") for t in lin.terms)
         flops = 2 * len(lin.terms) - 1 + (1 if lin.constant else 0)
         stage = Stage(lin.output, lin.dtype, reads, flops, True)
-        return Plan(shape, q, lin, (), (stage,), feed, lin.fields)
+        return Plan(shape, q, lin, (), (stage,), feed, lin.fields, program.border == "preserve")
     dags = tuple(stage_dag(program, st) for st in stencil_order(program))
     stages = tuple(_stage(d, d.name in program.outputs) for d in dags)
     names = {s.name for s in stages}
     fields = tuple(sorted({f for s in stages for f, _, _ in s.reads if f not in names}))
-    if q > 1 and (program.border != "ignore" or any(b != "shrink" for s in stages for _, _, b in s.reads)):
+    if q > 1 and any(b != "shrink" for s in stages for _, _, b in s.reads):
         raise refusal("iterating with constant or copy boundaries: a layer would fill values inside the grid")
-    return Plan(shape, q, None, dags, stages, feed, fields)
+    return Plan(shape, q, None, dags, stages, feed, fields, program.border == "preserve")
 
 
 def _stage(d: StageDag, output: bool) -> Stage:
@@ -109,8 +110,12 @@ def _check_constant_reads(plan: Plan, regs: list[list[Box]]) -> None:
 def _check(program: Program) -> None:
     if program.params:
         raise refusal("it reads param arrays; coefficients must be constants (§III-A)")
-    if program.border != "ignore":
-        raise refusal(f"border '{program.border}': the workers leave the border undefined (shrink)")
+    if program.border == "preserve":
+        same = len(program.inputs) == len(program.outputs) == 1
+        if not same or program.field_dtype(program.inputs[0].name) != program.field_dtype(program.outputs[0]):
+            raise refusal("border: preserve with other than one input and one output of one type")
+        if program.inputs[0].axes != tuple(range(program.rank)):
+            raise refusal("border: preserve of a lower-dimensional input")
     for inp in program.inputs:
         if not is_float(inp.dtype):
             raise refusal(f"input '{inp.name}' is {inp.dtype}: the arithmetic PEs are floating-point")
@@ -180,9 +185,13 @@ def split_strips(x0: int, x1: int, width: int) -> tuple[Span, ...]:
 def _strips(plan: Plan, regs: list[list[Box]], w: int, fab: Fabric, asked: int | None) -> tuple[Span, ...]:
     """One strip, or the widest strips whose buffering fits the scratchpad (§III-B, Fig. 10)."""
     x0, x1 = output_columns(plan, regs)
+    if asked is not None and asked < 1:
+        raise StencilmapError(f"--strip must be ≥ 1, got {asked}")
+    if plan.preserve:  # the ring writers and the layers' ring reads stream the whole grid: one strip
+        if asked is not None and asked < x1 - x0:
+            raise refusal("border: preserve maps in one strip (its ring is read and written whole)")
+        return ((x0, x1),)
     if asked is not None:
-        if asked < 1:
-            raise StencilmapError(f"--strip must be ≥ 1, got {asked}")
         return split_strips(x0, x1, asked)
     dtype = plan.stages[0].dtype
     store = fab.scratchpad_bytes // (bits(dtype) // 8)
@@ -196,7 +205,7 @@ def _strips(plan: Plan, regs: list[list[Box]], w: int, fab: Fabric, asked: int |
 
 def reader_width(plan: Plan, regs: list[list[Box]], strip: Span) -> int:
     """Columns a strip's widest reader loads: the row length that sets the stream's timing."""
-    _, reads = needs(plan.stages, plan.feed, plan.shape, regs, strip)
+    _, reads = needs(plan.stages, plan.feed, plan.shape, regs, strip, plan.preserve)
     return max((b - a for a, b in reads.values()), default=strip[1] - strip[0])
 
 

@@ -50,9 +50,14 @@ def source(stages: tuple[Stage, ...], feed: dict[str, str], t: int, field: str) 
 
 
 def regions(
-    stages: tuple[Stage, ...], feed: dict[str, str], shape: tuple[int, int, int], q: int
+    stages: tuple[Stage, ...],
+    feed: dict[str, str],
+    shape: tuple[int, int, int],
+    q: int,
+    preserve: bool = False,
 ) -> list[list[Box]]:
-    """[layer][stage] the region where the stage's value is defined."""
+    """[layer][stage] the region where the stage's value is defined; with ``border: preserve`` the
+    previous layer's output is defined everywhere (its ring keeps the input's values)."""
     grid: Box = (0, shape[0], 0, shape[1], 0, shape[2])
     out: list[list[Box]] = []
     for t in range(q):
@@ -62,7 +67,8 @@ def regions(
             for f, o, kind in s.reads:
                 src = source(stages, feed, t, f)
                 if kind == "shrink":
-                    have = grid if src.layer < 0 else (row if src.layer == t else out[src.layer])[src.stage]
+                    whole = src.layer < 0 or (preserve and src.layer < t)
+                    have = grid if whole else (row if src.layer == t else out[src.layer])[src.stage]
                     box = _meet(box, _moved(have, o))
             row.append(box)
         out.append(row)
@@ -75,8 +81,10 @@ def needs(
     shape: tuple[int, int, int],
     regs: list[list[Box]],
     strip: Span,
+    preserve: bool = False,
 ) -> tuple[list[list[Span]], dict[str, Span]]:
-    """Columns each stage computes and each input's reader loads for the outputs of ``strip``."""
+    """Columns each stage computes and each input's reader loads for the outputs of ``strip`` (with
+    ``border: preserve``, one strip: the readers load every column, the ring's too)."""
     q = len(regs)
     empty: Span = (0, 0)
     need = [[empty for _ in stages] for _ in range(q)]
@@ -96,6 +104,8 @@ def needs(
                 else:
                     have = need[src.layer][src.stage]
                     need[src.layer][src.stage] = _hull(have, _clip(want, regs[src.layer][src.stage][4:]))
+    if preserve:
+        reads = {f: (0, shape[2]) for f in reads}
     return need, reads
 
 

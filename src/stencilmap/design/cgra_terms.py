@@ -80,8 +80,6 @@ def _check_program(program: Program) -> None:
         raise refusal(f"it has {len(program.outputs)} outputs; the workers compute one output field")
     if program.params:
         raise refusal("it reads param arrays; coefficients must be constants (§III-A)")
-    if program.border != "ignore":
-        raise refusal(f"border '{program.border}': the workers leave the border undefined (shrink)")
     for inp in program.inputs:
         if inp.axes != tuple(range(program.rank)):
             raise refusal(f"input '{inp.name}' spans axes {inp.axes}: readers stream whole grids")

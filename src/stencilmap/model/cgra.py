@@ -127,6 +127,14 @@ def stores_of(m: CgraMapping, stage: int, c: int) -> int:
     )
 
 
+def ring_of(m: CgraMapping, stage: int, c: int) -> int:
+    """``border: preserve``: the points of column class c outside the output's region (stored as input)."""
+    if m.preserve is False:
+        return 0
+    z, y, x = m.shape
+    return z * y * _residues(0, x, m.workers, c) - stores_of(m, stage, c)
+
+
 def _depth(m: CgraMapping) -> int:
     """Cycles from a point's load to its output's store: per layer a filter and the PEs on the longest
     path (the last MAC of a chain: its earlier products wait on their way)."""
@@ -158,7 +166,8 @@ def drain(m: CgraMapping) -> float:
             for f, off, kind in st.reads:
                 src = source(m.stages, feed, t, f)
                 before = 0.0 if src.layer < 0 else lag[(src.layer, src.stage)]
-                ahead = max(0.0, places(off, width, m.shape[1], m.workers)) if kind != "shrink" else 0.0
+                filled = kind != "shrink" or (m.preserve and 0 <= src.layer < t)  # preserve: the ring
+                ahead = max(0.0, places(off, width, m.shape[1], m.workers)) if filled else 0.0
                 worst = max(worst, before + ahead)
             lag[(t, k)] = worst
     return max((lag[(m.layers - 1, k)] for k in m.outputs()), default=0.0)
@@ -177,6 +186,7 @@ def predict(m: CgraMapping, device: Device, clock_mhz: float | None = None) -> C
     w = m.workers
     reads = [(reads_of(m, i, r), bits(m.inputs[i][1]) // 8) for i in range(len(m.inputs)) for r in range(w)]
     stores = [stores_of(m, k, c) for k in m.outputs() for c in range(w)]
+    stores += [n for n in (ring_of(m, k, c) for k in m.outputs() for c in range(w)) if n]
     per_cycle = device.practical_bandwidth_gbs * 1e9 / ((clock_mhz or device.clock_mhz) * 1e6)
     memory = (sum(n * b for n, b in reads) + sum(stores) * bits(m.dtype) // 8) / per_cycle
     # the first loads wait the memory's latency before any store competes, the last stores drain after the

@@ -31,7 +31,7 @@ from stencilmap.design.cgra import CgraMapping, Pe
 from stencilmap.design.cgra_dag import UNARY_FUNCS
 from stencilmap.design.cgra_regions import points
 from stencilmap.errors import StencilmapError
-from stencilmap.model.cgra import CgraPrediction, predict, reads_of, stores_of
+from stencilmap.model.cgra import CgraPrediction, predict, reads_of, ring_of, stores_of
 from stencilmap.model.devices import Device
 from stencilmap.program.data import check_memory
 from stencilmap.sim.engine import CFLAGS, compiler
@@ -216,12 +216,13 @@ class _Packed:
         if p.op == "FILTER":
             dz, dy, dx = p.offset
             base = p.stage * len(m.strips)
-            mode = ("shrink", "constant", "copy").index(p.boundary)
+            mode = ("shrink", "constant", "copy", "preserve", "ring").index(p.boundary)
             return (base, dz, dy, dx, (dz * y + dy) * x + dx, mode, p.worker), (p.const, 0.0, 0.0)
         if p.op == "STORE":
             return (m.outputs().index(p.stage) * self.npts, 0, 0, 0, 0, 0, 0), none
         if p.op == "COUNT":
-            return (stores_of(m, p.stage, p.worker), 0, 0, 0, 0, 0, 0), none
+            counted = ring_of if p.boundary == "ring" else stores_of
+            return (counted(m, p.stage, p.worker), 0, 0, 0, 0, 0, 0), none
         if p.op == "DONE":
             return (0, 0, 0, 0, 0, 0, 0), none
         imm = [o if isinstance(o, float) else 0.0 for o in p.operands] + [0.0] * 3

@@ -177,12 +177,17 @@ static int take(Queues *q, const i64 *outs, const i64 *p, i64 k, i64 want, i64 o
     return 1;
 }
 
-/* constant (mode 1) or copy (mode 2) filter: walks its worker's points; outside the grid the constant, or
- * the centre point's value from the second input */
+static int in_box(const i64 *b, i64 z, i64 y, i64 x) {
+    return b[0] <= z && z < b[1] && b[2] <= y && y < b[3] && b[4] <= x && x < b[5];
+}
+
+/* constant (mode 1), copy (2) or preserve (3) filter: walks its worker's points; outside the grid the
+ * constant, or the centre point's value from the second input; preserve: a point outside the previous
+ * layer's region (the ring) from the second input, the readers' */
 static int fill(const i64 *p, double c, const i64 *ins, const i64 *outs, Queues *q, i64 *st, const i64 *boxes,
                 const i64 *geo, i64 now) {
     i64 npts = geo[G_NPTS], Z = geo[G_Z], Y = geo[G_Y], X = geo[G_X];
-    i64 in0 = ins[p[P_IN0]], centre = p[P_F] == 2 ? ins[p[P_IN0] + 1] : -1;
+    i64 in0 = ins[p[P_IN0]], centre = p[P_F] >= 2 ? ins[p[P_IN0] + 1] : -1;
     double v;
     i64 t;
     if (st[4]) { /* every point served: drop the rest of the streams */
@@ -193,8 +198,10 @@ static int fill(const i64 *p, double c, const i64 *ins, const i64 *outs, Queues 
     }
     i64 o = st[0] * npts + (st[1] * Y + st[2]) * X + st[3], want = o + p[P_E];
     i64 z = st[1] + p[P_B], y = st[2] + p[P_C], x = st[3] + p[P_D];
-    int dropped = behind(q, in0, want, now) | behind(q, centre, o, now), got;
-    if (z < 0 || z >= Z || y < 0 || y >= Y || x < 0 || x >= X) {
+    int dropped = behind(q, in0, want, now) | behind(q, centre, p[P_F] == 3 ? want : o, now), got;
+    if (p[P_F] == 3) {
+        got = take(q, outs, p, in_box(boxes + 6 * (p[P_A] + st[0]), z, y, x) ? in0 : centre, want, o, now);
+    } else if (z < 0 || z >= Z || y < 0 || y >= Y || x < 0 || x >= X) {
         if (centre >= 0) {
             got = take(q, outs, p, centre, o, o, now);
         } else if ((got = outs_room(q, outs, p))) {
@@ -227,6 +234,14 @@ static int step(i64 i, const i64 *p, const double *c, const i64 *ins, const i64 
         emit(q, outs, p, v, t, now + 1);
         return 1;
     case FILTER:
+        if (p[P_F] == 4) { /* ring writer's filter: keep the points outside the output's region */
+            if (!ready(q, in0, now)) return 0;
+            int k = !keep(p, head_tag(q, in0), boxes, geo);
+            if (k && !outs_room(q, outs, p)) return 0;
+            pop(q, in0, &v, &t);
+            if (k) emit(q, outs, p, v, t, when);
+            return 1;
+        }
         if (p[P_F]) return fill(p, c[0], ins, outs, q, st, boxes, geo, now);
         if (!ready(q, in0, now)) return 0;
         {
@@ -310,7 +325,7 @@ void run(const i64 *pe, const double *consts, i64 npe, const i64 *order, const i
     for (i64 j = 0; j < npe; j++) {
         const i64 *p = pe + order[j] * PCOLS;
         if (p[P_OP] == DONE) done_pe = order[j];
-        if (p[P_OP] == FILTER && p[P_F]) first_point(state + NSTATE * order[j], p, boxes, geo, 0);
+        if (p[P_OP] == FILTER && p[P_F] && p[P_F] < 4) first_point(state + NSTATE * order[j], p, boxes, geo, 0);
     }
     for (now = 0; now < geo[G_LIMIT]; now++) {
         i64 fired = 0;
