@@ -113,3 +113,11 @@ def test_every_program_maps_and_simulates_valid_or_is_refused(path: Path, tmp_pa
         return
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["valid"]
+
+
+def test_unroll_names_the_workers_and_vector_is_refused() -> None:
+    args = [str(EXAMPLES / "laplace2d.soda"), "--arch", "cgra", "--json"]
+    c = json.loads(runner.invoke(analyze_cmd, [*args, "--unroll", "3"]).stdout)["cgra"]
+    assert c["workers"] == 3
+    result = runner.invoke(analyze_cmd, [*args, "--vector", "2"])
+    assert result.exit_code == 2 and "--vector does not apply" in result.output

@@ -306,22 +306,8 @@ def _design_params(report: SimulateReport) -> str:
     shown = [
         f"{k}={v}"
         for k, v in report.design.parameters
-        if k
-        in (
-            "k",
-            "q",
-            "W",
-            "P_cell",
-            "d",
-            "delay_buffers",
-            "degree",
-            "p",
-            "rows",
-            "x_chunks",
-            "workers",
-            "layers",
-            "strips",
-        )
+        if k in ("k", "q", "W", "P_cell", "d", "delay_buffers", "degree", "p", "rows", "x_chunks")
+        or k in ("workers", "layers", "strips")
     ]
     tiles = p.get("tiles_total", 1)
     if isinstance(tiles, int) and tiles > 1:

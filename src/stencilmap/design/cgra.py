@@ -160,9 +160,16 @@ def fabric(name: str | None) -> Fabric:
 
 
 def map_cgra(program: Program, config: BuildConfig) -> CgraMapping:
-    """Map ``program`` (shape bound, ``iterate`` = layers) onto the device of ``config``."""
+    """Map ``program`` (shape bound, ``iterate`` = layers) onto the device of ``config``; ``--unroll``
+    names the workers too (as ``estimate --arch cgra`` always took it)."""
+    from dataclasses import replace
+
     from stencilmap.design.cgra_plan import plan_mapping
 
+    if config.vector is not None:
+        raise StencilmapError("--vector does not apply to the CGRA mapping (its workers are its lanes)")
+    if config.workers is None and config.unroll is not None:
+        config = replace(config, workers=config.unroll)
     return plan_mapping(program, config, fabric(config.device))
 
 
