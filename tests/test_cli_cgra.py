@@ -121,3 +121,11 @@ def test_unroll_names_the_workers_and_vector_is_refused() -> None:
     assert c["workers"] == 3
     result = runner.invoke(analyze_cmd, [*args, "--vector", "2"])
     assert result.exit_code == 2 and "--vector does not apply" in result.output
+
+
+def test_text_report_names_the_mapping_and_the_assembly(tmp_path: Path) -> None:
+    asm = tmp_path / "h.asm"
+    result = runner.invoke(analyze_cmd, [str(EXAMPLES / "heat3d.json"), "--arch", "cgra", "--asm", str(asm)])
+    assert result.exit_code == 0 and "CGRA mapping: " in result.output
+    assert f"CGRA assembly written to {asm}" in result.output.replace("\n", "")
+    assert "outside the grid: the centre's value" in asm.read_text()  # heat3d's copy boundaries

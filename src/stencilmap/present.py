@@ -210,4 +210,5 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     if report.dot is not None:
         console.print(f"DOT written to {escape(str(report.dot))}")
     if report.asm is not None:
-        console.print(f"EMAX mnemonics written to {escape(str(report.asm))}")
+        what = "CGRA assembly" if report.cgra is not None else "EMAX mnemonics"
+        console.print(f"{what} written to {escape(str(report.asm))}")
