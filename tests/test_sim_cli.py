@@ -127,11 +127,7 @@ def test_input_option(tmp_path: Path) -> None:
         [DAG, "--device", "nonesuch"],
         [DAG, "--input", "no-equals-sign"],
         [DAG, "--shape", "0,1,1"],
-        [
-            str(EXAMPLES / "jacobi2d.soda"),
-            "--arch",
-            "cgra",
-        ],  # border: preserve, which the workers leave undefined
+        [DAG, "--arch", "cgra", "--workers", "0"],
     ],
 )
 def test_bad_input_exits_2_with_one_line(args: list[str], tmp_path: Path) -> None:
