@@ -65,6 +65,8 @@ class Pe:
     stage: int = -1
     operands: tuple[str | float, ...] = ()
     boundary: str = "shrink"
+    dtype: str = ""  # a DAG op's result type ("" for the chain's MUL/MAC: the stencil's)
+    cast: str = ""  # the type a DAG op converts its operands to ("" none)
 
 
 @dataclass(frozen=True, slots=True)

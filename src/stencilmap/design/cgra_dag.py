@@ -3,8 +3,9 @@
 
 Leaves are the stencil's reads (``Access``: a field at an offset, with its boundary), inner nodes one
 operation each (``OpNode``: ADD, MUL, MIN, SEL, SQRT, …), constants immediate operands of the PE that
-uses them. Temporaries are shared nodes (a PE may feed several). Every operation rounds to the stencil's
-float type. What no PE computes is refused: integer data, bitwise operators, integer casts, ``%``.
+uses them. Temporaries are shared nodes (a PE may feed several). Each operation converts its operands
+and rounds its result as the program's typing rules say (``program.typecheck``: C for SODA, NumPy for
+StencilFlow; integers wrap), exactly as the reference and the FPGA engine's bytecode do.
 """
 
 from __future__ import annotations
@@ -12,10 +13,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from stencilmap.design.cgra_terms import Offset, refusal
+from stencilmap.program import dtypes as dt
 from stencilmap.program.dtypes import is_float
 from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
 from stencilmap.program.ir import Program, Stencil
+from stencilmap.program.typecheck import infer, stencil_types
 
 BINARY = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "**": "POW", "<": "LT", "<=": "LE", ">": "GT",
           ">=": "GE", "==": "EQ", "!=": "NE", "&&": "AND", "||": "OR"}  # fmt: skip
@@ -24,9 +29,6 @@ UNARY_FUNCS = ("sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "
                "floor", "ceil", "trunc", "rint", "erf", "erfc")  # fmt: skip
 BINARY_FUNCS = {"pow": "POW", "atan2": "ATAN2", "hypot": "HYPOT", "fmod": "FMOD", "fmin": "MIN",
                 "fmax": "MAX", "copysign": "COPYSIGN", "fdim": "FDIM", "min": "MIN", "max": "MAX"}  # fmt: skip
-#: every PE op of a DAG and its operand count
-ARITY = {**{op: 2 for op in set(BINARY.values()) | set(BINARY_FUNCS.values())},
-         **{f.upper(): 1 for f in UNARY_FUNCS}, "NEG": 1, "NOT": 1, "ROUND": 1, "SEL": 3, "FMA": 3}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +44,14 @@ class Access:
 
 @dataclass(frozen=True, slots=True)
 class OpNode:
-    """One operation; each argument is a node index or an immediate constant."""
+    """One operation; each argument is a node index or an immediate constant. ``dtype``: the type its
+    result is rounded to; ``cast``: the type its operands are converted to first ("" none) — the
+    program's typing rules (C for SODA, NumPy for StencilFlow), as the reference applies them."""
 
     op: str
     args: tuple[int | float, ...]
+    dtype: str = "float64"
+    cast: str = ""
 
 
 Node = Access | OpNode
@@ -68,10 +74,8 @@ class StageDag:
 
 
 def stage_dag(program: Program, st: Stencil) -> StageDag:
-    if not is_float(st.dtype):
-        raise refusal(f"stencil '{st.name}' computes {st.dtype}: the arithmetic PEs are floating-point")
     b = _Builder(program, st)
-    root = b.expr(st.expr)
+    root = b.rounded(b.expr(st.expr), infer(st.expr, b.env), st.dtype)
     if not isinstance(root, int):
         raise refusal(f"stencil '{st.name}' is a constant: it needs no worker")
     return StageDag(st.name, st.dtype, tuple(b.nodes), root)
@@ -84,6 +88,8 @@ class _Builder:
         self.index: dict[Node, int] = {}
         self.temps = {t.name: t.expr for t in st.temps}
         self.temp_value: dict[str, int | float] = {}
+        self.env, self.temp_types = stencil_types(program, st)
+        self.c = program.semantics == "c"
 
     def add(self, node: Node) -> int:
         if node not in self.index:
@@ -91,56 +97,75 @@ class _Builder:
             self.nodes.append(node)
         return self.index[node]
 
-    def op(self, name: str, *args: int | float) -> int | float:
+    def op(self, name: str, *args: int | float, dtype: str = "float64", cast: str = "") -> int | float:
         if all(not isinstance(a, int) for a in args):
+            if is_float(dtype) and name in _FOLDABLE:
+                return _fold(name, *args)
             raise refusal(f"stencil '{self.st.name}' has a constant sub-expression ({name}) the PEs would recompute")  # fmt: skip
-        return self.add(OpNode(name, tuple(float(a) if isinstance(a, float) else a for a in args)))
+        clean = tuple(a if isinstance(a, int) else float(a) for a in args)
+        return self.add(OpNode(name, clean, dtype, cast))
+
+    def rounded(self, v: int | float, have: str, want: str) -> int | float:
+        """``v`` converted to ``want`` (a ROUND PE) unless it already has that type."""
+        if have == want:
+            return v
+        if not isinstance(v, int):
+            return _round_const(v, want)
+        return self.op("ROUND", v, dtype=want)
 
     def expr(self, e: Expr) -> int | float:
+        t = infer(e, self.env)
         if isinstance(e, Const):
-            return _constant(e.value)
+            return _round_const(float(e.value), t)
         if isinstance(e, Ref):
             return self.ref(e)
         if isinstance(e, Var) and not e.index:
-            return self.var(e)
+            return self.var(e, t)
         if isinstance(e, Cast):
-            if not is_float(e.dtype):
-                raise refusal(f"it casts to {e.dtype}: the arithmetic PEs are floating-point")
-            inner = self.expr(e.operand)
-            return self.op("ROUND", inner) if e.dtype == "float32" and isinstance(inner, int) else inner
-        if isinstance(e, Unary) and e.op in ("-", "+", "!"):
+            return self.rounded(self.expr(e.operand), infer(e.operand, self.env), t)
+        if isinstance(e, Unary) and e.op in UNARY_OPS:
             inner = self.expr(e.operand)
             if e.op == "+":
-                return inner
-            if not isinstance(inner, int):
-                return -inner if e.op == "-" else float(inner == 0)
-            return self.op("NEG" if e.op == "-" else "NOT", inner)
-        if isinstance(e, Binary) and e.op in BINARY:
-            return self.binary(e)
+                return self.rounded(inner, infer(e.operand, self.env), t)
+            return self.op(UNARY_OPS[e.op], inner, dtype=t, cast="" if e.op == "!" else t)
+        if isinstance(e, Binary) and (e.op in BINARY or e.op in ("%", "//", "&", "|", "^")):
+            return self.binary(e, t)
         if isinstance(e, Select):
-            return self.op("SEL", self.expr(e.cond), self.expr(e.then), self.expr(e.else_))
+            return self.op("SEL", self.expr(e.cond), self.expr(e.then), self.expr(e.else_), dtype=t, cast=t)
         if isinstance(e, Call):
-            return self.call(e)
+            return self.call(e, t)
         what = f"operator '{e.op}'" if isinstance(e, (Binary, Unary)) else type(e).__name__
         raise refusal(f"stencil '{self.st.name}' uses {what}, which no PE computes")
 
-    def binary(self, e: Binary) -> int | float:
+    def binary(self, e: Binary, t: str) -> int | float:
+        ta, tb = infer(e.lhs, self.env), infer(e.rhs, self.env)
         a, b = self.expr(e.lhs), self.expr(e.rhs)
-        if not isinstance(a, int) and not isinstance(b, int):
-            return _fold(BINARY[e.op], a, b)
-        return self.op(BINARY[e.op], a, b)
+        if e.op in ("&&", "||"):
+            return self.op(BINARY[e.op], a, b, dtype=t)
+        if e.op in ("==", "!=", "<", "<=", ">", ">="):
+            common = dt.c_common(ta, tb) if self.c else dt.np_common(ta, tb)
+            return self.op(BINARY[e.op], a, b, dtype=t, cast=common)
+        if e.op == "/":
+            name = "IDIV" if self.c and dt.is_integer(t) else "DIV"
+        elif e.op == "%":
+            name = "MOD_C" if self.c else "MOD_PY"
+        else:
+            name = {"//": "FLOORDIV", "&": "BAND", "|": "BOR", "^": "BXOR"}.get(e.op) or BINARY[e.op]
+        return self.op(name, a, b, dtype=t, cast=t)
 
-    def call(self, e: Call) -> int | float:
+    def call(self, e: Call, t: str) -> int | float:
         args = [self.expr(a) for a in e.args]
-        if e.func in UNARY_FUNCS:
-            return self.op(e.func.upper() if e.func != "abs" else "FABS", *args)
+        if e.func in UNARY_FUNCS or e.func == "round":
+            name = {"abs": "FABS", "round": "ROUND_C" if self.c else "ROUND_EVEN"}.get(e.func, e.func.upper())
+            return self.op(name, *args, dtype=t, cast=t)
         if e.func in BINARY_FUNCS and len(args) >= 2:
+            name = {"fmin": "FMIN", "fmax": "FMAX", "pow": "CPOW"}.get(e.func, BINARY_FUNCS[e.func])
             acc = args[0]
             for a in args[1:]:  # min / max of n: a chain of n − 1 PEs
-                acc = self.op(BINARY_FUNCS[e.func], acc, a)
+                acc = self.op(name, acc, a, dtype=t, cast=t)
             return acc
         if e.func == "fma":
-            return self.op("FMA", *args)
+            return self.op("FMA", *args, dtype=t, cast=t)
         raise refusal(f"stencil '{self.st.name}' calls {e.func}, which no PE computes")
 
     def ref(self, e: Ref) -> int:
@@ -152,23 +177,37 @@ class _Builder:
         b = self.st.boundary_of(e.field)
         return self.add(Access(e.field, (full[0], full[1], full[2]), b.kind, float(b.value)))
 
-    def var(self, e: Var) -> int | float:
+    def var(self, e: Var, t: str) -> int | float:
         if e.name in self.temps:
             if e.name not in self.temp_value:
-                self.temp_value[e.name] = self.expr(self.temps[e.name])
+                body = self.temps[e.name]
+                value = self.expr(body)
+                self.temp_value[e.name] = self.rounded(value, infer(body, self.env), self.temp_types[e.name])
             return self.temp_value[e.name]
         c = self.program.constant(e.name)
         if c is None:
             raise refusal(f"it reads '{e.name}', a param array: coefficients must be constants")
-        return _constant(c.value)
+        return _round_const(float(c.value), t)
 
 
-def _constant(v: float | int | bool) -> float:
-    return float(v)
+def _round_const(v: float, t: str) -> float:
+    """A literal rounded to its type, as the reference holds it."""
+    if t == "bool":
+        return float(v != 0)
+    with np.errstate(all="ignore"):
+        if dt.is_float(t) or t not in _INT_TYPES:
+            return float(np.asarray(v, dtype=dt.concrete(t)))
+        return float(np.asarray(int(v)).astype(dt.concrete(t)))
 
 
-def _fold(op: str, a: float, b: float) -> float:
-    """A constant operation evaluated once (it is an immediate, not a PE)."""
+_INT_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_FOLDABLE = ("ADD", "SUB", "MUL", "DIV", "LT", "LE", "GT", "GE", "EQ", "NE", "AND", "OR", "POW")
+UNARY_OPS = {"-": "NEG", "!": "NOT", "~": "INV", "+": "ROUND"}
+
+
+def _fold(op: str, *args: int | float) -> float:
+    """A constant float operation evaluated once (it is an immediate, not a PE)."""
+    a, b = float(args[0]), float(args[1])
     table = {"ADD": a + b, "SUB": a - b, "MUL": a * b, "LT": float(a < b), "LE": float(a <= b),
              "GT": float(a > b), "GE": float(a >= b), "EQ": float(a == b), "NE": float(a != b),
              "AND": float(bool(a) and bool(b)), "OR": float(bool(a) or bool(b))}  # fmt: skip

@@ -173,7 +173,7 @@ class _Wiring:
             name = f"{base}.{n.op.lower()}"
             ports = tuple(f"a{pos}" for pos, a in enumerate(n.args) if isinstance(a, int))
             operands = tuple(f"a{pos}" if isinstance(a, int) else a for pos, a in enumerate(n.args))
-            self.pes.append(Pe(name, n.op, 0, 0, t, c, ports, latency=self.fab.pe_latency, stage=t * len(self.plan.stages) + k, operands=operands))  # fmt: skip
+            self.pes.append(Pe(name, n.op, 0, 0, t, c, ports, latency=self.fab.pe_latency, stage=t * len(self.plan.stages) + k, operands=operands, dtype=n.dtype, cast=n.cast))  # fmt: skip
             for pos, a in enumerate(n.args):
                 if isinstance(a, int):
                     self.queues.append(Queue(names[a], name, f"a{pos}", depths[(i, pos)]))

@@ -17,7 +17,7 @@ from stencilmap.design.common import concrete_shape
 from stencilmap.design.registry import BuildConfig
 from stencilmap.errors import StencilmapError
 from stencilmap.model.cgra import choose_workers
-from stencilmap.program.dtypes import bits, is_float
+from stencilmap.program.dtypes import bits
 from stencilmap.program.graph import stencil_order
 from stencilmap.program.ir import Program
 
@@ -116,9 +116,6 @@ def _check(program: Program) -> None:
             raise refusal("border: preserve with other than one input and one output of one type")
         if program.inputs[0].axes != tuple(range(program.rank)):
             raise refusal("border: preserve of a lower-dimensional input")
-    for inp in program.inputs:
-        if not is_float(inp.dtype):
-            raise refusal(f"input '{inp.name}' is {inp.dtype}: the arithmetic PEs are floating-point")
     if program.iterate > 1 and any(i.axes != tuple(range(program.rank)) for i in program.inputs):
         raise refusal("iterating a program with lower-dimensional inputs (§IV chains whole grids)")
 

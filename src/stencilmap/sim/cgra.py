@@ -34,12 +34,27 @@ from stencilmap.errors import StencilmapError
 from stencilmap.model.cgra import CgraPrediction, predict, reads_of, ring_of, stores_of
 from stencilmap.model.devices import Device
 from stencilmap.program.data import check_memory
+from stencilmap.sim import bytecode as B
 from stencilmap.sim.engine import CFLAGS, compiler
 
 Array = npt.NDArray[Any]
 I64 = npt.NDArray[np.int64]
 
-KINDS = ("AGEN", "LOAD", "FILTER", "ARITH", "STORE", "COUNT", "DONE")
+KINDS = ("AGEN", "LOAD", "FILTER", "ARITH", "STORE", "COUNT", "DONE", "TYPED")
+#: a DAG PE's op: (family of ``csrc/cgra.c``'s ``typed``, its argument: bytecode's op or function code)
+TYPED_OPS: dict[str, tuple[int, int]] = {
+    **{name: (0, code) for name, code in (
+        ("ADD", B.B_ADD), ("SUB", B.B_SUB), ("MUL", B.B_MUL), ("DIV", B.B_DIV), ("IDIV", B.B_IDIV_C),
+        ("MOD_C", B.B_MOD_C), ("FLOORDIV", B.B_FLOORDIV), ("MOD_PY", B.B_MOD_PY), ("POW", B.B_POW),
+        ("EQ", B.B_EQ), ("NE", B.B_NE), ("LT", B.B_LT), ("LE", B.B_LE), ("GT", B.B_GT), ("GE", B.B_GE),
+        ("AND", B.B_AND), ("OR", B.B_OR), ("BAND", B.B_BAND), ("BOR", B.B_BOR), ("BXOR", B.B_BXOR))},
+    "NEG": (1, B.U_NEG), "NOT": (1, B.U_NOT), "INV": (1, B.U_INV),
+    **{f.upper(): (2, B.FUNC_CODES[f]) for f in UNARY_FUNCS if f != "abs"},
+    "ROUND_C": (2, B.FUNC_CODES["round_c"]), "ROUND_EVEN": (2, B.FUNC_CODES["round_even"]),
+    "CPOW": (3, 100), "ATAN2": (3, 101), "HYPOT": (3, 102), "FMOD": (3, 103), "FMIN": (3, 104),
+    "FMAX": (3, 105), "COPYSIGN": (3, 106), "FDIM": (3, 107),
+    "MIN": (4, 0), "MAX": (4, 1), "SEL": (5, 0), "ROUND": (6, 0), "FMA": (7, 0),
+}  # fmt: skip
 #: the arithmetic PEs' ops, numbered as ``csrc/cgra.c``'s F_* codes (prepended to the source)
 FN = ("ADD", "SUB", "MUL", "DIV", "MAC", "FMA", "POW", "MIN", "MAX", "LT", "LE", "GT", "GE", "EQ", "NE", "AND",
       "OR", "NEG", "NOT", "SEL", "ROUND", "ATAN2", "HYPOT", "FMOD", "COPYSIGN", "FDIM",
@@ -174,7 +189,7 @@ class _Packed:
         for i, p in enumerate(m.pes):
             ports = [into[i][o] for o in p.operands if isinstance(o, str)] if p.operands else [into[i][x] for x in p.inputs]  # fmt: skip
             pe[i, :6] = (
-                KINDS.index(_kind(p.op)),
+                KINDS.index(_kind(m, p.op)),
                 p.latency,
                 len(flat_ins),
                 len(ports),
@@ -227,7 +242,15 @@ class _Packed:
             return (0, 0, 0, 0, 0, 0, 0), none
         imm = [o if isinstance(o, float) else 0.0 for o in p.operands] + [0.0] * 3
         mask = sum(1 << j for j, o in enumerate(p.operands) if isinstance(o, float))
-        r32 = int(_stage_dtype(m, p) == "float32")
+        if m.linear is None:
+            family, code = TYPED_OPS[p.op]
+            cast = B.type_code(p.cast) if p.cast else -1
+            return (family, mask, len(p.operands), B.type_code(p.dtype), cast, code, 0), (
+                imm[0],
+                imm[1],
+                imm[2],
+            )
+        r32 = int(m.linear.dtype == "float32")
         return (FN.index(p.op), mask, len(p.operands), r32, 0, 0, 0), (imm[0], imm[1], imm[2])
 
     def run(self, limit: int) -> I64:
@@ -264,18 +287,14 @@ class _Packed:
         }
 
 
-def _kind(op: str) -> str:
-    return op if op in KINDS else "ARITH"
+def _kind(m: CgraMapping, op: str) -> str:
+    if op in KINDS:
+        return op
+    return "ARITH" if m.linear is not None else "TYPED"
 
 
 def _field_index(m: CgraMapping, name: str) -> int:
     return [f for f, _, _ in m.inputs].index(name)
-
-
-def _stage_dtype(m: CgraMapping, p: Pe) -> str:
-    if m.linear is not None:
-        return m.linear.dtype
-    return m.stages[p.stage % len(m.stages)].dtype
 
 
 def _order(m: CgraMapping, index: dict[str, int]) -> I64:
@@ -296,7 +315,8 @@ def _library() -> Any:
     if _LIB:
         return _LIB[0].run
     codes = "".join(f"#define F_{name} {n}\n" for n, name in enumerate(FN))
-    source = codes + resources.files("stencilmap.sim").joinpath("csrc", "cgra.c").read_text()
+    folder = resources.files("stencilmap.sim").joinpath("csrc")
+    source = folder.joinpath("arith.h").read_text() + codes + folder.joinpath("cgra.c").read_text()
     digest = hashlib.sha256("\n".join([*CFLAGS, source]).encode()).hexdigest()[:24]
     path = cache_dir("sim") / f"cgra-{digest}.so"
     if not path.is_file():

@@ -17,7 +17,9 @@
 
 typedef int64_t i64;
 
-enum { AGEN = 0, LOAD, FILTER, ARITH, STORE, COUNT, DONE };
+enum { AGEN = 0, LOAD, FILTER, ARITH, STORE, COUNT, DONE, TYPED };
+/* TYPED families: the program's typed operations (arith.h, as the FPGA engine's bytecode computes them) */
+enum { T_BIN = 0, T_UN, T_CALL1, T_CALL2, T_MINMAX, T_SEL, T_ROUND, T_FMA };
 enum { P_OP = 0, P_LAT, P_IN0, P_NIN, P_OUT0, P_NOUT, P_A, P_B, P_C, P_D, P_E, P_F, P_G, PCOLS };
 enum { ST_OK = 0, ST_DEADLOCK = 1, ST_LIMIT = 2, ST_MISALIGNED = 3 };
 enum { G_NPTS = 0, G_Z, G_Y, G_X, G_NSTRIPS, G_W, G_LIMIT, G_STALL, NSTATE = 5 };
@@ -118,6 +120,23 @@ static double eval(i64 f, const double *a) {
     case F_ERF: return erf(a[0]);
     case F_ERFC: return erfc(a[0]);
     default: return NAN;
+    }
+}
+
+/* a typed operation: operands converted to P_E (not a ternary's condition), the result rounded to P_D */
+static double typed(const i64 *p, double *a) {
+    i64 t = p[P_D], f = p[P_F];
+    for (i64 j = 0; j < p[P_C]; j++)
+        if (p[P_E] >= 0 && !(p[P_A] == T_SEL && j == 0)) a[j] = round_to(a[j], p[P_E]);
+    switch (p[P_A]) {
+    case T_BIN: return binop(f, a[0], a[1], t);
+    case T_UN: return unary(f, a[0], t);
+    case T_CALL1: return round_to(call1(f, a[0]), t);
+    case T_CALL2: return round_to(call2(f, a[0], a[1]), t);
+    case T_MINMAX: return round_to(minmax(a, 2, (int)f), t);
+    case T_SEL: return a[0] != 0.0 ? a[1] : a[2];
+    case T_FMA: return round_to(a[0] * a[1] + a[2], t);
+    default: return round_to(a[0], t);
     }
 }
 
@@ -251,7 +270,8 @@ static int step(i64 i, const i64 *p, const double *c, const i64 *ins, const i64 
             if (k) emit(q, outs, p, v, t - p[P_E], when);
         }
         return 1;
-    case ARITH: {
+    case ARITH:
+    case TYPED: {
         i64 n = 0;
         for (i64 j = 0; j < p[P_NIN]; j++)
             if (!ready(q, ins[p[P_IN0] + j], now)) return 0;
@@ -259,14 +279,19 @@ static int step(i64 i, const i64 *p, const double *c, const i64 *ins, const i64 
         for (i64 j = 0; j < p[P_C]; j++) {
             if (p[P_B] >> j & 1) {
                 a[j] = c[j];
-                continue;
+            } else {
+                pop(q, ins[p[P_IN0] + n++], &a[j], &t);
+                if (t0 >= 0 && t != t0) return -1;
+                t0 = t;
             }
-            pop(q, ins[p[P_IN0] + n++], &a[j], &t);
-            if (t0 >= 0 && t != t0) return -1;
-            t0 = t;
         }
-        v = eval(p[P_A], a);
-        emit(q, outs, p, p[P_D] ? (double)(float)v : v, t0, when);
+        if (p[P_OP] == ARITH) {
+            v = eval(p[P_A], a);
+            v = p[P_D] ? (double)(float)v : v;
+        } else {
+            v = typed(p, a);
+        }
+        emit(q, outs, p, v, t0, when);
         return 1;
     }
     case COUNT: /* st: stores counted, raised */
