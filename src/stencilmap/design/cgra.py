@@ -24,6 +24,11 @@ deadlock. When the deep queues exceed the fabric's storage (``scratchpad_bytes``
 vertical strips (§III-B, Fig. 10), each re-reading its halo columns; ``--strip`` asks for a width.
 §IV: ``iterate q`` chains q layers of compute workers, layer t+1's filters fed by layer t's PEs.
 §VI: w from the roofline (``model.cgra.choose_workers``) unless ``--workers``.
+
+Programs that are not linear map their expression DAG one operation per PE in the same scheme
+(``cgra_dag``); constant and copy boundaries and ``border: preserve`` get filters that fill (the
+paper's mux). The steps are in ``cgra_plan`` (stages, workers, strips, depths), ``cgra_regions`` (what
+each stage computes where) and ``cgra_place`` (the PEs, queues and grid places).
 """
 
 from __future__ import annotations
@@ -37,9 +42,6 @@ from stencilmap.design.registry import BuildConfig, register
 from stencilmap.errors import StencilmapError
 from stencilmap.model.devices import Device, load_device
 from stencilmap.program.ir import Program
-
-#: Ops whose PEs count against the fabric's floating-point units (the device's ``mac``): all arithmetic.
-CONTROL_OPS = ("AGEN", "LOAD", "FILTER", "STORE", "COUNT", "DONE")
 
 
 @dataclass(frozen=True, slots=True)

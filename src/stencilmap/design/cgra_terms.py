@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from stencilmap.errors import StencilmapError
 from stencilmap.program.dtypes import is_float
-from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var, refs
+from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
 from stencilmap.program.ir import Program, Stencil
 
 Offset = tuple[int, int, int]  # (dz, dy, dx), C order; lower-rank programs pad with zeros
@@ -169,10 +169,3 @@ def _what(e: Expr) -> str:
     if isinstance(e, Var):
         return f"'{e.name}'"
     return type(e).__name__
-
-
-def fields_read(st: Stencil) -> set[str]:
-    names = {r.field for r in refs(st.expr)}
-    for t in st.temps:
-        names |= {r.field for r in refs(t.expr)}
-    return names
