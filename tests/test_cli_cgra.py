@@ -59,7 +59,7 @@ def test_refused_program_writes_nothing(tmp_path: Path) -> None:
     asm, program = tmp_path / "x.asm", tmp_path / "i.soda"
     program.write_text(
         "kernel: i\nburst width: 64\nunroll factor: 1\ninput dram 0 int16: a(16, *)\n"
-        "output dram 1 int16:\n  b(0, 0) = a(0, 0) + 2 / 3\niterate: 1\nborder: ignore\ncluster: none\n"
+        "output dram 1 int16:\n  b(0, 0) = a(0, 0) + a(40, 0)\niterate: 1\nborder: ignore\ncluster: none\n"
     )
     args = [str(program), "--arch", "cgra", "--shape", "16,16", "--asm", str(asm)]
     result = runner.invoke(analyze_cmd, args)

@@ -17,7 +17,6 @@ import numpy as np
 
 from stencilmap.design.cgra_terms import Offset, refusal
 from stencilmap.program import dtypes as dt
-from stencilmap.program.dtypes import is_float
 from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import infer, stencil_types
@@ -99,8 +98,9 @@ class _Builder:
 
     def op(self, name: str, *args: int | float, dtype: str = "float64", cast: str = "") -> int | float:
         if all(not isinstance(a, int) for a in args):
-            if is_float(dtype) and name in _FOLDABLE:
-                return _fold(name, *args)
+            if name in _FOLDABLE:
+                values = [_round_const(float(a), cast) if cast else float(a) for a in args]
+                return _round_const(_fold(name, dtype, *values), dtype)
             raise refusal(f"stencil '{self.st.name}' has a constant sub-expression ({name}) the PEs would recompute")  # fmt: skip
         clean = tuple(a if isinstance(a, int) else float(a) for a in args)
         return self.add(OpNode(name, clean, dtype, cast))
@@ -201,18 +201,32 @@ def _round_const(v: float, t: str) -> float:
 
 
 _INT_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-_FOLDABLE = ("ADD", "SUB", "MUL", "DIV", "LT", "LE", "GT", "GE", "EQ", "NE", "AND", "OR", "POW")
+_FOLDABLE = ("ADD", "SUB", "MUL", "DIV", "IDIV", "MOD_C", "MOD_PY", "FLOORDIV", "BAND", "BOR", "BXOR", "LT",
+             "LE", "GT", "GE", "EQ", "NE", "AND", "OR", "NEG", "NOT")  # fmt: skip
 UNARY_OPS = {"-": "NEG", "!": "NOT", "~": "INV", "+": "ROUND"}
 
 
-def _fold(op: str, *args: int | float) -> float:
-    """A constant float operation evaluated once (it is an immediate, not a PE)."""
-    a, b = float(args[0]), float(args[1])
-    table = {"ADD": a + b, "SUB": a - b, "MUL": a * b, "LT": float(a < b), "LE": float(a <= b),
-             "GT": float(a > b), "GE": float(a >= b), "EQ": float(a == b), "NE": float(a != b),
-             "AND": float(bool(a) and bool(b)), "OR": float(bool(a) or bool(b))}  # fmt: skip
+def _fold(op: str, dtype: str, *args: float) -> float:
+    """A constant operation evaluated once, in integers for an integer result (C / NumPy rules: a
+    division by zero gives 0 as the engine's does); it is an immediate, not a PE."""
+    if len(args) == 1:
+        return -args[0] if op == "NEG" else float(args[0] == 0)
+    a, b = args
+    table = {"LT": a < b, "LE": a <= b, "GT": a > b, "GE": a >= b, "EQ": a == b, "NE": a != b,
+             "AND": bool(a) and bool(b), "OR": bool(a) or bool(b)}  # fmt: skip
     if op in table:
-        return table[op]
+        return float(table[op])
+    if dtype in _INT_TYPES:
+        return float(_fold_int(op, int(a), int(b)))
     if op == "DIV":
         return a / b if b else math.copysign(math.inf, a) if a else math.nan
-    return float(a**b)
+    return float({"ADD": a + b, "SUB": a - b, "MUL": a * b}.get(op, a**b))
+
+
+def _fold_int(op: str, a: int, b: int) -> int:
+    if op in ("ADD", "SUB", "MUL", "BAND", "BOR", "BXOR"):
+        return {"ADD": a + b, "SUB": a - b, "MUL": a * b, "BAND": a & b, "BOR": a | b, "BXOR": a ^ b}[op]
+    if b == 0:
+        return 0
+    q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C: truncation toward zero
+    return {"IDIV": q, "MOD_C": a - b * q, "FLOORDIV": a // b, "MOD_PY": a % b}.get(op, q)
