@@ -155,7 +155,7 @@ def test_input_option(tmp_path: Path) -> None:
         [DAG, "--device", "nonesuch"],
         [DAG, "--input", "no-equals-sign"],
         [DAG, "--shape", "0,1,1"],
-        [DAG, "--arch", "cgra"],
+        [DAG, "--arch", "cgra", "--workers", "0"],
     ],
 )
 def test_bad_input_exits_2_with_one_line(args: list[str], tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
 @click.argument("program", type=click.Path(path_type=Path))
 @click.option(
     "--arch",
-    type=click.Choice(["soda", "stencilflow", "pcm", "emax"]),
+    type=click.Choice(["soda", "stencilflow", "pcm", "emax", "cgra"]),
     help="Microarchitecture  [default: soda for .soda, stencilflow for .json].",
 )
 @click.option(
@@ -54,9 +54,17 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
 @click.option(
     "--dot", type=click.Path(path_type=Path), metavar="FILE", help="Write the design as Graphviz DOT."
 )
+@click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
 @click.option(
-    "--asm", type=click.Path(path_type=Path), metavar="FILE", help="Write the EMAX mnemonics (--arch emax)."
+    "--strip",
+    type=int,
+    metavar="WIDTH",
+    help="CGRA vertical strip width (§III-B)  [default: one strip unless the buffering overflows].",
 )
+@click.option(
+    "--asm", type=click.Path(path_type=Path), metavar="FILE",
+    help="Write the EMAX mnemonics (--arch emax) or the CGRA assembly (--arch cgra).",
+)  # fmt: skip
 @fuse_option
 @format_options
 @user_errors
@@ -69,6 +77,8 @@ def analyze_cmd(
     shape: tuple[int, ...] | None,
     tile: tuple[int, ...] | None,
     dot: Path | None,
+    workers: int | None,
+    strip: int | None,
     asm: Path | None,
     fuse: bool,
     fmt: str,
@@ -84,11 +94,13 @@ def analyze_cmd(
       stencilmap analyze examples/laplace2d.soda --arch pcm --iterate 8 --dot laplace.dot
       stencilmap analyze examples/star3d_degree3.soda --arch emax --unroll 2 --asm fd6.asm
       stencilmap analyze examples/jacobi2d.soda --shape 1024,1024 --tile 256 --format csv
+      stencilmap analyze examples/stencil1d_r8.json --arch cgra --asm s1d.asm --dot s1d.dot
     """  # fmt: skip
     from stencilmap.jobs.analyze import AnalyzeConfig, analyze
 
     fmt = output_format(fmt, as_json)
-    config = AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm=asm, tile=tile, fuse=fuse)
+    config = AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm=asm, tile=tile, fuse=fuse,
+                           workers=workers, strip=strip)  # fmt: skip
     report = analyze(config)
     warn(report.program.warnings)
     if fmt == "json":
@@ -146,6 +158,11 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
         from stencilmap.design.emax import emax_json
 
         out["emax"] = emax_json(report.emax)
+        out["asm"] = str(report.asm) if report.asm is not None else None
+    if report.cgra is not None:
+        from stencilmap.design.cgra_text import cgra_json
+
+        out["cgra"] = cgra_json(report.cgra)
         out["asm"] = str(report.asm) if report.asm is not None else None
     return out
 
@@ -241,6 +258,13 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
         from stencilmap.design.emax import emax_json
 
         console.print("EMAX mapping: " + ", ".join(f"{k} {v:,}" for k, v in emax_json(report.emax).items()))
+    if report.cgra is not None:
+        c = report.cgra
+        pes = ", ".join(f"{op} {n:,}" for op, n in c.op_counts().items())
+        console.print(
+            f"CGRA mapping: {c.workers} workers (roofline: {c.roofline_workers}), {c.layers} layer(s), "
+            f"{len(c.strips)} strip(s), grid {c.grid[0]}×{c.grid[1]}; PEs: {pes}"
+        )
     if report.arch == "stencilflow":
         console.print(_delay_table(f))
     summary = Table(title="summary", title_justify="left", show_header=False)
@@ -275,4 +299,5 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     if report.dot is not None:
         console.print(f"DOT written to {escape(str(report.dot))}")
     if report.asm is not None:
-        console.print(f"EMAX mnemonics written to {escape(str(report.asm))}")
+        what = "CGRA assembly" if report.cgra is not None else "EMAX mnemonics"
+        console.print(f"{what} written to {escape(str(report.asm))}")

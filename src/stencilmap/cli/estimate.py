@@ -97,6 +97,8 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option("--clock-mhz", type=float, metavar="F", help="Design clock  [default: the device's].")
+@click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
+@click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B).")
 @fuse_option
 @format_options
 @user_errors
@@ -111,6 +113,8 @@ def estimate_cmd(
     shape: tuple[int, ...] | None,
     tile: tuple[int, ...] | None,
     clock_mhz: float | None,
+    workers: int | None,
+    strip: int | None,
     fuse: bool,
     fmt: str,
     as_json: bool,
@@ -124,13 +128,26 @@ def estimate_cmd(
           --iterations 15360 --shape 32768,4096 --clock-mhz 270
       stencilmap estimate examples/heat3d.json --device stratix10 --vector 8 --json
       stencilmap estimate examples/jacobi2d.soda --device ku060 --shape 1024,1024 --tile 256 --format csv
+      stencilmap estimate examples/stencil2d_r12.json --device cgra-tia --arch cgra
     """  # fmt: skip
     from stencilmap.model.estimate import estimate
     from stencilmap.model.report import EstimateConfig
 
     fmt = output_format(fmt, as_json)
     config = EstimateConfig(
-        program, device, arch, unroll, iterate, vector, iterations, shape, clock_mhz, tile, fuse=fuse
+        program,
+        device,
+        arch,
+        unroll,
+        iterate,
+        vector,
+        iterations,
+        shape,
+        clock_mhz,
+        tile,
+        fuse=fuse,
+        workers=workers,
+        strip=strip,
     )
     report = estimate(config)
     if fmt == "json":

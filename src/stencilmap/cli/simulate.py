@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
     from stencilmap.sim import SimResult
     from stencilmap.sim.validate import OutputCheck
 
-ARCHS = ["soda", "stencilflow", "pcm", "emax"]
+ARCHS = ["soda", "stencilflow", "pcm", "emax", "cgra"]
 #: Modules the short report names as the most stalled (``--verbose`` has every module, ``--json`` too).
 TOP_STALLED = 3
 
@@ -162,6 +162,7 @@ def simulate_json(report: SimulateReport) -> dict[str, Any]:
         "compile_seconds": round(r.compile_seconds, 6),
         "warnings": list(p.warnings),
         **({"emax": report.emax.to_json()} if report.emax is not None else {}),
+        **({"cgra": report.cgra.to_json()} if report.cgra is not None else {}),
     }  # fmt: skip
 
 
@@ -206,8 +207,13 @@ def _verdict(report: SimulateReport) -> str:
 
 
 def _cycles_line(report: SimulateReport) -> str:
-    """Simulated cycles against the model's (``model.timing``, as ``estimate``), or EMAX's closed form."""
+    """Simulated cycles against the model's (``model.timing``, as ``estimate``), or EMAX's closed form, or
+    the CGRA model's with the GFLOPS against the roofline."""
     r = report.result
+    if report.cgra is not None:
+        c = report.cgra
+        return (f"cycles [bold]{r.cycles:,}[/bold]; CGRA model {c.prediction.cycles:,} ({c.prediction.bound}-bound); "
+                f"{c.gflops:.4g} GFLOPS = {c.percent_of_roofline:.3g}% of the {c.roofline_gops:.4g} GFLOPS roofline")  # fmt: skip
     if report.emax is not None:
         e = report.emax
         return (f"cycles [bold]{r.cycles:,}[/bold]; EMAX model (§5.1 closed form) {e.model.seconds:.4g} s, "
@@ -228,6 +234,12 @@ def _summary(report: SimulateReport) -> Table:
         ("validation", _verdict(report)),
         ("module firings / cycle loop", f"{r.firings:,} / {r.sim_seconds:.3f} s ({_per_second(r)})"),
     ]
+    if report.cgra is not None:
+        c = report.cgra
+        rows[2] = ("CGRA model", f"{c.prediction.cycles:,} cycles ({c.prediction.bound}-bound)")
+        rows.append(
+            ("GFLOPS", f"{c.gflops:.4g} = {c.percent_of_roofline:.3g}% of the {c.roofline_gops:.4g} roofline")
+        )
     table = Table(title="simulation", title_justify="left", show_header=False)
     table.add_column("what")
     table.add_column("value")
@@ -333,6 +345,7 @@ def _design_params(report: SimulateReport) -> str:
         f"{k}={v}"
         for k, v in report.design.parameters
         if k in ("k", "q", "W", "P_cell", "d", "delay_buffers", "degree", "p", "rows", "x_chunks")
+        or k in ("workers", "layers", "strips")
     ]
     tiles = p.get("tiles_total", 1)
     if isinstance(tiles, int) and tiles > 1:
@@ -368,7 +381,8 @@ def print_simulation(report: SimulateReport, console: Console, verbose: bool = F
             f"EMAX: {e.lmm_streams:,} X-streams DDR3 → LMM in {len(e.executions):,} executions; {states}"
         )
     elif verbose:
-        console.print(_stall_table(report))
+        if report.result.modules:
+            console.print(_stall_table(report))
         console.print(_channel_table(report))
     else:
         console.print(_stall_line(report))
@@ -439,14 +453,18 @@ class ProgressBar:
 @click.option(
     "--unroll", type=int, metavar="K", help="PEs per stage k (SODA) / P_cell (PCM)  [default: the program's]."
 )
-@click.option("--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs.")
+@click.option(
+    "--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs / CGRA layers."
+)
+@click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
+@click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B).")
 @click.option(
     "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."
 )
 @click.option(
     "--device",
     metavar="NAME",
-    help="Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited; emax for --arch emax].",
+    help="Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited; emax for --arch emax, cgra-tia for --arch cgra].",
 )
 @click.option(
     "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
@@ -491,6 +509,8 @@ def simulate_cmd(
     arch: str | None,
     unroll: int | None,
     iterate: int | None,
+    workers: int | None,
+    strip: int | None,
     vector: int | None,
     device: str | None,
     inputs: dict[str, Path],
@@ -520,6 +540,7 @@ def simulate_cmd(
       stencilmap simulate examples/dag_listing1.json --delay-buffers min
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
+      stencilmap simulate examples/stencil1d_r8.json --arch cgra --json
     """  # fmt: skip
     from stencilmap.jobs.simulate import SimulateConfig, simulate
 
@@ -527,7 +548,7 @@ def simulate_cmd(
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
         "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
-        data_dir, fuse,
+        data_dir, fuse, workers, strip,
     )  # fmt: skip
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)

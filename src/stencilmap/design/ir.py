@@ -10,6 +10,9 @@ Module kinds cover the microarchitectures stencilmap builds:
 * ``pe``: a stencil's expression for one lane (pipelined, II = 1, ``latency`` cycles);
 * ``emax_pe``: one PE of an EMAX mapping (``design.emax``), its instructions as parameters; EMAX designs
   run on their own simulator (``sim.emax``), not the dataflow engine.
+* ``cgra_pe``: one single-instruction PE of a triggered-instruction CGRA (``design.cgra``), its op, grid
+  place and constants as parameters; an ``AGEN`` (address generator) has no input, ``DONE`` no output.
+  CGRA designs run on their own simulator (``sim.cgra``).
 
 Every channel has exactly one producer and one consumer; a PE declares the input ports it needs
 (``params["inputs"]``) and each must be fed by exactly one channel. Readers have no input, writers no
@@ -37,6 +40,7 @@ ModuleKind = Literal[
     "broadcast",
     "pe",
     "emax_pe",
+    "cgra_pe",
 ]
 ParamValue = int | float | str | tuple[int, ...] | tuple[str, ...]
 
@@ -160,7 +164,7 @@ def _check_module(m: Module, ins: list[Channel], outs: list[Channel], where: str
         raise StencilmapError(f"writer '{m.name}' has output channels", where)
     if m.kind != "reader" and not ins and not _generator(m):
         raise StencilmapError(f"module '{m.name}' ({m.kind}) has no input", where)
-    if m.kind != "writer" and not outs:
+    if m.kind != "writer" and not outs and not (m.kind == "cgra_pe" and m.param("op") == "DONE"):
         raise StencilmapError(f"module '{m.name}' ({m.kind}) has no output", where)
     if m.kind == "pe":
         wanted = m.param("inputs", ())
@@ -177,5 +181,7 @@ def _check_module(m: Module, ins: list[Channel], outs: list[Channel], where: str
 
 
 def _generator(m: Module) -> bool:
-    """A PE that declares no input port: it computes a constant expression."""
-    return m.kind == "pe" and m.param("inputs", ()) == ()
+    """A PE that declares no input port (it computes a constant expression), or a CGRA address generator."""
+    return (m.kind == "pe" and m.param("inputs", ()) == ()) or (
+        m.kind == "cgra_pe" and m.param("op") == "AGEN"
+    )

@@ -23,6 +23,8 @@ class BuildConfig:
     delay_buffers: Literal["computed", "min"] = "computed"
     device: str | None = None
     tile: tuple[int, ...] | None = None  # SODA tile sizes of all but the outermost axis (C order)
+    workers: int | None = None  # CGRA workers w (None: the §VI roofline's choice)
+    strip: int | None = None  # CGRA vertical strip width (None: one strip unless the buffering overflows)
 
 
 #: The options of ``BuildConfig`` each builder uses; ``check_options`` refuses the others.
@@ -31,6 +33,7 @@ USES: dict[str, frozenset[str]] = {
     "stencilflow": frozenset({"vector", "iterate", "delay_buffers"}),
     "pcm": frozenset({"unroll", "iterate"}),
     "emax": frozenset({"unroll", "iterate"}),  # iterate: the mapping refuses more than one step, saying why
+    "cgra": frozenset({"unroll", "iterate", "workers", "strip"}),  # unroll: the workers, as estimate takes it
 }
 
 
@@ -54,6 +57,8 @@ def check_options(arch: str, config: BuildConfig) -> None:
         "vector": config.vector,
         "tile": config.tile,
         "delay_buffers": "min" if config.delay_buffers == "min" else None,
+        "workers": config.workers,
+        "strip": config.strip,
     }
     reject_options(f"the {arch} design", *((k, v) for k, v in given.items() if k not in used))
 
@@ -94,4 +99,4 @@ def build(name: str, program: Program, config: BuildConfig) -> Design:
 
 def _load() -> None:
     """Import the builder modules so that their ``@register`` runs."""
-    from stencilmap.design import emax, pcm, pipeline, soda  # noqa: F401
+    from stencilmap.design import cgra, emax, pcm, pipeline, soda  # noqa: F401

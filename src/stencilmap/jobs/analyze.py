@@ -19,6 +19,7 @@ from stencilmap.program.verify import verify
 from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
+    from stencilmap.design.cgra import CgraMapping
     from stencilmap.design.emax import EmaxMapping
 
 
@@ -33,9 +34,11 @@ class AnalyzeConfig:
     vector: int | None = None
     shape: tuple[int, ...] | None = None
     dot: Path | None = None
-    asm: Path | None = None  # --arch emax: write the mnemonics here
+    asm: Path | None = None  # --arch emax / cgra: write the mnemonics / the assembly here
     tile: tuple[int, ...] | None = None  # SODA tile sizes of the inner axes
     fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
+    workers: int | None = None  # --arch cgra: workers w (default: the §VI roofline's)
+    strip: int | None = None  # --arch cgra: vertical strip width
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,7 @@ class AnalyzeReport:
     emax: EmaxMapping | None = None
     asm: Path | None = None
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
+    cgra: CgraMapping | None = None
 
 
 def default_arch(program: Program) -> str:
@@ -66,14 +70,21 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
     fusion = fuse_if(program, config.fuse)
     program = fusion.program
     arch = config.arch or default_arch(program)
-    if config.asm is not None and arch != "emax":
-        raise StencilmapError("--asm writes EMAX mnemonics: it needs --arch emax")
+    if config.asm is not None and arch not in ("emax", "cgra"):
+        raise StencilmapError("--asm writes EMAX mnemonics or CGRA assembly: it needs --arch emax or cgra")
+    if (config.workers is not None or config.strip is not None) and arch != "cgra":
+        raise StencilmapError("--workers and --strip shape the CGRA mapping: they need --arch cgra")
+    if config.asm is not None:
+        check_output_file(config.asm, "--asm")
     build_config = BuildConfig(
-        unroll=config.unroll, iterate=config.iterate, vector=config.vector, tile=config.tile
-    )
+        unroll=config.unroll, iterate=config.iterate, vector=config.vector, tile=config.tile,
+        workers=config.workers, strip=config.strip,
+    )  # fmt: skip
     check_options(arch, build_config)
     facts = analyze_program(program, unroll=config.unroll, vector=config.vector)
     design = build(arch, program, build_config)
+    if arch == "cgra":
+        return _analyze_cgra(config, program, facts, design, build_config, fusion.fused)
     if config.dot is not None:
         write_text_atomically(config.dot, to_dot(design))
     mapping = None
@@ -84,3 +95,23 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         if config.asm is not None:
             write_text_atomically(config.asm, mnemonics(mapping))
     return AnalyzeReport(program, arch, facts, design, config.dot, mapping, config.asm, fusion.fused)
+
+
+def _analyze_cgra(
+    config: AnalyzeConfig,
+    program: Program,
+    facts: ProgramAnalysis,
+    design: Design,
+    build_config: BuildConfig,
+    fused: tuple[tuple[str, str], ...],
+) -> AnalyzeReport:
+    """The CGRA worker mapping: its assembly (``--asm``) and its DFG coloured by op (``--dot``, §V)."""
+    from stencilmap.design.cgra import map_cgra
+    from stencilmap.design.cgra_text import assembly, cgra_dot
+
+    mapping = map_cgra(program, build_config)
+    texts = [(config.asm, assembly(mapping)), (config.dot, cgra_dot(mapping))]
+    for path, text in texts:
+        if path is not None:
+            write_text_atomically(path, text)
+    return AnalyzeReport(program, "cgra", facts, design, config.dot, None, config.asm, fused, mapping)

@@ -36,13 +36,14 @@ from stencilmap.sim.validate import Validation, validate
 from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
+    from stencilmap.sim.cgra import CgraRun
     from stencilmap.sim.emax import EmaxRun
 
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
 Progress = Callable[[int, int], None]
 
 #: Which design parameter holds the lanes (points per cycle) of each microarchitecture.
-LANES_PARAMETER = {"soda": "k", "pcm": "P_cell", "stencilflow": "W"}
+LANES_PARAMETER = {"soda": "k", "pcm": "P_cell", "stencilflow": "W", "cgra": "workers"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,8 @@ class SimulateConfig:
     max_cycles: int | None = None
     data_dir: Path | None = None  # where data files a program names may be (default: its folder)
     fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
+    workers: int | None = None  # --arch cgra: workers w (default: the §VI roofline's)
+    strip: int | None = None  # --arch cgra: vertical strip width
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +156,7 @@ class SimulateReport:
     emax: EmaxRun | None = None  # --arch emax: the EMAX simulation (LMM streams, five-state timeline)
     predicted_cycles: int = 0  # the model's cycles for this design on this memory (``predict``)
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
+    cgra: CgraRun | None = None  # --arch cgra: the CGRA simulation (GFLOPS, % of the roofline)
 
     @property
     def valid(self) -> bool:
@@ -178,9 +182,12 @@ def simulate(
     design = build(arch, program, _build_config(config))
     check_simulation_size(design, config.trace_cycles if config.trace is not None else 0)
     facts = prediction(program, design)
-    emax_run = None
+    emax_run = cgra_run = None
     if arch == "emax":
         result, emax_run, device = _simulate_emax(config, program, values, design)
+    elif arch == "cgra":
+        result, cgra_run, device = _simulate_cgra(config, program, values, design)
+    if arch in ("emax", "cgra"):  # their own simulators
         reference = run_reference(program, values)
         validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
         outputs: Mapping[str, Array] = masked_outputs(result, reference.defined)
@@ -200,6 +207,7 @@ def simulate(
     return SimulateReport(
         program, arch, design, device, result, validation, facts, bandwidth, written, trace,
         time.perf_counter() - start, emax_run, predict(program, design, facts, bandwidth), fusion.fused,
+        cgra_run,
     )  # fmt: skip
 
 
@@ -231,6 +239,41 @@ def _simulate_emax(
         output_points=prod(shape), sim_seconds=run.sim_seconds,
     )  # fmt: skip
     return result, run, device
+
+
+def _simulate_cgra(
+    config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
+) -> tuple[SimResult, CgraRun, Device]:
+    """CGRA worker mappings run on their own simulator (``sim.cgra``): PEs, queues, loads and stores."""
+    from stencilmap.design.cgra import fabric, map_cgra
+    from stencilmap.model.roofline import roofline_of
+    from stencilmap.sim.cgra import simulate_cgra
+
+    if config.trace is not None or config.tile is not None:
+        raise StencilmapError("--arch cgra simulates without --trace or --tile (strips: --strip)")
+    build_config = _build_config(config)
+    mapping = map_cgra(program, build_config)
+    device = fabric(build_config.device).device
+    shape = tuple(int(n or 0) for n in program.shape)
+    roofline = roofline_of(program, shape, device, mapping.layers).attainable_gops
+    run = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
+    size = np.dtype(mapping.dtype).itemsize
+    result = SimResult(
+        design=design, status=run.status, cycles=run.cycles,
+        outputs={k: _as_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()},
+        modules=(), channel_peaks=run.peaks, bytes_read={k: float(v) for k, v in run.bytes_read.items()},
+        bytes_written={k: float(np.count_nonzero(~np.isnan(v))) * size for k, v in run.outputs.items()},
+        firings=run.firings, seconds=run.sim_seconds, output_points=run.bytes_written // size,
+        sim_seconds=run.sim_seconds,
+    )  # fmt: skip
+    return result, run, device
+
+
+def _as_dtype(values: Array, dtype: str) -> Array:
+    """A simulated output (float64, NaN where nothing was stored) in its field's type (0 for integers)."""
+    if np.dtype(dtype).kind != "f":
+        values = np.where(np.isnan(values), 0.0, values)
+    return values.astype(dtype)
 
 
 #: Most channels the simulator is given: its cost per cycle grows with them (about 40 channels a SODA stage
@@ -268,7 +311,8 @@ def bind(config: SimulateConfig) -> tuple[Program, dict[str, Array]]:
 def _build_config(config: SimulateConfig) -> BuildConfig:
     return BuildConfig(
         unroll=config.unroll, iterate=config.iterate, vector=config.vector,
-        delay_buffers=config.delay_buffers, device=config.device, tile=config.tile,
+        delay_buffers=config.delay_buffers, device=config.device, tile=config.tile, workers=config.workers,
+        strip=config.strip,
     )  # fmt: skip
 
 
@@ -340,6 +384,8 @@ def _stage_trace(files: OutputSet, config: SimulateConfig, design: Design, resul
 
 
 def _bandwidth(program: Program, design: Design, result: SimResult, device: Device | None) -> Bandwidth:
+    if design.arch == "cgra":
+        return _cgra_bandwidth(program, design, result, device)
     ports = []
     for m in design.modules:
         if m.kind not in ("reader", "writer"):
@@ -355,6 +401,21 @@ def _bandwidth(program: Program, design: Design, result: SimResult, device: Devi
         device.bytes_per_cycle_per_bank() if device is not None else None,
         device.clock_mhz if device is not None else None,
     )
+
+
+def _cgra_bandwidth(program: Program, design: Design, result: SimResult, device: Device | None) -> Bandwidth:
+    """A CGRA mapping's traffic: its w readers of each field and w writers, each a point a cycle at most."""
+    w = _int(dict(design.parameters).get("workers"), 1)
+    ports = [
+        PortTraffic(name, "read", 0, moved, w * np.dtype(program.field_dtype(name)).itemsize)
+        for name, moved in sorted(result.bytes_read.items())
+    ]
+    ports += [
+        PortTraffic(name, "write", 0, moved, w * np.dtype(program.field_dtype(name)).itemsize)
+        for name, moved in sorted(result.bytes_written.items())
+    ]
+    per_cycle = device.bytes_per_cycle_per_bank() * device.dram_banks if device is not None else None
+    return Bandwidth(tuple(ports), result.cycles, per_cycle, device.clock_mhz if device else None)
 
 
 def _port_bytes(program: Program, port: Module) -> int:

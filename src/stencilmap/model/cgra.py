@@ -16,10 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import ceil
+from typing import TYPE_CHECKING
 
 from stencilmap.analysis.ops import is_constant, stencil_ops
+from stencilmap.model.devices import Device
+from stencilmap.program.dtypes import bits
 from stencilmap.program.expr import Binary, Expr, walk
 from stencilmap.program.ir import Program, Stencil
+
+if TYPE_CHECKING:  # design.cgra imports choose_workers from here
+    from stencilmap.design.cgra import CgraMapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +85,115 @@ def choose_workers(
     max_workers = macs // (pes * stages) if pes > 0 else needed
     workers = min(needed, max_workers)
     return Workers(pes, ops_per_cycle, max_workers, needed, workers, workers * per_worker)
+
+
+# ------------------------------------------------------------------------ a mapped design's cycles
+
+
+@dataclass(frozen=True, slots=True)
+class CgraPrediction:
+    """Cycles of a mapped design (``design.cgra``): the slowest of the readers (one load a cycle each),
+    the writers, and the memory (loads and stores share the bandwidth), plus the pipeline's depth."""
+
+    reader_cycles: int  # the busiest reader's loads
+    writer_cycles: int  # the busiest writer's stores
+    memory_cycles: float  # all loads and stores at the device's bytes per cycle
+    latency: int
+    bound: str  # which of the three bounds
+
+    @property
+    def cycles(self) -> int:
+        return ceil(max(self.reader_cycles, self.writer_cycles, self.memory_cycles)) + self.latency
+
+
+def _residues(x0: int, x1: int, w: int, r: int) -> int:
+    """Columns x in [x0, x1) with x ≡ r (mod w)."""
+    return max(0, (x1 - 1 - r) // w - (x0 - 1 - r) // w) if x1 > x0 else 0
+
+
+def reads_of(m: CgraMapping, field: int, r: int) -> int:
+    """Loads reader r of input ``field`` issues: every strip's rows, its columns x ≡ r (mod w), halos
+    included (Fig. 3, 10); a lower-dimensional input is loaded at every point of the grid it spans."""
+    z, y, _ = m.shape
+    return sum(z * y * _residues(*span, m.workers, r) for span in m.spans[field])
+
+
+def stores_of(m: CgraMapping, stage: int, c: int) -> int:
+    """Stores writer c of output ``stage`` issues: the last layer's points with x ≡ c (mod w), all strips."""
+    boxes = m.boxes[m.box_id(m.layers - 1, stage)]
+    return sum(
+        max(0, z1 - z0) * max(0, y1 - y0) * _residues(x0, x1, m.workers, c)
+        for z0, z1, y0, y1, x0, x1 in boxes
+    )
+
+
+def ring_of(m: CgraMapping, stage: int, c: int) -> int:
+    """``border: preserve``: the points of column class c outside the output's region (stored as input)."""
+    if m.preserve is False:
+        return 0
+    z, y, x = m.shape
+    return z * y * _residues(0, x, m.workers, c) - stores_of(m, stage, c)
+
+
+def _depth(m: CgraMapping) -> int:
+    """Cycles from a point's load to its output's store: per layer a filter and the PEs on the longest
+    path (the last MAC of a chain: its earlier products wait on their way)."""
+    pe = max(
+        1, *(p.latency for p in m.pes if p.op not in ("AGEN", "LOAD", "FILTER", "STORE", "COUNT", "DONE"))
+    )
+    if m.linear is not None:
+        per_layer = 1 + pe + (pe if m.linear.constant else 0)
+    else:
+        per_layer = sum(1 + pe * s.flops for s in m.stages) // max(1, len(m.stages)) + 1
+    return 2 + m.mem_latency + m.layers * per_layer + 3  # AGEN, load, deliver; layers; store, count, done
+
+
+def drain(m: CgraMapping) -> float:
+    """Cycles the outputs trail the readers' last load: a read beyond the point (a positive offset) holds a
+    stage back by that many stream places, and where the boundary is not ``shrink`` the stage still has
+    those points to compute after its source's last one — one a cycle per worker, so chained stages
+    (a time-step chain, §IV-like) add up their lags. Shrink reads cancel: their output region ends as
+    far before the grid's end."""
+    from stencilmap.design.cgra_plan import places
+    from stencilmap.design.cgra_regions import source
+
+    width = max((b - a for spans in m.spans for a, b in spans), default=1)
+    feed = {f: m.stages[k].name for f, k in _feeds(m)}
+    lag: dict[tuple[int, int], float] = {}
+    for t in range(m.layers):
+        for k, st in enumerate(m.stages):
+            worst = 0.0
+            for f, off, kind in st.reads:
+                src = source(m.stages, feed, t, f)
+                before = 0.0 if src.layer < 0 else lag[(src.layer, src.stage)]
+                filled = kind != "shrink" or (m.preserve and 0 <= src.layer < t)  # preserve: the ring
+                ahead = max(0.0, places(off, width, m.shape[1], m.workers)) if filled else 0.0
+                worst = max(worst, before + ahead)
+            lag[(t, k)] = worst
+    return max((lag[(m.layers - 1, k)] for k in m.outputs()), default=0.0)
+
+
+def _feeds(m: CgraMapping) -> list[tuple[str, int]]:
+    """(input, output stage) pairs of an iterated program (§IV): output i feeds input i."""
+    if m.layers < 2:
+        return []
+    outs = [k for k, _ in enumerate(m.stages) if m.stages[k].output]
+    return list(zip((f for f, _, _ in m.inputs), outs, strict=False))
+
+
+def predict(m: CgraMapping, device: Device, clock_mhz: float | None = None) -> CgraPrediction:
+    """The cycles of ``m`` on ``device`` at ``clock_mhz`` (default: the device's; see ``CgraPrediction``)."""
+    w = m.workers
+    reads = [(reads_of(m, i, r), bits(m.inputs[i][1]) // 8) for i in range(len(m.inputs)) for r in range(w)]
+    stores = [stores_of(m, k, c) for k in m.outputs() for c in range(w)]
+    stores += [n for n in (ring_of(m, k, c) for k in m.outputs() for c in range(w)) if n]
+    per_cycle = device.practical_bandwidth_gbs * 1e9 / ((clock_mhz or device.clock_mhz) * 1e6)
+    memory = (sum(n * b for n, b in reads) + sum(stores) * bits(m.dtype) // 8) / per_cycle
+    # the first loads wait the memory's latency before any store competes, the last stores drain after the
+    # last load: those two stretches move at most w points a cycle, not the whole bandwidth
+    share = min(1.0, sum(b for _, b in reads) / per_cycle)
+    memory += 2 * m.mem_latency * (1.0 - share)
+    busiest = max((n for n, _ in reads), default=0)
+    bounds = {"readers": busiest, "writers": max(stores, default=0), "memory": memory}
+    bound = max(bounds, key=lambda k: bounds[k])
+    return CgraPrediction(busiest, max(stores, default=0), memory, _depth(m) + ceil(drain(m)), bound)

@@ -19,20 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from stencilmap.analysis.halos import program_halo
-from stencilmap.analysis.timing import pipeline_timing, runtime_cycles
 from stencilmap.design.common import check_parameters, with_iterate
 from stencilmap.design.ir import Design, ParamValue
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
-from stencilmap.model.cgra import choose_workers, pes_per_worker
+from stencilmap.model.cgra import predict
 from stencilmap.model.devices import Cost, Device, load_device
 from stencilmap.model.emax import estimate_emax
 from stencilmap.model.performance import (
     Scenario,
-    compute_seconds,
     launches,
     required_bandwidth,
-    scenario,
     soda_ideal_throughput,
     total_seconds,
 )
@@ -167,34 +164,30 @@ def _bank_notes(design: Design, device: Device) -> tuple[str, ...]:
 
 
 def _cgra(ctx: ModelContext) -> EstimateReport:
-    """CGRA §III/§VI: w compute workers per time step, one point each per cycle."""
+    """CGRA §III/§IV/§VI: the worker mapping ``design.cgra`` builds (workers, strips, layers) and its
+    cycles (``model.cgra.predict``: the busiest reader or writer, or the memory, plus the pipeline)."""
+    from stencilmap.design.cgra import map_cgra
+
     cfg = ctx.config
     reject_options(ctx, ("vector", cfg.vector))
     q = cfg.iterate if cfg.iterate is not None else max(1, ctx.program.iterate)
-    chained = with_iterate(ctx.program, q)
+    workers = cfg.workers if cfg.workers is not None else cfg.unroll
+    build_config = BuildConfig(device=ctx.device.name, workers=workers, strip=cfg.strip)
+    mapping = map_cgra(with_iterate(ctx.program, q), build_config)
+    pred = predict(mapping, ctx.device, ctx.clock_mhz)
     macs = ctx.device.resource("mac") or 0
-    pes = pes_per_worker(ctx.work.program)
-    attainable = roofline_of(ctx.program, ctx.shape, ctx.device, q).attainable_gops
-    choice = choose_workers(attainable, ctx.work.ops_per_point, pes, macs, ctx.f_hz / 1e9, q)
-    w = cfg.unroll if cfg.unroll is not None else choice.workers
-    if w < 1:
-        raise StencilmapError(f"a worker of {pes} PEs per stage × {q} stages does not fit {macs} MACs")
-    latency = pipeline_timing(chained, ctx.shape, w, ctx.device.operator_latencies()).latency
-    used = ResourceUsage(Cost.of({"mac": q * w * pes}), (("mac", macs),))
-    cycles = runtime_cycles(latency, ctx.work.points, w)
-    b_req = required_bandwidth(ctx.work.bytes_per_point, w, ctx.f_hz)
-    b_prac = ctx.device.practical_bandwidth_gbs * 1e9
+    arith = sum(mapping.count(op) for op in ("MUL", "MAC", "ADD"))
     stream = _Stream(
         q=q,
-        lanes=w,
-        latency=latency,
+        lanes=mapping.workers,
+        latency=pred.latency,
         stream_points=ctx.work.points,
-        parameters=(("pes_per_worker", pes), ("q", q), ("workers", w)),
-        resources=used,
-        cycles=cycles,
-        launch_cycles=compute_seconds(cycles, ctx.f_hz, b_req, b_prac) * ctx.f_hz,
-        scenario=scenario(b_req, b_prac),
-        extra=(("roofline_workers", choice.workers),),
+        parameters=(("layers", q), ("strips", len(mapping.strips)), ("workers", mapping.workers)),
+        resources=ResourceUsage(Cost.of({"mac": arith}), (("mac", macs),)),
+        cycles=pred.cycles,
+        launch_cycles=pred.cycles,
+        scenario="bandwidth" if pred.bound == "memory" else "compute",
+        extra=(("roofline_workers", mapping.roofline_workers), ("cgra_bound", pred.bound)),
     )
     return _streamed(ctx, stream)
 

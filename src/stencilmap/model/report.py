@@ -31,6 +31,8 @@ class EstimateConfig:
     clock_mhz: float | None = None
     tile: tuple[int, ...] | None = None  # SODA tile sizes of the inner axes (None: the program's)
     fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
+    workers: int | None = None  # CGRA workers w (None: --unroll, else the §VI roofline's)
+    strip: int | None = None  # CGRA vertical strip width
 
 
 @dataclass(frozen=True, slots=True)

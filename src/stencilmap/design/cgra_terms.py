@@ -1,0 +1,171 @@
+"""What a program asks of the triggered-instruction CGRA's workers (CGRA paper §III): the products of a
+linear stencil, ordered the way their operands reach a compute worker.
+
+The mapping serves programs whose output is ``c + Σ c_t · f_t(p + o_t)`` over input fields ``f_t`` with
+constant coefficients (the paper's star stencils, and any other constant-coefficient window). Local
+stencils that are themselves linear are substituted (a several-stage linear program is one linear
+stencil of the inputs: the same values up to rounding, the same defined points under ``shrink``).
+Everything else is refused with one line saying why (``CgraRefusal``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stencilmap.errors import StencilmapError
+from stencilmap.program.dtypes import is_float
+from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
+from stencilmap.program.ir import Program, Stencil
+
+Offset = tuple[int, int, int]  # (dz, dy, dx), C order; lower-rank programs pad with zeros
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One product c · field(p + offset) of a compute worker's MUL/MAC chain (§III-A, Fig. 5)."""
+
+    field: str
+    offset: Offset
+    coeff: float
+
+
+@dataclass(frozen=True, slots=True)
+class LinearStencil:
+    """The output as ``constant + Σ terms``, terms in arrival order (see ``arrival_order``)."""
+
+    output: str
+    dtype: str
+    constant: float
+    terms: tuple[Term, ...]
+    fields: tuple[str, ...]  # the input fields read, sorted
+
+    def halo(self) -> tuple[Offset, Offset]:
+        """Per axis the reach below (≥ 0) and above (≥ 0) of one application."""
+        lo = tuple(max(0, -min(t.offset[a] for t in self.terms)) for a in range(3))
+        hi = tuple(max(0, max(t.offset[a] for t in self.terms)) for a in range(3))
+        return (lo[0], lo[1], lo[2]), (hi[0], hi[1], hi[2])
+
+
+def refusal(reason: str) -> StencilmapError:
+    return StencilmapError(f"the CGRA mapping cannot serve this program: {reason}")
+
+
+def arrival_order(t: Term) -> tuple[Offset, str]:
+    """Readers stream the grid in row-major order, so operands arrive in the order of their offsets:
+    planes above, rows above, then the row's x neighbours, rows below (§III-B: the y chain's data of
+    rows j − r_y.. reach the worker before row j's). Chaining products in this order lets each MAC
+    wait only for data that is on its way."""
+    return (t.offset, t.field)
+
+
+def linear_stencil(program: Program) -> LinearStencil:
+    """The program's one output as a linear form of its inputs, or a ``refusal``."""
+    _check_program(program)
+    out = program.stencil(program.outputs[0])
+    assert out is not None
+    const, coeff = _Linearizer(program).stencil(out)
+    terms = tuple(
+        sorted(
+            (Term(f, o, c) for (f, o), c in coeff.items() if c != 0.0),
+            key=arrival_order,
+        )
+    )
+    if not terms:
+        raise refusal("its output reads no input (a constant needs no worker)")
+    return LinearStencil(out.name, out.dtype, const, terms, tuple(sorted({t.field for t in terms})))
+
+
+def _check_program(program: Program) -> None:
+    if len(program.outputs) != 1:
+        raise refusal(f"it has {len(program.outputs)} outputs; the workers compute one output field")
+    if program.params:
+        raise refusal("it reads param arrays; coefficients must be constants (§III-A)")
+    for inp in program.inputs:
+        if inp.axes != tuple(range(program.rank)):
+            raise refusal(f"input '{inp.name}' spans axes {inp.axes}: readers stream whole grids")
+        if not is_float(inp.dtype):
+            raise refusal(f"input '{inp.name}' is {inp.dtype}: the MUL/MAC PEs are floating-point")
+    for st in program.stencils:
+        if not is_float(st.dtype):
+            raise refusal(f"stencil '{st.name}' computes {st.dtype}: the MUL/MAC PEs are floating-point")
+        for name, b in st.boundary:
+            if b.kind != "shrink":
+                raise refusal(f"stencil '{st.name}' reads '{name}' with a {b.kind} boundary (only shrink)")
+    if program.iterate > 1 and len(program.inputs) != 1:
+        raise refusal("iterating a program of several inputs: §IV chains one field through the layers")
+
+
+Linear = tuple[float, dict[tuple[str, Offset], float]]
+
+
+class _Linearizer:
+    """Expression → (constant, {(field, offset): coefficient}); local stencils substituted."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.rank = program.rank
+
+    def stencil(self, st: Stencil, shift: Offset = (0, 0, 0)) -> Linear:
+        temps = {t.name: t.expr for t in st.temps}
+        return self.expr(st.expr, temps, shift)
+
+    def expr(self, e: Expr, temps: dict[str, Expr], shift: Offset) -> Linear:
+        if isinstance(e, Const) and not isinstance(e.value, bool):
+            return float(e.value), {}
+        if isinstance(e, Ref):
+            return self._ref(e, shift)
+        if isinstance(e, Var) and not e.index:
+            if e.name in temps:
+                return self.expr(temps[e.name], temps, shift)
+            c = self.program.constant(e.name)
+            if c is not None:
+                return float(c.value), {}
+        if isinstance(e, Cast) and is_float(e.dtype):
+            return self.expr(e.operand, temps, shift)
+        if isinstance(e, Unary) and e.op in ("-", "+"):
+            k, t = self.expr(e.operand, temps, shift)
+            return (-k, {o: -v for o, v in t.items()}) if e.op == "-" else (k, t)
+        if isinstance(e, Binary) and e.op in ("+", "-", "*", "/"):
+            return self._binary(e, temps, shift)
+        raise refusal(f"its expression is not linear with constant coefficients ({_what(e)}); §III maps MUL/MAC chains")  # fmt: skip
+
+    def _ref(self, e: Ref, shift: Offset) -> Linear:
+        o = _pad(e.offset, self.rank)
+        at = (o[0] + shift[0], o[1] + shift[1], o[2] + shift[2])
+        if self.program.input(e.field) is not None:
+            return 0.0, {(e.field, at): 1.0}
+        local = self.program.stencil(e.field)
+        if local is None:
+            raise refusal(f"it reads '{e.field}', neither an input nor a stencil")
+        return self.stencil(local, at)
+
+    def _binary(self, e: Binary, temps: dict[str, Expr], shift: Offset) -> Linear:
+        (ka, ta), (kb, tb) = self.expr(e.lhs, temps, shift), self.expr(e.rhs, temps, shift)
+        if e.op in ("+", "-"):
+            s = 1.0 if e.op == "+" else -1.0
+            return ka + s * kb, {o: ta.get(o, 0.0) + s * tb.get(o, 0.0) for o in {*ta, *tb}}
+        if e.op == "*" and not ta:
+            return ka * kb, {o: ka * v for o, v in tb.items()}
+        if e.op in ("*", "/") and not tb and (e.op == "*" or kb != 0):
+            f = kb if e.op == "*" else 1.0 / kb
+            return ka * f, {o: v * f for o, v in ta.items()}
+        raise refusal(f"it multiplies or divides two fields ('{e.op}'); §III's MACs take constant coefficients")  # fmt: skip
+
+
+def _pad(offset: tuple[int, ...], rank: int) -> Offset:
+    full = (0,) * (3 - rank) + tuple(offset)
+    return (full[0], full[1], full[2])
+
+
+def _what(e: Expr) -> str:
+    if isinstance(e, Call):
+        return f"a call to {e.func}"
+    if isinstance(e, Select):
+        return "a ternary"
+    if isinstance(e, Binary):
+        return f"operator '{e.op}'"
+    if isinstance(e, Unary):
+        return f"operator '{e.op}'"
+    if isinstance(e, Var):
+        return f"'{e.name}'"
+    return type(e).__name__
