@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from stencilmap.cli.estimate import estimate_cmd
-from stencilmap.cli.simulate import simulate_cmd
 
 from stencilmap.cli import analyze_cmd
+from stencilmap.cli.estimate import estimate_cmd
+from stencilmap.cli.simulate import simulate_cmd
 from stencilmap.program import load_program
 from tests.conftest import (
     CORPUS_SODA,

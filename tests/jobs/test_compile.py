@@ -130,3 +130,16 @@ def test_a_grid_too_large_to_ship_data_for_compiles_scaled(tmp_path: Path) -> No
     assert r["simulation"]["scaled"] and r["csim"]["scaled"] and r["csim"]["valid"]  # type: ignore[index]
     assert (out / "code" / "kernel.cpp").is_file() and not (out / "code" / "data").exists()
     assert "100000" in (out / "code" / "kernel.cpp").read_text()  # the real grid's code
+
+
+def test_the_cgra_gets_its_assembly_run_by_its_simulator(tmp_path: Path) -> None:
+    out = tmp_path / "c"
+    code, r = _compile(
+        [str(EXAMPLES / "stencil1d_r8.json"), "--device", "cgra-tia", "--shape", "65536", "--out", str(out)]
+    )
+    assert code == 0, r
+    assert r["best"]["arch"] == "cgra" and r["best"]["workers"] == 6  # the paper's §VI choice  # type: ignore[index]
+    assert r["csim"]["valid"] is True and r["simulation"]["valid"] is True  # type: ignore[index]
+    sim = r["simulation"]
+    assert abs(sim["cycles"] - sim["predicted_cycles"]) <= 0.02 * sim["cycles"]  # type: ignore[index]
+    assert "MAC" in (out / "code" / "cgra.asm").read_text() and (out / "code" / "cgra_dfg.dot").is_file()

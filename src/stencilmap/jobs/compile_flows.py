@@ -149,6 +149,10 @@ def flow_for(device: Device, arch: str | None) -> Flow:
         from stencilmap.jobs.flow_fpga import FpgaFlow
 
         return FpgaFlow()
+    if "cgra" in device.archs:
+        from stencilmap.jobs.flow_cgra import CgraFlow
+
+        return CgraFlow()
     if "emax" in device.archs:
         from stencilmap.jobs.flow_emax import EmaxFlow
 

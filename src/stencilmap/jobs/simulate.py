@@ -260,7 +260,7 @@ def _simulate_cgra(
     size = np.dtype(mapping.dtype).itemsize
     result = SimResult(
         design=design, status=run.status, cycles=run.cycles,
-        outputs={k: _as_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()},
+        outputs={k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()},
         modules=(), channel_peaks=run.peaks, bytes_read={k: float(v) for k, v in run.bytes_read.items()},
         bytes_written={k: float(np.count_nonzero(~np.isnan(v))) * size for k, v in run.outputs.items()},
         firings=run.firings, seconds=run.sim_seconds, output_points=run.bytes_written // size,
@@ -269,7 +269,7 @@ def _simulate_cgra(
     return result, run, device
 
 
-def _as_dtype(values: Array, dtype: str) -> Array:
+def as_field_dtype(values: Array, dtype: str) -> Array:
     """A simulated output (float64, NaN where nothing was stored) in its field's type (0 for integers)."""
     if np.dtype(dtype).kind != "f":
         values = np.where(np.isnan(values), 0.0, values)

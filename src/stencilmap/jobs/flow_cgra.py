@@ -1,0 +1,103 @@
+"""``compile`` on a triggered-instruction CGRA (``cgra-tia``): the worker mapping (CGRA paper §III–§VI:
+w workers from the §VI roofline, strips when the buffering overflows, one layer per time step on chip), its
+assembly and DFG, and the CGRA simulator running the mapping with values (on a grid cut along its outermost
+axis when large) — which checks the mapping the assembly describes; there is no separate code to run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stencilmap.design.common import with_iterate
+from stencilmap.design.ir import Design
+from stencilmap.design.registry import BuildConfig
+from stencilmap.jobs.compile_flows import (
+    Choice,
+    Csim,
+    Report,
+    SimOutcome,
+    shrink_outer,
+    validate_outputs,
+    verdict,
+)
+from stencilmap.model.devices import Device
+from stencilmap.program.data import make_inputs
+from stencilmap.program.ir import Program
+
+if TYPE_CHECKING:
+    from stencilmap.design.cgra import CgraMapping
+    from stencilmap.jobs.compile import CompileConfig
+
+
+class CgraFlow:
+    """See the module docstring."""
+
+    def choose(self, program: Program, device: Device, config: CompileConfig, source: str,
+               report: Report) -> Choice:  # fmt: skip
+        from stencilmap.model.estimate import EstimateConfig, estimate
+
+        one_pass = replace(program, iterate=1)
+        iterations = config.iterations if config.iterations is not None else max(1, program.iterate)
+        q = min(iterations, max(1, program.iterate))  # layers on chip: the program's own iterate
+        est = estimate(EstimateConfig(one_pass, device.name, "cgra", iterate=q, iterations=iterations))
+        params = dict(est.parameters)
+        extra = dict(est.extra)
+        why = (f"{params['workers']} workers (the §VI roofline's choice: {extra.get('roofline_workers')}), "
+               f"{params['strips']} strip(s), {q} layer(s) on chip; {extra.get('cgra_bound')}-bound")  # fmt: skip
+        parameters = (("workers", int(str(params["workers"]))), ("iterate", q))
+        choice = Choice(device, one_pass, source, iterations, "cgra", parameters, est.predicted_seconds, why,
+                        "cgra-asm", est)  # fmt: skip
+        cmd = choice.command(
+            "estimate", "--device", device.name, *choice.options(), "--iterations", str(iterations)
+        )
+        return replace(choice, commands=(("estimate", cmd),))
+
+    def build(self, choice: Choice) -> Design:
+        from stencilmap.design.registry import build
+
+        return build("cgra", with_iterate(choice.program, choice.q), self._config(choice))
+
+    def generate(self, choice: Choice, design: Design | None, folder: Path) -> tuple[str, ...]:
+        from stencilmap.design.cgra_text import assembly, cgra_dot
+
+        mapping = self._mapping(choice, choice.program)
+        folder.mkdir(parents=True)
+        (folder / "cgra.asm").write_text(assembly(mapping), encoding="utf-8")
+        (folder / "cgra_dfg.dot").write_text(cgra_dot(mapping), encoding="utf-8")
+        return ("code/cgra.asm", "code/cgra_dfg.dot")
+
+    def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
+        sim = self.simulate(choice, cap, lambda *_: None, None)
+        how = "the mapping the assembly describes, run with values by the CGRA simulator"
+        return Csim(sim.valid, how, sim.shape, sim.scaled, sim.message, 0.0, sim.seconds, sim.command)
+
+    def simulate(self, choice: Choice, cap: int, report: Report,
+                 notify: Callable[[str], None] | None) -> SimOutcome:  # fmt: skip
+        from stencilmap.jobs.simulate import as_field_dtype
+        from stencilmap.model.cgra import predict
+        from stencilmap.model.roofline import roofline_of
+        from stencilmap.sim.cgra import simulate_cgra
+
+        shape = shrink_outer(choice.program, max(cap, 1), min_rows=32)
+        program = with_iterate(choice.program.with_shape(shape), choice.q)
+        mapping = self._mapping(choice, choice.program.with_shape(shape))
+        values = make_inputs(program, {}, 0)
+        roof = roofline_of(program, shape, choice.device, mapping.layers).attainable_gops
+        run = simulate_cgra(mapping, dict(values), choice.device, roof, None)
+        got = {k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()}
+        valid, exact, error = validate_outputs(got, program, values)
+        predicted = predict(mapping, choice.device).cycles
+        command = choice.command("simulate", "--device", choice.device.name, *choice.options(), shape=shape)
+        extra = (("cgra", run.to_json()),)
+        return SimOutcome(valid and run.status == "done", run.status, run.cycles, predicted, shape,
+                          shape != choice.shape, run.sim_seconds, verdict(valid, exact, error), command, extra)  # fmt: skip
+
+    def _config(self, choice: Choice) -> BuildConfig:
+        return BuildConfig(device=choice.device.name, workers=int(dict(choice.parameters)["workers"]))
+
+    def _mapping(self, choice: Choice, program: Program) -> CgraMapping:
+        from stencilmap.design.cgra import map_cgra
+
+        return map_cgra(with_iterate(program, choice.q), self._config(choice))
