@@ -143,3 +143,15 @@ def test_the_cgra_gets_its_assembly_run_by_its_simulator(tmp_path: Path) -> None
     sim = r["simulation"]
     assert abs(sim["cycles"] - sim["predicted_cycles"]) <= 0.02 * sim["cycles"]  # type: ignore[index]
     assert "MAC" in (out / "code" / "cgra.asm").read_text() and (out / "code" / "cgra_dfg.dot").is_file()
+
+
+def test_a_device_file_by_path(tmp_path: Path) -> None:
+    doc = json.loads(
+        (Path(__file__).resolve().parents[2] / "src/stencilmap/model/devices/ku060.json").read_text()
+    )
+    doc["clock_mhz"] = 300.0
+    path = tmp_path / "my_ku060.json"
+    path.write_text(json.dumps(doc))
+    code, r = _compile([JACOBI, "--device", str(path), "--shape", "32,32", "--out", str(tmp_path / "o")])
+    assert code == 0, r
+    assert f"--device {path}" in r["commands"]["estimate"]  # type: ignore[index]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from stencilmap.analysis.latency import OperatorLatencies
@@ -81,3 +83,28 @@ def test_unknown_device_lists_the_known_ones() -> None:
     assert (
         "unknown device 'vu9p'" in str(err.value) and "ku060" in str(err.value) and "\n" not in str(err.value)
     )
+
+
+def test_a_device_file_given_by_path_works_where_a_name_does(tmp_path: Path) -> None:
+    import json
+
+    from stencilmap.model.devices import load_device
+
+    doc = json.loads(
+        (Path(__file__).resolve().parents[2] / "src/stencilmap/model/devices/ku060.json").read_text()
+    )
+    doc["clock_mhz"] = 300
+    path = tmp_path / "ku060_300.json"
+    path.write_text(json.dumps(doc))
+    device = load_device(str(path))
+    assert device.name == "ku060" and device.clock_mhz == 300
+    doc["dram_banks"] = "two"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(StencilmapError, match=r"bad\.json: dram_banks: input should be a valid integer"):
+        load_device(str(bad))
+    with pytest.raises(StencilmapError, match="no such device file"):
+        load_device(str(tmp_path / "none.json"))
+    with pytest.raises(StencilmapError, match="not JSON"):
+        (tmp_path / "x.json").write_text("{")
+        load_device(str(tmp_path / "x.json"))

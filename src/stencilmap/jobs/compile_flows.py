@@ -49,6 +49,7 @@ class Choice:
     candidate: Candidate | None = None
     #: (what it reproduces, the exact command line)
     commands: tuple[tuple[str, str], ...] = ()
+    device_ref: str = ""  # the device as the user named it: a catalog name or a PATH.json
 
     @property
     def shape(self) -> tuple[int, ...]:

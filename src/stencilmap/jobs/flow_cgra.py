@@ -41,7 +41,7 @@ class CgraFlow:
         one_pass = replace(program, iterate=1)
         iterations = config.iterations if config.iterations is not None else max(1, program.iterate)
         q = min(iterations, max(1, program.iterate))  # layers on chip: the program's own iterate
-        est = estimate(EstimateConfig(one_pass, device.name, "cgra", iterate=q, iterations=iterations))
+        est = estimate(EstimateConfig(one_pass, config.device, "cgra", iterate=q, iterations=iterations))
         params = dict(est.parameters)
         extra = dict(est.extra)
         why = (f"{params['workers']} workers (the §VI roofline's choice: {extra.get('roofline_workers')}), "
@@ -50,9 +50,9 @@ class CgraFlow:
         choice = Choice(device, one_pass, source, iterations, "cgra", parameters, est.predicted_seconds, why,
                         "cgra-asm", est)  # fmt: skip
         cmd = choice.command(
-            "estimate", "--device", device.name, *choice.options(), "--iterations", str(iterations)
+            "estimate", "--device", config.device, *choice.options(), "--iterations", str(iterations)
         )
-        return replace(choice, commands=(("estimate", cmd),))
+        return replace(choice, commands=(("estimate", cmd),), device_ref=config.device)
 
     def build(self, choice: Choice) -> Design:
         from stencilmap.design.registry import build
@@ -89,13 +89,13 @@ class CgraFlow:
         got = {k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()}
         valid, exact, error = validate_outputs(got, program, values)
         predicted = predict(mapping, choice.device).cycles
-        command = choice.command("simulate", "--device", choice.device.name, *choice.options(), shape=shape)
+        command = choice.command("simulate", "--device", choice.device_ref, *choice.options(), shape=shape)
         extra = (("cgra", run.to_json()),)
         return SimOutcome(valid and run.status == "done", run.status, run.cycles, predicted, shape,
                           shape != choice.shape, run.sim_seconds, verdict(valid, exact, error), command, extra)  # fmt: skip
 
     def _config(self, choice: Choice) -> BuildConfig:
-        return BuildConfig(device=choice.device.name, workers=int(dict(choice.parameters)["workers"]))
+        return BuildConfig(device=choice.device_ref, workers=int(dict(choice.parameters)["workers"]))
 
     def _mapping(self, choice: Choice, program: Program) -> CgraMapping:
         from stencilmap.design.cgra import map_cgra

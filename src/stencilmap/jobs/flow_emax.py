@@ -30,7 +30,7 @@ class EmaxFlow:
 
         one_pass = replace(program, iterate=1)
         iterations = config.iterations if config.iterations is not None else max(1, program.iterate)
-        est = estimate(EstimateConfig(one_pass, device.name, "emax", iterations=iterations))
+        est = estimate(EstimateConfig(one_pass, config.device, "emax", iterations=iterations))
         params = dict(est.parameters)
         why = (f"a degree-{params['degree']} star: p = {params['p']} Z planes packed into {params['rows']} of "
                f"the {device.resource('pe_rows')} PE rows (EMAX §4.4, §4.6), {params['x_chunks']} X chunk(s); "
@@ -38,9 +38,9 @@ class EmaxFlow:
                f"timeline (§5.1)")  # fmt: skip
         choice = Choice(device, one_pass, source, iterations, "emax", (("unroll", params["p"]),),
                         est.predicted_seconds, why, "emax-asm", est)  # fmt: skip
-        est_cmd = choice.command("estimate", "--device", device.name, *choice.options(), "--iterations",
+        est_cmd = choice.command("estimate", "--device", config.device, *choice.options(), "--iterations",
                                  str(iterations))  # fmt: skip
-        return replace(choice, commands=(("estimate", est_cmd),))
+        return replace(choice, commands=(("estimate", est_cmd),), device_ref=config.device)
 
     def build(self, choice: Choice) -> Design:
         from stencilmap.design.registry import build
@@ -72,13 +72,13 @@ class EmaxFlow:
         run = simulate_emax(mapping, values[mapping.field], choice.device)
         valid, exact, error = validate_outputs({mapping.output: run.output.reshape(shape)}, program, values)
         predicted = round(run.model.seconds * run.clock_mhz * 1e6)
-        command = choice.command("simulate", "--device", choice.device.name, "--arch", "emax", shape=shape)
+        command = choice.command("simulate", "--device", choice.device_ref, "--arch", "emax", shape=shape)
         extra = (("emax", run.to_json()),)
         return SimOutcome(valid, "done", run.cycles, predicted, shape, shape != choice.shape, run.sim_seconds,
                           verdict(valid, exact, error), command, extra)  # fmt: skip
 
     def _config(self, choice: Choice) -> BuildConfig:
-        return BuildConfig(unroll=int(dict(choice.parameters)["unroll"]), device=choice.device.name)
+        return BuildConfig(unroll=int(dict(choice.parameters)["unroll"]), device=choice.device_ref)
 
     def _mapping(self, choice: Choice, program: Program) -> EmaxMapping:
         from stencilmap.design.emax import map_emax

@@ -63,7 +63,7 @@ class FpgaFlow:
 
         archs = (config.arch,) if config.arch is not None else vendor_archs(device)
         explored = explore(
-            ExploreConfig(program, device.name, archs, config.iterations, simulate=False),
+            ExploreConfig(program, config.device, archs, config.iterations, simulate=False),
             lambda _what, done, total: report("choose", done, total),
         )
         best = explored.best
@@ -74,17 +74,17 @@ class FpgaFlow:
         parameters = (("unroll", params["unroll"]), ("vector", params["vector"]), ("iterate", best.iterate),
                       ("tile", best.tile))  # fmt: skip
         one_pass = explored.space.program
-        est = estimate(EstimateConfig(one_pass, device.name, best.arch, params["unroll"], best.iterate,
+        est = estimate(EstimateConfig(one_pass, config.device, best.arch, params["unroll"], best.iterate,
                                       params["vector"], explored.space.iterations, None, None, best.tile))  # fmt: skip
         choice = Choice(device, one_pass, source, explored.space.iterations, best.arch, parameters,
                         best.predicted_seconds, _why(explored, best), target_for(device, best.arch), est,
                         explored, best)  # fmt: skip
         iters = ["--iterations", str(choice.iterations)]
         commands = (
-            ("explore", choice.command("explore", "--device", device.name, *iters)),
-            ("estimate", choice.command("estimate", "--device", device.name, *choice.options(), *iters)),
+            ("explore", choice.command("explore", "--device", config.device, *iters)),
+            ("estimate", choice.command("estimate", "--device", config.device, *choice.options(), *iters)),
         )
-        return replace(choice, commands=commands)
+        return replace(choice, commands=commands, device_ref=config.device)
 
     def build(self, choice: Choice) -> Design:
         return _build(choice, choice.program)
@@ -137,7 +137,7 @@ class FpgaFlow:
                        notify=notify)  # fmt: skip
         shape = tuple(int(n or 0) for n in program.shape)
         v = sim.validation
-        command = choice.command("simulate", "--device", choice.device.name, *choice.options(), shape=shape)
+        command = choice.command("simulate", "--device", choice.device_ref, *choice.options(), shape=shape)
         message = "deadlock" if sim.status == "deadlock" else verdict(v.valid, v.bit_exact, v.max_abs_error)
         return SimOutcome(sim.valid, sim.status, sim.cycles, sim.predicted_cycles, shape, scaled,
                           sim.result.seconds, message, command)  # fmt: skip
@@ -157,7 +157,7 @@ def _build(choice: Choice, program: Program) -> Design:
 
     c: Candidate | None = choice.candidate
     assert c is not None
-    design = build_candidate(c.arch, program, c.lanes, c.iterate, c.tile, choice.device.name)
+    design = build_candidate(c.arch, program, c.lanes, c.iterate, c.tile, choice.device_ref)
     return design
 
 

@@ -42,7 +42,7 @@ class HostFlow:
 
         one_pass = replace(program, iterate=1)
         iterations = config.iterations if config.iterations is not None else max(1, program.iterate)
-        est = estimate(EstimateConfig(one_pass, device.name, "roofline", iterations=iterations))
+        est = estimate(EstimateConfig(one_pass, config.device, "roofline", iterations=iterations))
         bound = "bandwidth" if est.scenario == "bandwidth" else "compute"
         why = (
             f"a {device.kind} runs the program as streamed sweeps of the grid, one per time step; the "
@@ -50,9 +50,9 @@ class HostFlow:
         )
         choice = Choice(device, one_pass, source, iterations, "roofline", (), est.predicted_seconds, why,
                         HOST_CODE[device.kind][1], est)  # fmt: skip
-        cmd = choice.command("estimate", "--device", device.name, "--arch", "roofline", "--iterations",
+        cmd = choice.command("estimate", "--device", config.device, "--arch", "roofline", "--iterations",
                              str(iterations))  # fmt: skip
-        return replace(choice, commands=(("estimate", cmd),))
+        return replace(choice, commands=(("estimate", cmd),), device_ref=config.device)
 
     def build(self, choice: Choice) -> Design | None:
         return None

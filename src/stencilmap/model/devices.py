@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -347,19 +348,55 @@ def device_names() -> tuple[str, ...]:
     return tuple(sorted(_files()))
 
 
+#: Largest device file read from a path (the catalog's are under 4 kB).
+MAX_DEVICE_FILE_BYTES = 1 << 20
+
+
+def is_device_path(name: str) -> bool:
+    """Whether ``--device`` names a file (``PATH.json``, or anything with a folder) rather than the catalog."""
+    return name.endswith(".json") or "/" in name or "\\" in name
+
+
 @cache
 def load_device(name: str) -> Device:
-    """The catalog's device ``name``; a StencilmapError lists the known names when there is none."""
+    """The catalog's device ``name``, or the device file at ``name`` (``PATH.json``, the catalog's schema:
+    see any file of ``model/devices/``); a StencilmapError names the file and the JSON path of what is
+    wrong, or lists the known names."""
+    if is_device_path(name):
+        return _device_file(Path(name))
     files = _files()
     if name not in files:
-        raise StencilmapError(f"unknown device '{name}' (known: {', '.join(sorted(files))})")
+        raise StencilmapError(f"unknown device '{name}' (known: {', '.join(sorted(files))}; or a PATH.json)")
     where = f"device file {name}.json"
+    device = _parse(files[name].read_text(encoding="utf-8"), where)
+    if device.name != name:
+        raise StencilmapError(f"the file names device '{device.name}'", where)
+    return device
+
+
+def _device_file(path: Path) -> Device:
     try:
-        spec = _DeviceSpec.model_validate(json.loads(files[name].read_text(encoding="utf-8")))
-    except (ValueError, ValidationError) as exc:
-        raise StencilmapError(f"invalid device file: {str(exc).splitlines()[0]}", where) from None
-    if spec.name != name:
-        raise StencilmapError(f"the file names device '{spec.name}'", where)
+        if not path.is_file():
+            raise StencilmapError(
+                "no such device file" if not path.exists() else "not a regular file", str(path)
+            )
+        if path.stat().st_size > MAX_DEVICE_FILE_BYTES:
+            raise StencilmapError(f"larger than {MAX_DEVICE_FILE_BYTES:,} bytes for a device file", str(path))
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StencilmapError(f"cannot read the device file: {exc}", str(path)) from None
+    return _parse(text, str(path))
+
+
+def _parse(text: str, where: str) -> Device:
+    try:
+        spec = _DeviceSpec.model_validate(json.loads(text))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise StencilmapError(f"{loc}: {err['msg'].lower()}", where) from None
+    except (ValueError, RecursionError) as exc:
+        raise StencilmapError(f"not JSON: {str(exc).splitlines()[0]}", where) from None
     device = _device(spec)
     _check(device, where)
     return device
