@@ -90,7 +90,12 @@ def print_summary(report: CompileReport) -> None:
 
 @click.command("compile")
 @click.argument("program", type=click.Path(path_type=Path))
-@click.option("--device", required=True, metavar="NAME|PATH", help="A device of the catalog (stencilmap devices) or a device file.")
+@click.option(
+    "--device",
+    required=True,
+    metavar="NAME|PATH",
+    help="A device of the catalog (stencilmap devices) or a device file.",
+)
 @click.option("--arch", metavar="ARCH", help="Only this microarchitecture (one the device models).")
 @click.option(
     "--iterations",

@@ -167,6 +167,11 @@ def flow_for(device: Device, arch: str | None) -> Flow:
     )
 
 
+def time_steps(program: Program, iterations: int | None) -> int:
+    """T: the time steps asked for, else the program's own ``iterate``."""
+    return iterations if iterations is not None else max(1, program.iterate)
+
+
 def shrink_outer(program: Program, cap: int, min_rows: int) -> tuple[int, ...]:
     """The program's grid with its outermost axis cut so that about ``cap`` points remain (at least
     ``min_rows`` rows; the inner axes, which set the design's structure, kept)."""

@@ -19,6 +19,7 @@ from stencilmap.jobs.compile_flows import (
     Report,
     SimOutcome,
     shrink_outer,
+    time_steps,
     validate_outputs,
     verdict,
 )
@@ -39,7 +40,7 @@ class CgraFlow:
         from stencilmap.model.estimate import EstimateConfig, estimate
 
         one_pass = replace(program, iterate=1)
-        iterations = config.iterations if config.iterations is not None else max(1, program.iterate)
+        iterations = time_steps(program, config.iterations)
         q = min(iterations, max(1, program.iterate))  # layers on chip: the program's own iterate
         est = estimate(EstimateConfig(one_pass, config.device, "cgra", iterate=q, iterations=iterations))
         params = dict(est.parameters)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
-from stencilmap.jobs.compile_flows import Choice, Csim, Report, SimOutcome, shrink_outer, verdict
+from stencilmap.jobs.compile_flows import Choice, Csim, Report, SimOutcome, shrink_outer, time_steps, verdict
 from stencilmap.model.devices import Device
 from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
@@ -29,7 +29,7 @@ class EmaxFlow:
         from stencilmap.model.estimate import EstimateConfig, estimate
 
         one_pass = replace(program, iterate=1)
-        iterations = config.iterations if config.iterations is not None else max(1, program.iterate)
+        iterations = time_steps(program, config.iterations)
         est = estimate(EstimateConfig(one_pass, config.device, "emax", iterations=iterations))
         params = dict(est.parameters)
         why = (f"a degree-{params['degree']} star: p = {params['p']} Z planes packed into {params['rows']} of "

@@ -19,6 +19,7 @@ from stencilmap.jobs.compile_flows import (
     Report,
     SimOutcome,
     shrink_outer,
+    time_steps,
     validate_outputs,
     verdict,
 )
@@ -41,7 +42,7 @@ class HostFlow:
         from stencilmap.model.estimate import EstimateConfig, estimate
 
         one_pass = replace(program, iterate=1)
-        iterations = config.iterations if config.iterations is not None else max(1, program.iterate)
+        iterations = time_steps(program, config.iterations)
         est = estimate(EstimateConfig(one_pass, config.device, "roofline", iterations=iterations))
         bound = "bandwidth" if est.scenario == "bandwidth" else "compute"
         why = (
