@@ -213,7 +213,7 @@ def devito_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any]
     """The same Jacobi as a Devito Operator: a two-slot TimeFunction updated on ``grid.interior`` (the
     boundary keeps the input, as ``border: preserve`` does), OpenMP with ``threads`` (set in ``main``)."""
     try:
-        import devito
+        import devito  # type: ignore[import-untyped]
     except ImportError:
         return None
     rank = len(p.shape)
