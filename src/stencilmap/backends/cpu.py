@@ -35,6 +35,8 @@ class SmBuf(ctypes.Structure):
         ("m", ctypes.c_void_p),
         ("s", ctypes.c_int64 * 3),
         ("off", ctypes.c_int64),
+        ("k", ctypes.c_int64),  # ring slots (the wavefront driver's own buffers); 0 here
+        ("q", ctypes.c_int64),
     ]
 
 
@@ -68,6 +70,9 @@ class CompiledProgram:
         self.compile_seconds = time.perf_counter() - start
         self._fn = self.lib.sm_block
         self._fn.restype = ctypes.c_int
+        self._wave = self.lib.sm_wave if program.rank >= 2 else None
+        if self._wave is not None:
+            self._wave.restype = ctypes.c_int
         self.source = source
 
     def buf(self, field: str, arr: Array, origin: Sequence[int], mask: Array | None = None) -> SmBuf:
@@ -96,16 +101,26 @@ class CompiledProgram:
         inputs: Sequence[SmBuf],
         outputs: Sequence[SmBuf],
         params: Sequence[Array],
+        wave: bool = False,
+        nt: bool = False,
     ) -> None:
-        """Apply ``steps`` iterations to the box ``owned`` (``sm_block``); arrays must stay alive meanwhile."""
+        """Apply ``steps`` iterations to the box ``owned`` with overlapped tiles (``sm_block``) or, ``wave``,
+        streaming axis 0 (``sm_wave``; ``nt``: outputs written with streaming stores); arrays must stay alive
+        meanwhile."""
         i64 = ctypes.c_int64 * len(shape)
         ins = (SmBuf * max(1, len(inputs)))(*inputs)
         outs = (SmBuf * max(1, len(outputs)))(*outputs)
         pars = (ctypes.c_void_p * max(1, len(params)))(*[p.ctypes.data for p in params])
-        rc = self._fn(
+        args = [
             i64(*shape), i64(*owned[0]), i64(*owned[1]), ctypes.c_int64(steps), i64(*tile),
             ctypes.c_int(threads), ins, outs, pars,
-        )  # fmt: skip
+        ]  # fmt: skip
+        if wave:
+            if self._wave is None:
+                raise StencilmapError("the wavefront scheme needs a program of rank ≥ 2")
+            rc = self._wave(*args, ctypes.c_int(int(nt)))
+        else:
+            rc = self._fn(*args)
         if rc == -2:
             raise MemoryError("the cpu backend could not allocate its tile buffers")
         if rc != 0:
@@ -207,8 +222,10 @@ def run_cpu(
     threads: int | None = None,
     block: int | None = None,
     tile: Sequence[int] | None = None,
+    scheme: str | None = None,
+    nt: bool | None = None,
 ) -> tuple[Result, Timing]:
-    """Execute a shape-bound program with the compiled CPU backend."""
+    """Execute a shape-bound program with the compiled CPU backend (``scheme``: "tiles" or "wave")."""
     threads = default_threads() if threads is None else threads
     if threads < 1:
         raise StencilmapError(f"threads must be ≥ 1, got {threads}")
@@ -227,7 +244,7 @@ def run_cpu(
     done = 0
     while done < program.iterate:
         now = min(steps, program.iterate - done)
-        runner.step(now, tile, threads)
+        runner.step(now, tile, threads, scheme == "wave", bool(nt))
         done += now
     compute = time.perf_counter() - start
     return runner.result(), Timing(cp.compile_seconds, cp.compiled, compute)
@@ -274,12 +291,12 @@ class _Runner:
                 )  # touch the pages now: page faults are setup, not kernel time (and serialise threads)
         self.params = [np.ascontiguousarray(values[p.name]) for p in prog.params]
 
-    def step(self, steps: int, tile: Sequence[int], threads: int) -> None:
+    def step(self, steps: int, tile: Sequence[int], threads: int, wave: bool, nt: bool) -> None:
         prog = self.plan.program
         zero = (0,) * len(self.shape)
         ins = [self.cp.buf(i.name, self.values[i.name], zero, self.masks[i.name]) for i in prog.inputs]
         outs = [self.cp.buf(o, self.outputs[o], zero, self.out_masks[o]) for o in prog.outputs]
-        self.cp.block(self.shape, (zero, self.shape), steps, tile, threads, ins, outs, self.params)
+        self.cp.block(self.shape, (zero, self.shape), steps, tile, threads, ins, outs, self.params, wave, nt)
         if not self.plan.feeds:
             return
         for i, o in self.plan.pairs:  # ping-pong; the caller's input array is never written
