@@ -16,7 +16,7 @@ Semantics are ``sm_block``'s: same stencil functions, same margins, same boundar
 
 from __future__ import annotations
 
-from .plan import Plan, margins, reach, stencil_refs
+from .plan import Margin, Plan, margins, reach, stencil_refs
 
 
 def ring_table(plan: Plan, tmax: int) -> str:
@@ -24,23 +24,33 @@ def ring_table(plan: Plan, tmax: int) -> str:
     ``RING[r][x]``: the planes stage ``x`` must keep when ``r`` steps follow it. Stage ``x`` writes plane
     ``tau + hi_x`` at tick ``tau``; a reader ``c`` reads down to ``tau + hi_c - R0``, so the ring holds
     ``hi_x - min(hi_c) + R0 + 1`` planes (at least ``R0 + R1 + 1``, which a call's slot arithmetic needs)."""
-    rank = plan.program.rank
-    r0 = r1 = 0
-    for st in plan.order:
-        for ref in stencil_refs(st):
-            if plan.axes(ref.field) == tuple(range(rank)):
-                r0, r1 = max(r0, -ref.offset[0]), max(r1, ref.offset[0])
-    table = margins(plan, tmax)
-    rows = []
-    for r in range(tmax):
-        rows.append("{" + ", ".join(str(_ring(plan, table, r, x, r0, r1)) for x in range(len(plan.order))) + "}")
+    r0, r1 = reads_0(plan)
+    rows = ["{" + ", ".join(str(k) for k in row) + "}" for row in ring_sizes(plan, tmax)]
     return (
         f"#define SM_R0 {r0}\n#define SM_R1 {r1}\n"
         f"static const int64_t RING[SM_TMAX][SM_NS] = {{{', '.join(rows)}}};\n"
     )
 
 
-def _ring(plan: Plan, table: list[dict[str, object]], r: int, x: int, r0: int, r1: int) -> int:
+def reads_0(plan: Plan) -> tuple[int, int]:
+    """How far below and above a point any stencil reads a full-rank field along axis 0."""
+    rank = plan.program.rank
+    r0 = r1 = 0
+    for st in plan.order:
+        for ref in stencil_refs(st):
+            if plan.axes(ref.field) == tuple(range(rank)):
+                r0, r1 = max(r0, -ref.offset[0]), max(r1, ref.offset[0])
+    return r0, r1
+
+
+def ring_sizes(plan: Plan, steps: int) -> list[list[int]]:
+    """``[r][x]``: the planes stage ``x`` keeps when ``r`` steps follow it (0: not computed)."""
+    r0, r1 = reads_0(plan)
+    table = margins(plan, steps)
+    return [[_ring(plan, table, r, x, r0, r1) for x in range(len(plan.order))] for r in range(steps)]
+
+
+def _ring(plan: Plan, table: list[dict[str, Margin | None]], r: int, x: int, r0: int, r1: int) -> int:
     st = plan.order[x]
     m = table[r][st.name]
     if m is None:
@@ -57,12 +67,9 @@ def _ring(plan: Plan, table: list[dict[str, object]], r: int, x: int, r0: int, r
     return max(_hi(m) - low + r0 + 1, r0 + r1 + 1)
 
 
-def _hi(m: object) -> int:
+def _hi(m: Margin | None) -> int:
     """A stage's axis-0 lead (its margin above), or -1 for a stage not computed."""
-    if m is None:
-        return -1
-    assert isinstance(m, tuple)
-    return int(m[0][1])
+    return -1 if m is None else m[0][1]
 
 
 WAVE = r"""
