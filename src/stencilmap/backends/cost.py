@@ -148,6 +148,8 @@ def _wave_fits(plan: Plan, shape: Sequence[int], steps: int, tile: Sequence[int]
     total = sum(k * size[st.name] for row in rings for k, st in zip(row, plan.order, strict=True))
     r0, r1 = reads_0(plan)
     total += (r0 + r1 + 1) * sum(np.dtype(i.dtype).itemsize for i in plan.program.inputs)
+    if use_nt(plan, shape):  # the staging plane of each output
+        total += sum(np.dtype(plan.program.field_dtype(o)).itemsize for o in plan.program.outputs)
     total *= plane
     if total > WAVE_BYTES:
         return None
