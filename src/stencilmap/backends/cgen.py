@@ -111,18 +111,15 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     outer = "".join(f"int64_t g{a}, " for a in range(last))
     # Big windows: the checked code out of line at -O1 (at -O3 gcc takes tens of seconds on 200+ reads).
     attr = (
-        '__attribute__((noinline, optimize("O1"))) static' if len(stencil_refs(st)) > 32 else "static inline"
+        '__attribute__((noinline, optimize("O1"))) static'
+        if len(stencil_refs(st)) > 32
+        else "__attribute__((always_inline)) static inline"
     )
     edge = [
         f"{attr} void edge_{k}({outer}int64_t from, int64_t to, "
         "const int64_t *n, const sm_buf *F, sm_buf D, void *const *P) {",
         *prologue,
-        f"  for (int64_t g{last} = from; g{last} < to; ++g{last}) {{",
-        *["    " + line for line in _body(plan, st, checked=True, ring=True)],
-        # Edges are a point or two per row: a vectorised loop's masks and set-up cost more than the point
-        # (a third of a 256-point row), and gcc does not vectorise a loop holding an asm statement.
-        '    __asm__ volatile("");',
-        "  }",
+        *_edge_loops(plan, st, last, short=len(stencil_refs(st)) > 32),
         "}",
     ]
     args = "".join(f"g{a}, " for a in range(last))
@@ -136,6 +133,26 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     lines += _loops(rank, interior(plan, st), call, _body(plan, st, checked=False, ring=True), vl)
     lines.append("}")
     return "\n".join(edge) + "\n" + "\n".join(lines) + "\n"
+
+
+def _edge_loops(plan: Plan, st: Stencil, last: int, short: bool) -> list[str]:
+    """The checked loop over [from, to). Mostly a point or two at a row's ends: a vectorised loop's masks
+    and set-up cost more than that (a third of a 256-point row), and gcc does not vectorise a loop holding
+    an asm statement; whole edge rows (16 points or more) keep a vectorisable copy (not for big windows)."""
+    body = _body(plan, st, checked=True, ring=True)
+    head = f"for (int64_t g{last} = from; g{last} < to; ++g{last}) {{"
+    scalar = [head, *["  " + line for line in body], '  __asm__ volatile("");', "}"]
+    if short:
+        return ["  " + line for line in scalar]
+    return [
+        "  if (to - from >= 16) {",
+        f"    {head}",
+        *["      " + line for line in body],
+        "    }",
+        "  } else {",
+        *["    " + line for line in scalar],
+        "  }",
+    ]
 
 
 def _bind(plan: Plan, var: str, src: str, field: str, const: bool) -> list[str]:
