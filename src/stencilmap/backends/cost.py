@@ -81,9 +81,10 @@ def choose(
 
 
 def use_nt(plan: Plan, shape: Sequence[int]) -> bool:
-    """Streaming stores for outputs too large to be read back from the cache."""
+    """Streaming stores for outputs too large to be read back from the cache, in iterative programs (for
+    one step, the staging copy cost more than the read-for-ownership it saves, in our measurements)."""
     cells = int(np.prod(shape))
-    return (
+    return plan.feeds and (
         min(np.dtype(plan.program.field_dtype(o)).itemsize for o in plan.program.outputs) * cells >= NT_BYTES
     )
 

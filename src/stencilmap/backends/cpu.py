@@ -211,12 +211,12 @@ class _Runner:
         self.masks: dict[str, Array | None] = {
             i.name: (np.ones(shape, np.uint8) if i.name in plan.masked else None) for i in prog.inputs
         }
-        self.outputs = {o: np.empty(shape, prog.field_dtype(o)) for o in prog.outputs}
+        self.outputs = {o: _aligned(shape, prog.field_dtype(o)) for o in prog.outputs}
         self.out_masks = {o: (np.empty(shape, np.uint8) if o in plan.masked else None) for o in prog.outputs}
         self.spare: dict[str, tuple[Array, Array | None]] = {}
         if plan.feeds:  # the second ping-pong buffer of each iterated field
             self.spare = {
-                o: (np.empty_like(self.outputs[o]), _like(self.out_masks[o])) for _, o in plan.pairs
+                o: (_aligned(shape, self.outputs[o].dtype), _like(self.out_masks[o])) for _, o in plan.pairs
             }
         for arr in [*self.outputs.values(), *self.out_masks.values(), *[a for a, _ in self.spare.values()]]:
             if arr is not None:
@@ -251,6 +251,16 @@ class _Runner:
                 v[~ok] = undefined_value(v.dtype)
             outs[o], defined[o] = v, ok
         return Result(outs, defined)
+
+
+def _aligned(shape: tuple[int, ...], dtype: Any) -> Array:
+    """An empty array starting a cache line (NumPy's large arrays start 16 bytes in): the streaming stores
+    of whole rows then write whole lines."""
+    dt = np.dtype(dtype)
+    raw = np.empty(int(np.prod(shape)) * dt.itemsize + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    out: Array = raw[start : start + int(np.prod(shape)) * dt.itemsize].view(dt).reshape(shape)
+    return out
 
 
 def _like(arr: Array | None) -> Array | None:

@@ -16,7 +16,7 @@ Semantics are ``sm_block``'s: same stencil functions, same margins, same boundar
 
 from __future__ import annotations
 
-from .plan import Margin, Plan, margins, reach, stencil_refs
+from .plan import Margin, Plan, interior, margins, reach, stencil_refs
 
 
 def ring_table(plan: Plan, tmax: int) -> str:
@@ -26,8 +26,9 @@ def ring_table(plan: Plan, tmax: int) -> str:
     ``hi_x - min(hi_c) + R0 + 1`` planes (at least ``R0 + R1 + 1``, which a call's slot arithmetic needs)."""
     r0, r1 = reads_0(plan)
     rows = ["{" + ", ".join(str(k) for k in row) + "}" for row in ring_sizes(plan, tmax)]
+    rl = max((lo for st in plan.order for lo, _ in interior(plan, st)[-1:]), default=0)
     return (
-        f"#define SM_R0 {r0}\n#define SM_R1 {r1}\n"
+        f"#define SM_R0 {r0}\n#define SM_R1 {r1}\n#define SM_RL {rl}\n"
         f"static const int64_t RING[SM_TMAX][SM_NS] = {{{', '.join(rows)}}};\n"
     )
 
@@ -140,7 +141,10 @@ static int sm_rings(int64_t steps, int nt, const int64_t *ext, int64_t plane, sm
       size_t bytes = ((size_t)(k * plane * ESIZE[x]) + 63) / 64 * 64 + 4096;
       mem[2 * i] = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
       if (!mem[2 * i]) return -2;
-      ring[i].v = (char *)mem[2 * i] + (size_t)((++nbuf * 1344) % 4096);  /* 4K aliasing: see sm_block */
+      /* Staggered modulo 4 KiB (4K aliasing: see sm_block), and shifted so that a row's first interior
+         point (SM_RL in) starts a cache line: the centre reads and the store of every vector are aligned. */
+      const size_t shift = (size_t)((64 - (SM_RL * ESIZE[x]) % 64) % 64);
+      ring[i].v = (char *)mem[2 * i] + (size_t)((++nbuf * 1344) % 4096) + shift;
       if (MASKED[x]) {
         mem[2 * i + 1] = aligned_alloc(4096, (((size_t)(k * plane) + 63) / 64 * 64 + 8191) / 4096 * 4096);
         if (!mem[2 * i + 1]) return -2;
@@ -212,6 +216,7 @@ int sm_wave(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t st
       }
     ext[a] = tile[a] + mn[a] + mp[a];
     if (ext[a] > n[a]) ext[a] = n[a];
+    if (a == SM_RANK - 1) ext[a] = (ext[a] + 15) / 16 * 16;  /* rows start cache lines alike (see sm_rings) */
     if (a > 0) plane *= ext[a];
     nt_[a] = (ohi[a] - olo[a] + tile[a] - 1) / tile[a];
     total *= nt_[a];
