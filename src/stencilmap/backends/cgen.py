@@ -21,9 +21,22 @@ from stencilmap.program import dtypes as dt
 from stencilmap.program.ir import Stencil
 from stencilmap.program.typecheck import stencil_types
 
-from . import cexpr
+from . import cexpr, cwave
 from .cexpr import CTYPES, Emitter, convert
 from .plan import Plan, interior, margins, stencil_refs
+
+#: Bytes per element of each C type (vector lengths of the unchecked rows).
+CSIZE = {
+    "int8": 1,
+    "uint8": 1,
+    "bool": 1,
+    "int16": 2,
+    "uint16": 2,
+    "float16": 2,
+    "int32": 4,
+    "uint32": 4,
+    "float32": 4,
+}
 
 #: The most steps one block may fuse (the margin tables are this long).
 TMAX = 64
@@ -34,7 +47,10 @@ HEADER = """\
 #include <string.h>
 #include <math.h>
 #include <omp.h>
-typedef struct { void *v; uint8_t *m; int64_t s[3]; int64_t off; } sm_buf;
+/* k > 0: a ring of k planes along axis 0 (plane g lives in slot g mod k); the caller sets q, a multiple of
+   k with every plane a call touches in [q, q + 2k), so a slot is one compare-and-subtract, not a division. */
+typedef struct { void *v; uint8_t *m; int64_t s[3]; int64_t off; int64_t k; int64_t q; } sm_buf;
+#define SM_W(x, k) ((x) >= (k) ? (x) - (k) : (x))
 """
 
 
@@ -45,6 +61,8 @@ def generate(plan: Plan) -> str:
         parts.append(_stencil_function(plan, k, st))
     parts.append(_tables(plan))
     parts.append(_driver(plan))
+    if plan.program.rank >= 2:
+        parts += [cwave.ring_table(plan, TMAX), cwave.WAVE]
     return "\n".join(parts)
 
 
@@ -55,16 +73,26 @@ def _g(a: int) -> str:
     return f"g{a}"
 
 
-def _index(plan: Plan, var: str, field: str, offset: tuple[int, ...]) -> str:
-    """Element index of ``field`` at the current point plus ``offset`` (over the field's own axes)."""
+def _index(plan: Plan, var: str, field: str, offset: tuple[int, ...], ring: bool = False) -> str:
+    """Element index of ``field`` at the current point plus ``offset`` (over the field's own axes);
+    ``ring``: full-rank fields may be rings of planes (``sm_buf.k``), the CPU backend's buffers."""
     axes = plan.axes(field)
     if not axes:
         return "0"
     terms = []
+    ring = ring and _ringed(plan, field)
     for j, (a, o) in enumerate(zip(axes, offset, strict=True)):
         pos = f"({_g(a)} + {o})" if o else _g(a)
+        if j == 0 and ring:
+            pos = f"SM_W({_g(a)} + {o} - {var}_q, {var}_k)"
         terms.append(pos if j == len(axes) - 1 else f"{pos} * {var}_s{j}")
     return " + ".join(terms) + f" - {var}_off"
+
+
+def _ringed(plan: Plan, field: str) -> bool:
+    """Full-rank fields of programs of rank ≥ 2 may live in a ring of planes (the wavefront driver)."""
+    rank = plan.program.rank
+    return rank >= 2 and plan.axes(field) == tuple(range(rank))
 
 
 def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
@@ -83,15 +111,15 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     outer = "".join(f"int64_t g{a}, " for a in range(last))
     # Big windows: the checked code out of line at -O1 (at -O3 gcc takes tens of seconds on 200+ reads).
     attr = (
-        '__attribute__((noinline, optimize("O1"))) static' if len(stencil_refs(st)) > 32 else "static inline"
+        '__attribute__((noinline, optimize("O1"))) static'
+        if len(stencil_refs(st)) > 32
+        else "__attribute__((always_inline)) static inline"
     )
     edge = [
         f"{attr} void edge_{k}({outer}int64_t from, int64_t to, "
         "const int64_t *n, const sm_buf *F, sm_buf D, void *const *P) {",
         *prologue,
-        f"  for (int64_t g{last} = from; g{last} < to; ++g{last}) {{",
-        *["    " + line for line in _body(plan, st, checked=True)],
-        "  }",
+        *_edge_loops(plan, st, last, short=len(stencil_refs(st)) > 32),
         "}",
     ]
     args = "".join(f"g{a}, " for a in range(last))
@@ -101,9 +129,30 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
         *prologue,
     ]
     call = f"edge_{k}({args}{{lo}}, {{hi}}, n, F, D, P);"
-    lines += _loops(rank, interior(plan, st), call, _body(plan, st, checked=False))
+    vl = 64 // CSIZE.get(st.dtype, 8) if len(stencil_refs(st)) <= 32 else 0
+    lines += _loops(rank, interior(plan, st), call, _body(plan, st, checked=False, ring=True), vl)
     lines.append("}")
     return "\n".join(edge) + "\n" + "\n".join(lines) + "\n"
+
+
+def _edge_loops(plan: Plan, st: Stencil, last: int, short: bool) -> list[str]:
+    """The checked loop over [from, to). Mostly a point or two at a row's ends: a vectorised loop's masks
+    and set-up cost more than that (a third of a 256-point row), and gcc does not vectorise a loop holding
+    an asm statement; whole edge rows (16 points or more) keep a vectorisable copy (not for big windows)."""
+    body = _body(plan, st, checked=True, ring=True)
+    head = f"for (int64_t g{last} = from; g{last} < to; ++g{last}) {{"
+    scalar = [head, *["  " + line for line in body], '  __asm__ volatile("");', "}"]
+    if short:
+        return ["  " + line for line in scalar]
+    return [
+        "  if (to - from >= 16) {",
+        f"    {head}",
+        *["      " + line for line in body],
+        "    }",
+        "  } else {",
+        *["    " + line for line in scalar],
+        "  }",
+    ]
 
 
 def _bind(plan: Plan, var: str, src: str, field: str, const: bool) -> list[str]:
@@ -114,10 +163,45 @@ def _bind(plan: Plan, var: str, src: str, field: str, const: bool) -> list[str]:
         out.append(f"  {q}uint8_t *restrict {var}_m = {src}.m;")
     out += [f"  const int64_t {var}_s{j} = {src}.s[{j}];" for j in range(max(0, len(plan.axes(field)) - 1))]
     out.append(f"  const int64_t {var}_off = {src}.off;")
+    if _ringed(plan, field):
+        out.append(f"  const int64_t {var}_k = {src}.k, {var}_q = {src}.q;")
     return out
 
 
-def _loops(rank: int, inner: tuple[tuple[int, int], ...], edge_call: str, fast: list[str]) -> list[str]:
+def _row(ind: str, last: int, fast: list[str], vl: int) -> list[str]:
+    """The unchecked part of a row, [f0, f1). gcc finishes a vector loop with a scalar one (up to a vector
+    less one point: a tenth of a 256-point row's time); with ``vl`` (points per 64-byte vector) the remainder
+    is instead one more full vector ending at f1, recomputing a few points with the same values."""
+
+    def loop(a: str, b: str, extra: str) -> list[str]:
+        return [
+            f"{ind}{extra}#pragma GCC ivdep",
+            f"{ind}{extra}for (int64_t g{last} = {a}; g{last} < {b}; ++g{last}) {{",
+            *[ind + extra + "  " + s for s in fast],
+            f"{ind}{extra}}}",
+        ]
+
+    plain = loop("f0", "f1", "")
+    if not vl:
+        return plain
+    inner = loop("f0", "fm", "  ")
+    tail = loop(f"f1 - {vl}", "f1", "  ")
+    return [
+        f"{ind}if (f1 - f0 >= {vl}) {{",
+        f"{ind}  const int64_t fm = f0 + (f1 - f0) / {vl} * {vl};",
+        *inner,
+        f"{ind}  if (fm < f1) {{",
+        *["  " + line for line in tail],
+        f"{ind}  }}",
+        f"{ind}}} else {{",
+        *["  " + line for line in plain],
+        f"{ind}}}",
+    ]
+
+
+def _loops(
+    rank: int, inner: tuple[tuple[int, int], ...], edge_call: str, fast: list[str], vl: int = 0
+) -> list[str]:
     last = rank - 1
     lines: list[str] = []
     ind = "  "
@@ -133,10 +217,7 @@ def _loops(rank: int, inner: tuple[tuple[int, int], ...], edge_call: str, fast: 
         f"{ind}  f1 = n{last} - {hi_l} < hi[{last}] ? n{last} - {hi_l} : hi[{last}]; if (f1 < f0) f1 = f0;",
         f"{ind}}}",
         f"{ind}if (lo[{last}] < f0) " + edge_call.format(lo=f"lo[{last}]", hi="f0"),
-        f"{ind}#pragma GCC ivdep",
-        f"{ind}for (int64_t g{last} = f0; g{last} < f1; ++g{last}) {{",
-        *[ind + "  " + s for s in fast],
-        f"{ind}}}",
+        *_row(ind, last, fast, vl),
         f"{ind}if (f1 < hi[{last}]) " + edge_call.format(lo="f1", hi=f"hi[{last}]"),
     ]
     for _ in range(last):
@@ -145,13 +226,13 @@ def _loops(rank: int, inner: tuple[tuple[int, int], ...], edge_call: str, fast: 
     return lines
 
 
-def _body(plan: Plan, st: Stencil, checked: bool) -> list[str]:
+def _body(plan: Plan, st: Stencil, checked: bool, ring: bool = False) -> list[str]:
     """Statements computing one point of ``st``: reads, temporaries, value, definedness, store."""
     lines = ["int ok = 1;"]
     names: dict[object, str] = {}
     for j, ref in enumerate(stencil_refs(st)):
         names[ref] = f"r{j}"
-        lines += _read(plan, st, ref, f"r{j}", checked)
+        lines += _read(plan, st, ref, f"r{j}", checked, ring)
     env, temp_types = stencil_types(plan.program, st)
     temps: dict[str, str] = {}
     emitter = Emitter(
@@ -169,10 +250,10 @@ def _body(plan: Plan, st: Stencil, checked: bool) -> list[str]:
     keep = plan.preserve_input(st.name)
     if keep is not None:
         var = f"f{plan.index(keep)}"
-        centre = _index(plan, var, keep, (0,) * plan.program.rank)
+        centre = _index(plan, var, keep, (0,) * plan.program.rank, ring)
         lines.append(f"if (!ok) v = {var}_v[{centre}];")
         lines.append(f"ok = {var}_m[{centre}];" if keep in plan.masked else "ok = 1;")
-    didx = _index(plan, "d", st.name, (0,) * plan.program.rank)
+    didx = _index(plan, "d", st.name, (0,) * plan.program.rank, ring)
     lines.append(f"d_v[{didx}] = v;")
     if st.name in plan.masked:
         lines.append(f"d_m[{didx}] = (uint8_t)ok;")
@@ -181,7 +262,7 @@ def _body(plan: Plan, st: Stencil, checked: bool) -> list[str]:
     return lines
 
 
-def _read(plan: Plan, st: Stencil, ref: object, name: str, checked: bool) -> list[str]:
+def _read(plan: Plan, st: Stencil, ref: object, name: str, checked: bool, ring: bool) -> list[str]:
     from stencilmap.program.expr import Ref
 
     assert isinstance(ref, Ref)
@@ -189,7 +270,7 @@ def _read(plan: Plan, st: Stencil, ref: object, name: str, checked: bool) -> lis
     var = f"f{plan.index(f)}"
     t = CTYPES[plan.program.field_dtype(f)]
     masked = f in plan.masked
-    idx = _index(plan, var, f, ref.offset)
+    idx = _index(plan, var, f, ref.offset, ring)
     axes = plan.axes(f)
     conds = [
         f"(uint64_t)({_g(a)} + {o}) < (uint64_t)n{a}" for a, o in zip(axes, ref.offset, strict=True) if o != 0
@@ -200,7 +281,7 @@ def _read(plan: Plan, st: Stencil, ref: object, name: str, checked: bool) -> lis
             out.append(f"ok &= {var}_m[{idx}];")
         return out
     b = st.boundary_of(f)
-    centre = _index(plan, var, f, (0,) * len(axes))
+    centre = _index(plan, var, f, (0,) * len(axes), ring)
     if b.kind == "constant":
         fill, fill_ok = cexpr.boundary_literal(b.value, plan.program.field_dtype(f)), "1"
     elif b.kind == "copy":
@@ -356,7 +437,7 @@ int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t s
             if (m[a][0] || m[a][1]) zero = 0;
             if (lo[a] >= hi[a]) empty = 1;
           }
-          sm_buf D;
+          sm_buf D = {0};
           if (r == 0 && OUT_OF[x] >= 0 && zero) {
             D = outputs[OUT_OF[x]];
             direct[x] = 1;

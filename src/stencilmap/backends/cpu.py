@@ -20,10 +20,10 @@ import numpy.typing as npt
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 
-from . import cgen
+from . import cgen, cost
 from .ccompile import build
 from .cexpr import Unsupported
-from .plan import Plan, make_plan, margins
+from .plan import Plan, make_plan
 from .reference import Result, undefined_value
 
 Array = npt.NDArray[Any]
@@ -35,6 +35,8 @@ class SmBuf(ctypes.Structure):
         ("m", ctypes.c_void_p),
         ("s", ctypes.c_int64 * 3),
         ("off", ctypes.c_int64),
+        ("k", ctypes.c_int64),  # ring slots (the wavefront driver's own buffers); 0 here
+        ("q", ctypes.c_int64),
     ]
 
 
@@ -68,6 +70,9 @@ class CompiledProgram:
         self.compile_seconds = time.perf_counter() - start
         self._fn = self.lib.sm_block
         self._fn.restype = ctypes.c_int
+        self._wave = self.lib.sm_wave if program.rank >= 2 else None
+        if self._wave is not None:
+            self._wave.restype = ctypes.c_int
         self.source = source
 
     def buf(self, field: str, arr: Array, origin: Sequence[int], mask: Array | None = None) -> SmBuf:
@@ -96,16 +101,26 @@ class CompiledProgram:
         inputs: Sequence[SmBuf],
         outputs: Sequence[SmBuf],
         params: Sequence[Array],
+        wave: bool = False,
+        nt: bool = False,
     ) -> None:
-        """Apply ``steps`` iterations to the box ``owned`` (``sm_block``); arrays must stay alive meanwhile."""
+        """Apply ``steps`` iterations to the box ``owned`` with overlapped tiles (``sm_block``) or, ``wave``,
+        streaming axis 0 (``sm_wave``; ``nt``: outputs written with streaming stores); arrays must stay alive
+        meanwhile."""
         i64 = ctypes.c_int64 * len(shape)
         ins = (SmBuf * max(1, len(inputs)))(*inputs)
         outs = (SmBuf * max(1, len(outputs)))(*outputs)
         pars = (ctypes.c_void_p * max(1, len(params)))(*[p.ctypes.data for p in params])
-        rc = self._fn(
+        args = [
             i64(*shape), i64(*owned[0]), i64(*owned[1]), ctypes.c_int64(steps), i64(*tile),
             ctypes.c_int(threads), ins, outs, pars,
-        )  # fmt: skip
+        ]  # fmt: skip
+        if wave:
+            if self._wave is None:
+                raise StencilmapError("the wavefront scheme needs a program of rank ≥ 2")
+            rc = self._wave(*args, ctypes.c_int(int(nt)))
+        else:
+            rc = self._fn(*args)
         if rc == -2:
             raise MemoryError("the cpu backend could not allocate its tile buffers")
         if rc != 0:
@@ -123,82 +138,14 @@ def compile_program(program: Program) -> CompiledProgram:
     return _PROGRAMS[key]
 
 
-#: Scratch bytes per thread a tile may use: this machine's L2 is 1 MiB per core (L3 32 MiB shared).
-TILE_BYTES = 768 * 1024
-#: Memory time of one streamed step relative to its compute time, and the overhead of one row in points
-#: (calibrated on this shared 2-core machine with benchmarks/host_bench.py): fusing T steps saves
-#: KAPPA·(1 − 1/T) and costs the redundant halo work and shorter rows.
-KAPPA = 1.0
-ROW_COST = 64
-BLOCKS = (1, 2, 3, 4, 6, 8, 12, 16)
-
-
 def choose_block(plan: Plan, shape: Sequence[int], iterate: int, threads: int, block: int | None) -> int:
-    """Steps fused per block: the option, else the cheapest by ``_cost`` with its best tile."""
-    if block is not None:
-        if not 1 <= block <= cgen.TMAX:
-            raise StencilmapError(f"block must be between 1 and {cgen.TMAX} steps, got {block}")
-        return min(block, iterate)
-    if not plan.feeds:
-        return 1
-    options = [b for b in BLOCKS if b <= iterate] or [1]
-    return min(options, key=lambda b: _best(plan, shape, b, threads)[0])
+    """Steps fused per block (the cost model's choice, or the option)."""
+    return cost.choose(plan, shape, iterate, threads, block).block
 
 
 def choose_tile(plan: Plan, shape: Sequence[int], steps: int, threads: int) -> tuple[int, ...]:
-    """Tile sizes whose scratch (every field of a tile, with its halo) fits ``TILE_BYTES``, cheapest first."""
-    return _best(plan, shape, steps, threads)[1]
-
-
-def _best(plan: Plan, shape: Sequence[int], steps: int, threads: int) -> tuple[float, tuple[int, ...]]:
-    rank = len(shape)
-    per_r = [_total_margin(plan, table, rank) for table in margins(plan, steps)]
-    halo = [max(m[a] for m in per_r) for a in range(rank)]
-    per_cell = sum(
-        (np.dtype(s.dtype).itemsize + (1 if s.name in plan.masked else 0)) * (2 if plan.feeds else 1)
-        for s in plan.order
-    )
-    best: tuple[float, tuple[int, ...]] | None = None
-    for tile in _candidates(shape):
-        ext = [min(n, t + h) for n, t, h in zip(shape, tile, halo, strict=True)]
-        if int(np.prod(ext)) * per_cell > TILE_BYTES:
-            continue
-        work = np.mean(
-            [
-                np.prod([min(n, t + m[a]) / t for a, (n, t) in enumerate(zip(shape, tile, strict=True))])
-                for m in per_r
-            ]
-        )
-        cost = float(work) + KAPPA / steps + 256 / float(np.prod(tile))  # a tile's scheduling ≈ 256 points
-        cost += ROW_COST / ext[-1] if len(shape) > 1 else 0.0
-        if _count(tile, shape) < 2 * threads:
-            cost += 1.0
-        if best is None or cost < best[0]:
-            best = (cost, tile)
-    return best if best is not None else (1e9, tuple(shape))
-
-
-def _total_margin(plan: Plan, table: Mapping[str, Any], rank: int) -> list[int]:
-    out = [0] * rank
-    for st in plan.order:
-        m = table[st.name]
-        if m is not None:
-            out = [max(o, lo + hi) for o, (lo, hi) in zip(out, m, strict=True)]
-    return out
-
-
-def _candidates(shape: Sequence[int]) -> list[tuple[int, ...]]:
-    sizes = [2**k for k in range(0, 16)]
-    per_axis = []
-    for a, n in enumerate(shape):
-        options = sorted(
-            {min(n, s) for s in sizes if s >= (64 if a == len(shape) - 1 and len(shape) > 1 else 1)} | {n}
-        )
-        per_axis.append(options)
-    out: list[tuple[int, ...]] = [()]
-    for options in per_axis:
-        out = [(*t, o) for t in out for o in options]
-    return out
+    """The overlapped tile for ``steps`` fused steps (the Dask backend's per-chunk kernel)."""
+    return cost.choose(plan, shape, steps, threads, block=steps, scheme="tiles").tile
 
 
 def run_cpu(
@@ -207,8 +154,10 @@ def run_cpu(
     threads: int | None = None,
     block: int | None = None,
     tile: Sequence[int] | None = None,
+    scheme: str | None = None,
+    nt: bool | None = None,
 ) -> tuple[Result, Timing]:
-    """Execute a shape-bound program with the compiled CPU backend."""
+    """Execute a shape-bound program with the compiled CPU backend (``scheme``: "tiles" or "wave")."""
     threads = default_threads() if threads is None else threads
     if threads < 1:
         raise StencilmapError(f"threads must be ≥ 1, got {threads}")
@@ -216,18 +165,20 @@ def run_cpu(
     plan = Plan(program, cp.plan.order, cp.plan.fields, cp.plan.pairs, cp.plan.feeds, cp.plan.masked)
     shape = tuple(int(n or 0) for n in program.shape)
     values = checked_inputs(program, inputs)
-    steps = choose_block(plan, shape, program.iterate, threads, block)
+    choice = cost.choose(plan, shape, program.iterate, threads, block, scheme)
+    steps, scheme = choice.block, choice.scheme
     if tile is None:
-        tile = choose_tile(plan, shape, steps, threads)
+        tile = choice.tile
     elif len(tile) != len(shape) or any(t < 1 for t in tile):
         raise StencilmapError(f"tile must have {len(shape)} positive sizes, got {list(tile)}")
     tile = tuple(min(t, n) for t, n in zip(tile, shape, strict=True))
+    nt = cost.use_nt(plan, shape) if nt is None else nt
     runner = _Runner(cp, plan, shape, values)
     start = time.perf_counter()
     done = 0
     while done < program.iterate:
         now = min(steps, program.iterate - done)
-        runner.step(now, tile, threads)
+        runner.step(now, tile, threads, scheme == "wave", bool(nt))
         done += now
     compute = time.perf_counter() - start
     return runner.result(), Timing(cp.compile_seconds, cp.compiled, compute)
@@ -260,12 +211,12 @@ class _Runner:
         self.masks: dict[str, Array | None] = {
             i.name: (np.ones(shape, np.uint8) if i.name in plan.masked else None) for i in prog.inputs
         }
-        self.outputs = {o: np.empty(shape, prog.field_dtype(o)) for o in prog.outputs}
+        self.outputs = {o: _aligned(shape, prog.field_dtype(o)) for o in prog.outputs}
         self.out_masks = {o: (np.empty(shape, np.uint8) if o in plan.masked else None) for o in prog.outputs}
         self.spare: dict[str, tuple[Array, Array | None]] = {}
         if plan.feeds:  # the second ping-pong buffer of each iterated field
             self.spare = {
-                o: (np.empty_like(self.outputs[o]), _like(self.out_masks[o])) for _, o in plan.pairs
+                o: (_aligned(shape, self.outputs[o].dtype), _like(self.out_masks[o])) for _, o in plan.pairs
             }
         for arr in [*self.outputs.values(), *self.out_masks.values(), *[a for a, _ in self.spare.values()]]:
             if arr is not None:
@@ -274,12 +225,12 @@ class _Runner:
                 )  # touch the pages now: page faults are setup, not kernel time (and serialise threads)
         self.params = [np.ascontiguousarray(values[p.name]) for p in prog.params]
 
-    def step(self, steps: int, tile: Sequence[int], threads: int) -> None:
+    def step(self, steps: int, tile: Sequence[int], threads: int, wave: bool, nt: bool) -> None:
         prog = self.plan.program
         zero = (0,) * len(self.shape)
         ins = [self.cp.buf(i.name, self.values[i.name], zero, self.masks[i.name]) for i in prog.inputs]
         outs = [self.cp.buf(o, self.outputs[o], zero, self.out_masks[o]) for o in prog.outputs]
-        self.cp.block(self.shape, (zero, self.shape), steps, tile, threads, ins, outs, self.params)
+        self.cp.block(self.shape, (zero, self.shape), steps, tile, threads, ins, outs, self.params, wave, nt)
         if not self.plan.feeds:
             return
         for i, o in self.plan.pairs:  # ping-pong; the caller's input array is never written
@@ -302,9 +253,15 @@ class _Runner:
         return Result(outs, defined)
 
 
+def _aligned(shape: tuple[int, ...], dtype: Any) -> Array:
+    """An empty array starting a cache line (NumPy's large arrays start 16 bytes in): the streaming stores
+    of whole rows then write whole lines."""
+    dt = np.dtype(dtype)
+    raw = np.empty(int(np.prod(shape)) * dt.itemsize + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    out: Array = raw[start : start + int(np.prod(shape)) * dt.itemsize].view(dt).reshape(shape)
+    return out
+
+
 def _like(arr: Array | None) -> Array | None:
     return None if arr is None else np.empty_like(arr)
-
-
-def _count(tile: Sequence[int], shape: Sequence[int]) -> int:
-    return int(np.prod([-(-n // t) for n, t in zip(shape, tile, strict=True)]))

@@ -1,0 +1,203 @@
+"""The cpu backend's cost model: which driver, how many fused steps ``T_b`` and which tile.
+
+Two drivers (``cgen.sm_block``, ``cwave.sm_wave``) and, per driver, every ``T_b`` of ``BLOCKS`` and every
+tile of powers of two are scored in units of "one streamed step's compute": the work including redundant
+halo points, plus memory time ``KAPPA`` per pass over the grid (``ceil(T / T_b)`` passes, inputs read with
+their halo amplification), plus per-row and per-tile overheads. Candidates whose working set does not fit the
+cache (``TILE_BYTES`` for overlapped tiles, ``WAVE_BYTES`` for the wavefront's rings) are not considered.
+The constants were calibrated on the 2-core development machine with ``benchmarks/host_bench.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from stencilmap.errors import StencilmapError
+
+from .cgen import TMAX
+from .cwave import reads_0, ring_sizes
+from .plan import Plan, margins
+
+#: Scratch bytes per thread an overlapped tile may use: this machine's L2 is 1 MiB per core.
+TILE_BYTES = 768 * 1024
+#: Ring bytes per thread of the wavefront driver: its planes are touched in order, a few at a time, so rings
+#: larger than L2 still stream from the shared L3 (32 MiB here) at little cost (``L3_COST``).
+WAVE_BYTES = 6 * 1024 * 1024
+L3_COST = 0.02
+#: Memory time of one streamed pass relative to its compute time, and the overhead of one row in points.
+KAPPA = 2.0
+ROW_COST = 64
+#: The per-stage call of the wavefront driver on one plane, in points.
+PLANE_COST = 256
+BLOCKS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 50, 64)
+#: Output arrays at least this large are written with streaming stores (they leave the cache anyway).
+NT_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Choice:
+    """How a run is executed: ``scheme`` "tiles" (overlapped) or "wave", steps per block, tile, score."""
+
+    scheme: str
+    block: int
+    tile: tuple[int, ...]
+    cost: float
+
+
+def choose(
+    plan: Plan,
+    shape: Sequence[int],
+    iterate: int,
+    threads: int,
+    block: int | None = None,
+    scheme: str | None = None,
+) -> Choice:
+    """The cheapest (scheme, T_b, tile) within the options given (``block``/``scheme`` fix one)."""
+    if block is not None and not 1 <= block <= TMAX:
+        raise StencilmapError(f"block must be between 1 and {TMAX} steps, got {block}")
+    if scheme not in (None, "tiles", "wave"):
+        raise StencilmapError(f"scheme must be 'tiles' or 'wave', got {scheme!r}")
+    if scheme == "wave" and len(shape) < 2:
+        raise StencilmapError("the wave scheme needs a program of rank ≥ 2")
+    if block is not None:
+        blocks = [min(block, iterate)]
+    elif not plan.feeds:
+        blocks = [1]
+    else:
+        blocks = [b for b in BLOCKS if b <= iterate] or [1]
+    # One step fuses nothing: the wave's gain (no halo along axis 0) is a plane's reuse the overlapped
+    # tiles mostly get from L2 anyway, and it measured a few percent slower there.
+    streaming = len(shape) >= 2 and plan.feeds
+    schemes = [scheme] if scheme else (["tiles", "wave"] if streaming else ["tiles"])
+    best = Choice("tiles", blocks[0], tuple(shape), math.inf)
+    for b in blocks:
+        for s in schemes:
+            c = _best_tile(plan, shape, b, iterate, threads, s)
+            if c.cost < best.cost:
+                best = c
+    return best
+
+
+def use_nt(plan: Plan, shape: Sequence[int]) -> bool:
+    """Streaming stores for outputs too large to be read back from the cache, in iterative programs (for
+    one step, the staging copy cost more than the read-for-ownership it saves, in our measurements)."""
+    cells = int(np.prod(shape))
+    return plan.feeds and (
+        min(np.dtype(plan.program.field_dtype(o)).itemsize for o in plan.program.outputs) * cells >= NT_BYTES
+    )
+
+
+def _best_tile(
+    plan: Plan, shape: Sequence[int], steps: int, iterate: int, threads: int, scheme: str
+) -> Choice:
+    tables = margins(plan, steps)
+    per_r = [_total_margin(plan, table, len(shape)) for table in tables]
+    halo_in = [0] * len(shape)  # the inputs' halo in the first step of a block, plus what it reads
+    for i in plan.program.inputs:
+        m = tables[-1][i.name]
+        if m is not None:
+            halo_in = [max(h, lo + hi) for h, (lo, hi) in zip(halo_in, m, strict=True)]
+    passes = -(-iterate // steps) / max(1, iterate)
+    best = Choice(scheme, steps, tuple(shape), math.inf)
+    wave = scheme == "wave"
+    for tile in _candidates(shape, wave):
+        fit = _wave_fits(plan, shape, steps, tile) if wave else _tiles_fit(plan, shape, tile, per_r)
+        if fit is None:
+            continue
+        work = np.mean(
+            [
+                np.prod([min(n, t + m[a]) / t for a, (n, t) in enumerate(zip(shape, tile, strict=True))])
+                for m in per_r
+            ]
+        )
+        # One streamed step: neighbouring tiles' halos come from cache (measured: whole-plane tiles win).
+        amp = _read_amplification(shape, tile, halo_in, skip_axis0=wave) if plan.feeds else 1.0
+        cost = float(work) + KAPPA * passes * (1 + amp) / 2 + fit
+        cost += ROW_COST / min(shape[-1], tile[-1] + per_r[-1][-1]) if len(shape) > 1 else 0.0
+        count = _count(tile, shape)
+        cost += 256 / float(np.prod(tile))  # a tile's scheduling ≈ 256 points
+        if wave:
+            cost += PLANE_COST / float(np.prod(tile[1:]))
+        cost += 1.0 if count < threads else (0.1 if count < 2 * threads else 0.0)
+        if cost < best.cost:
+            best = Choice(scheme, steps, tile, cost)
+    return best
+
+
+def _tiles_fit(plan: Plan, shape: Sequence[int], tile: Sequence[int], per_r: list[list[int]]) -> float | None:
+    """0 when an overlapped tile's scratch (every field, with its halo) fits ``TILE_BYTES``, else None."""
+    halo = [max(m[a] for m in per_r) for a in range(len(shape))]
+    ext = [min(n, t + h) for n, t, h in zip(shape, tile, halo, strict=True)]
+    per_cell = sum(
+        (np.dtype(s.dtype).itemsize + (1 if s.name in plan.masked else 0)) * (2 if plan.feeds else 1)
+        for s in plan.order
+    )
+    return 0.0 if int(np.prod(ext)) * per_cell <= TILE_BYTES else None
+
+
+def _wave_fits(plan: Plan, shape: Sequence[int], steps: int, tile: Sequence[int]) -> float | None:
+    """The L3 penalty of the wavefront's rings and input planes (None when they exceed ``WAVE_BYTES``)."""
+    halo = [0] * len(shape)
+    for table in margins(plan, steps):
+        for m in table.values():
+            if m is not None:
+                halo = [max(h, lo + hi) for h, (lo, hi) in zip(halo, m, strict=True)]
+    plane = int(np.prod([min(n, t + h) for n, t, h in zip(shape[1:], tile[1:], halo[1:], strict=True)]))
+    rings = ring_sizes(plan, steps)
+    size = {st.name: np.dtype(st.dtype).itemsize + (1 if st.name in plan.masked else 0) for st in plan.order}
+    total = sum(k * size[st.name] for row in rings for k, st in zip(row, plan.order, strict=True))
+    r0, r1 = reads_0(plan)
+    total += (r0 + r1 + 1) * sum(np.dtype(i.dtype).itemsize for i in plan.program.inputs)
+    if use_nt(plan, shape):  # the staging plane of each output
+        total += sum(np.dtype(plan.program.field_dtype(o)).itemsize for o in plan.program.outputs)
+    total *= plane
+    if total > WAVE_BYTES:
+        return None
+    return L3_COST if total > TILE_BYTES else 0.0
+
+
+def _read_amplification(
+    shape: Sequence[int], tile: Sequence[int], halo: list[int], skip_axis0: bool
+) -> float:
+    """Input points read per owned point: a tile reads its inputs with the halo (the wave: not along axis 0,
+    where consecutive planes are reused)."""
+    amp = 1.0
+    for a, (n, t) in enumerate(zip(shape, tile, strict=True)):
+        if not (skip_axis0 and a == 0):
+            amp *= min(n, t + halo[a]) / t
+    return amp
+
+
+def _total_margin(plan: Plan, table: Mapping[str, Any], rank: int) -> list[int]:
+    out = [0] * rank
+    for st in plan.order:
+        m = table[st.name]
+        if m is not None:
+            out = [max(o, lo + hi) for o, (lo, hi) in zip(out, m, strict=True)]
+    return out
+
+
+def _candidates(shape: Sequence[int], wave: bool) -> list[tuple[int, ...]]:
+    """Powers of two (and the whole axis) per axis; rows of at least 64 points; the wave's axis-0 chunk at
+    least 1/16 of the axis (a chunk's ramp costs its halo)."""
+    sizes = [2**k for k in range(0, 16)]
+    rank = len(shape)
+    per_axis = []
+    for a, n in enumerate(shape):
+        floor = 64 if a == rank - 1 and rank > 1 else 1
+        if wave and a == 0:
+            floor = max(1, n // 16)
+        per_axis.append(sorted({min(n, s) for s in sizes if s >= floor} | {n}))
+    out: list[tuple[int, ...]] = [()]
+    for options in per_axis:
+        out = [(*t, o) for t in out for o in options]
+    return out
+
+
+def _count(tile: Sequence[int], shape: Sequence[int]) -> int:
+    return int(np.prod([-(-n // t) for n, t in zip(shape, tile, strict=True)]))
