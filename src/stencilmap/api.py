@@ -42,9 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Simulation", "build", "codegen", "compile", "estimate", "explore", "load", "run", "simulate"]
 
-ProgramLike = "str | Path | Program"
-
-
 # --------------------------------------------------------------------------------------- errors
 
 
@@ -250,8 +247,11 @@ def simulate(
         design = build(_bind(program, supplied))
     prog = design.program if design.program is not None else _bind(program, supplied)
     dev = _device(device)
-    if design.arch == "emax":
-        raise StencilmapError("EMAX designs run on their own simulator: use simulate_emax")
+    if design.arch in ("emax", "cgra"):
+        raise StencilmapError(
+            f"sm.simulate runs dataflow designs (soda, stencilflow, pcm); {design.arch} mappings run on their own "
+            f"simulator (stencilmap.sim.{design.arch}.simulate_{design.arch})"
+        )
     with _api_errors():
         values = make_inputs(prog, supplied, seed)
         config = SimConfig(
