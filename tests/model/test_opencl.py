@@ -9,7 +9,9 @@ stage plus its compute latency), which is eq. 5's d((q−1)N + p + 1)/(2P) + d u
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +131,70 @@ def test_bandwidth_bound_time_does_not_depend_on_the_clock() -> None:
         assert r.scenario == "bandwidth"
         times.append(r.compute_seconds)
     assert times[0] == pytest.approx(times[1], rel=1e-3)
+
+
+# ------------------------------------------------------------------ interleaved global memory (issue 11 §4)
+
+
+def _without_banks(tmp_path: Path, name: str) -> Path:
+    """``name`` as a new user writes it: no ``dram N`` bank annotations."""
+    text = example(name).read_text(encoding="utf-8")
+    stripped = re.sub(r"\b(input|output) dram \d+ ", r"\1 ", text)
+    assert "dram" not in stripped
+    path = tmp_path / name
+    path.write_text(stripped, encoding="utf-8")
+    return path
+
+
+def _laplace_at(path: Path, p_cell: int, d: int, device: str = "de5") -> dict:  # type: ignore[type-arg]
+    args = ["--device", device, "--arch", "pcm", "--unroll", str(p_cell), "--iterate", str(d)]
+    args += ["--iterations", "15360", "--shape", SHAPE, "--clock-mhz", "270"]
+    return run_json(estimate_cmd, str(path), *args)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("p_cell", "d", "seconds"), [(p, d, s) for p, d, s, *_ in TABLE2])
+def test_unpinned_laplace_interleaves_over_both_de5_banks(
+    tmp_path: Path, p_cell: int, d: int, seconds: float
+) -> None:
+    """The DE5's OpenCL BSP interleaves global memory across its two banks unless buffers are pinned:
+    Laplace without bank annotations streams at both banks' B_prac, as the pinned one does (Table 2)."""
+    plain = _laplace_at(_without_banks(tmp_path, "laplace2d.soda"), p_cell, d)
+    pinned = laplace(p_cell, d)
+    # equal in the steady state; in scenario 2 the interleaved fill (reads alone, on both banks) is a
+    # little shorter than the pinned one (reads on bank 0 only): 21 ms of 80.7 s at P_cell = 16
+    assert plain["predicted_seconds"] == pytest.approx(pinned["predicted_seconds"], rel=1e-3)
+    assert plain["predicted_seconds"] <= pinned["predicted_seconds"]
+    assert plain["scenario"] == pinned["scenario"]
+    if (p_cell, d) == (8, 21):
+        assert plain["predicted_seconds"] == pytest.approx(45.6, rel=0.01)  # Table 2, not 76.9 s
+        assert plain["scenario"] == "compute"
+
+
+def test_one_pinned_bank_gets_one_banks_bandwidth(tmp_path: Path) -> None:
+    """Pinning turns interleaving off: both streams pinned to bank 0 share that bank's B_prac / 2 and
+    P_cell = 8 becomes bandwidth-bound (B_req 17.3 GB/s > 10.24 GB/s)."""
+    text = example("laplace2d.soda").read_text(encoding="utf-8").replace("output dram 1", "output dram 0")
+    path = tmp_path / "one_bank.soda"
+    path.write_text(text, encoding="utf-8")
+    r = _laplace_at(path, 8, 21)
+    assert r["scenario"] == "bandwidth"
+    assert r["predicted_seconds"] > 1.6 * 45.6
+
+
+def test_interleaving_is_a_device_property() -> None:
+    """The Intel OpenCL boards interleave; the Xilinx KU060 (per-bank AXI ports) does not."""
+    for name in ("de5", "395-d8", "395-ab", "stratix10"):
+        device = load_device(name)
+        assert device.memory_interleaved and device.interleaved_banks(pinned=False) == device.dram_banks
+        assert device.bank_rate(pinned=True) == pytest.approx(device.bytes_per_cycle_per_bank())
+    ku060 = load_device("ku060")
+    assert not ku060.memory_interleaved
+    assert ku060.bank_rate(pinned=False) == pytest.approx(ku060.bytes_per_cycle_per_bank())
+
+
+def test_unpinned_program_on_a_non_interleaved_device_stays_on_bank_0(tmp_path: Path) -> None:
+    path = _without_banks(tmp_path, "laplace2d.soda")
+    args = ["--device", "ku060", "--arch", "pcm", "--unroll", "16", "--iterate", "2", "--shape", SHAPE]
+    r = run_json(estimate_cmd, str(path), *args)
+    assert r["scenario"] == "bandwidth"  # 2 × 4 B × 16 × 250 MHz = 32 GB/s on one 10.75 GB/s bank
+    assert any("bank(s) [0] of 2" in n for n in r["notes"])

@@ -16,7 +16,7 @@ import numpy.typing as npt
 from stencilmap.explore.space import Space
 from stencilmap.explore.tables import ArchTables
 from stencilmap.model.report import host_seconds
-from stencilmap.model.timing import launch_cycles
+from stencilmap.model.timing import launch_cycles, memory_rate
 from stencilmap.model.workload import workload
 
 Array = npt.NDArray[Any]
@@ -36,7 +36,7 @@ def lane_times(space: Space, tables: ArchTables, lane: int) -> LaneTimes:
     """Predicted cycles and seconds of every (q, tile) candidate with ``tables.lanes[lane]`` lanes."""
     device = space.device
     f_hz = space.clock_mhz * 1e6
-    rate = device.bytes_per_cycle_per_bank(space.clock_mhz)
+    rate = memory_rate(device, space.program, space.clock_mhz)
     vectors = tables.vectors[:, :, lane].astype(np.float64)
     read = tables.read_bytes / vectors[:, :, None]
     write = tables.write_bytes[None, None, :] / vectors[:, :, None]

@@ -5,6 +5,12 @@ controller's efficiency E_coef), the host link, on-chip memory, resource counts,
 the microarchitectures (``archs``) the models evaluate on it, and for FPGAs the resource-model
 coefficients (SODA §4.3 module costs, OpenCL eqs. 9–10's R_PE / R_shift / R_base). Every file lists its
 ``sources``: the paper figures it reproduces and the assumptions it makes.
+
+``memory_interleaved`` (default false): the board's global memory is interleaved across all its banks
+unless a program pins buffers to banks — Intel's OpenCL SDK does this by default (burst-interleaving;
+pinning a buffer needs ``--no-interleaving``). A program that names no bank (SODA ``input dram N``) then
+streams every port over all N_mem banks together, at B_prac (OpenCL eq. 3) rather than B_prac / N_mem;
+a program that pins any port gets the pinned layout, its unpinned ports on bank 0 (``Device.bank_rate``).
 """
 
 from __future__ import annotations
@@ -128,6 +134,18 @@ class Device:
     resource_model: ResourceModel | None = None
     part: str | None = None
     sources: tuple[str, ...] = ()
+    memory_interleaved: bool = False  # global memory interleaved across all banks unless pinned
+
+    def interleaved_banks(self, pinned: bool) -> int:
+        """Banks one memory port's traffic spreads over: all N_mem on a ``memory_interleaved`` device
+        running a program that pins no bank, else the one bank the port sits on."""
+        return self.dram_banks if self.memory_interleaved and not pinned else 1
+
+    def bank_rate(self, pinned: bool, clock_mhz: float | None = None) -> float:
+        """Practical bytes per design cycle behind one bank number of a design: one bank's
+        B_prac / N_mem / f, or B_prac / f when the device interleaves an unpinned program's ports over
+        all its banks (OpenCL eq. 3 over the banks the port really uses)."""
+        return self.bytes_per_cycle_per_bank(clock_mhz) * self.interleaved_banks(pinned)
 
     @property
     def practical_bandwidth_gbs(self) -> float:
@@ -172,6 +190,7 @@ class Device:
             "mem_clock_mhz": self.mem_clock_mhz,
             "bandwidth_gbs": self.bandwidth_gbs,
             "mem_efficiency": self.mem_efficiency,
+            "memory_interleaved": self.memory_interleaved,
             "practical_bandwidth_gbs": round(self.practical_bandwidth_gbs, 6),
             "host_bandwidth_gbs": self.host_bandwidth_gbs,
             "launch_overhead_us": self.launch_overhead_us,
@@ -250,6 +269,7 @@ class _DeviceSpec(_Strict):
     mem_clock_mhz: float = Field(gt=0)
     bandwidth_gbs: float = Field(gt=0)
     mem_efficiency: float = Field(gt=0, le=1)
+    memory_interleaved: bool = Field(default=False, strict=True)
     host_bandwidth_gbs: float | None = Field(default=None, gt=0)
     launch_overhead_us: float = Field(ge=0)
     peak_gops: dict[Literal["float32", "float64"], float]
@@ -308,6 +328,7 @@ def _device(spec: _DeviceSpec) -> Device:
         resource_model=model,
         part=spec.part,
         sources=tuple(spec.sources),
+        memory_interleaved=spec.memory_interleaved,
     )
 
 
@@ -336,6 +357,8 @@ def _check(device: Device, where: str) -> None:
             raise StencilmapError("max_utilization fractions must lie in (0, 1]", where)
         if rm.memory == "blocks" and device.memory_blocks is None:
             raise StencilmapError("a block memory model needs memory_blocks", where)
+    if device.memory_interleaved and device.kind != "fpga":
+        raise StencilmapError("memory_interleaved describes an FPGA board's banks (kind fpga)", where)
 
 
 def _files() -> dict[str, Any]:

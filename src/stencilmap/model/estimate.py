@@ -43,7 +43,7 @@ from stencilmap.model.report import (
 )
 from stencilmap.model.resources import ResourceUsage, design_resources
 from stencilmap.model.roofline import roofline_of
-from stencilmap.model.timing import design_timing, int_param
+from stencilmap.model.timing import design_timing, int_param, pins_banks
 from stencilmap.model.workload import workload
 from stencilmap.program import Program
 from stencilmap.program.data import bind_shape
@@ -139,7 +139,7 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
         cycles=t.compute_cycles,
         launch_cycles=t.cycles(ctx.device, ctx.clock_mhz),
         scenario=t.scenario(ctx.device, ctx.clock_mhz),
-        notes=design.notes + _bank_notes(design, ctx.device),
+        notes=design.notes + _bank_notes(design, ctx.program, ctx.device),
         extra=extra,
     )
     return _streamed(ctx, stream)
@@ -151,7 +151,12 @@ def _soda_ideal(ctx: ModelContext, k: int, q: int, tile_shape: tuple[int, ...]) 
     return soda_ideal_throughput(k, q, ctx.f_hz, tile_shape[1:], tuple(h + 1 for h in halo[1:]))
 
 
-def _bank_notes(design: Design, device: Device) -> tuple[str, ...]:
+def _bank_notes(design: Design, program: Program, device: Device) -> tuple[str, ...]:
+    if device.interleaved_banks(pins_banks(program)) > 1:
+        return (
+            f"the program pins no DRAM bank: {device.name} interleaves its global memory, so the "
+            f"memory ports share all {device.dram_banks} banks' bandwidth",
+        )
     banks = sorted(
         {int_param(dict(m.params), "bank") for m in design.modules if m.kind in ("reader", "writer")}
     )
