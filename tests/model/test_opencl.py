@@ -198,3 +198,54 @@ def test_unpinned_program_on_a_non_interleaved_device_stays_on_bank_0(tmp_path: 
     r = run_json(estimate_cmd, str(path), *args)
     assert r["scenario"] == "bandwidth"  # 2 × 4 B × 16 × 250 MHz = 32 GB/s on one 10.75 GB/s bank
     assert any("bank(s) [0] of 2" in n for n in r["notes"])
+
+
+# ------------------------------------------------------------------- DSPs of a PE (issue 11 §4, Table 4)
+
+#: OpenCL Table 1's 2-D 5-point Jacobi with five coefficients c1..c5 (9 flops: 5 multiplies, 4 adds)
+JACOBI5 = """kernel: jacobi2d_5pt
+input dram 0 float: v(128, *)
+output dram 1 float:
+  w(0, 0) = 0.15f * v(0, -1) + 0.2f * v(-1, 0) + 0.3f * v(0, 0) + 0.2f * v(1, 0) + 0.15f * v(0, 1)
+iterate: 1
+"""
+
+
+def _dsp_totals(path: Path, p_cell: int, d: int) -> tuple[float, str, bool]:
+    args = ["--device", "de5", "--arch", "pcm", "--unroll", str(p_cell), "--iterate", str(d)]
+    r = run_json(estimate_cmd, str(path), *args, "--shape", SHAPE)
+    return r["resources"]["dsp"]["used"], r["binding_resource"], r["fits"]
+
+
+@pytest.mark.parametrize(
+    ("program", "p_cell", "d", "dsps"),
+    [("jacobi5", 2, 25, 250), ("jacobi2d_9pt.soda", 1, 28, 252)],  # Table 4, DE5: both DSP-constrained
+)
+def test_table4_de5_dsp_totals(tmp_path: Path, program: str, p_cell: int, d: int, dsps: int) -> None:
+    """One DSP per fp32 multiply by a general constant, none per add (§5.4: additions are done in ALMs):
+    5 a PE for the 5-point Jacobi, 9 for the 9-point; the next d needs more than the DE5's 256."""
+    path = example(program)
+    if program == "jacobi5":
+        path = tmp_path / "jacobi5.soda"
+        path.write_text(JACOBI5, encoding="utf-8")
+    used, binding, fits = _dsp_totals(path, p_cell, d)
+    assert (used, binding, fits) == (dsps, "dsp", True)
+    more, _, fits_more = _dsp_totals(path, p_cell, d + 1)
+    assert more == dsps + dsps // d and not fits_more
+
+
+def test_which_multiplies_take_a_dsp(tmp_path: Path) -> None:
+    """Field × field and × a general constant take a DSP; × a constant folding to ±2ⁿ does not."""
+    program = """kernel: k
+input float: v(128, *)
+output float:
+  w(0, 0) = v(0, -1) * v(0, 1) + (0.5f * 0.5f) * v(0, 0) + v(-1, 0) * 3.0f + 2.0f * v(1, 0)
+    - (1.0f / 3.0f) * v(0, 0) + -0.25f * v(0, 1) + (0.1f + 0.9f) * v(1, 1)
+iterate: 1
+"""
+    path = tmp_path / "k.soda"
+    path.write_text(program, encoding="utf-8")
+    used, _, _ = _dsp_totals(path, 1, 1)
+    assert used == 3  # v·v, v·3, v·(1/3); 0.25, 2, −0.25 and 1.0 are exponent shifts
+    used, _, _ = _dsp_totals(path, 4, 2)
+    assert used == 3 * 4 * 2
