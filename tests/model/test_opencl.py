@@ -18,6 +18,7 @@ import pytest
 from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.cli.estimate import estimate_cmd
 from stencilmap.design.registry import BuildConfig, build
+from stencilmap.errors import StencilmapError
 from stencilmap.model.devices import load_device
 from stencilmap.model.estimate import EstimateConfig, estimate
 from stencilmap.model.performance import opencl_compute_cycles, opencl_latency_cycles
@@ -249,3 +250,61 @@ iterate: 1
     assert used == 3  # v·v, v·3, v·(1/3); 0.25, 2, −0.25 and 1.0 are exponent shifts
     used, _, _ = _dsp_totals(path, 4, 2)
     assert used == 3 * 4 * 2
+
+
+# -------------------------------------------------------------- the clock from utilization (Fig. 10, §5.1)
+
+
+def _clocked(p_cell: int, d: int, *clock: str) -> dict:  # type: ignore[type-arg]
+    args = ["--device", "de5", "--arch", "pcm", "--unroll", str(p_cell), "--iterate", str(d)]
+    args += ["--iterations", "15360", "--shape", SHAPE, *clock]
+    return run_json(estimate_cmd, str(example("laplace2d.soda")), *args)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("p_cell", "d", "alm", "mhz"),
+    [(4, 20, 0.582, 300.0), (4, 35, 0.803, 284.0), (8, 20, 0.864, 270.0), (8, 21, 0.893, 270.0)],
+)
+def test_de5_clock_follows_alm_utilization(p_cell: int, d: int, alm: float, mhz: float) -> None:
+    """Fig. 10: ~300 MHz below 75% of the logic, 300 → 270 MHz from 75% to 85%, ~270 MHz to 90%."""
+    r = _clocked(p_cell, d)
+    used = r["resources"]["alm"]["used"] / r["resources"]["alm"]["available"]
+    assert used == pytest.approx(alm, abs=0.001)
+    assert r["clock_mhz"] == pytest.approx(mhz, abs=0.1)
+    assert any("clock model" in n for n in r["notes"])
+    fixed = _clocked(p_cell, d, "--clock-mhz", "270")  # a given clock wins over the model
+    assert fixed["clock_mhz"] == 270.0 and not any("clock model" in n for n in fixed["notes"])
+    # scenario 1: the time scales with 1 / f
+    expected = fixed["compute_seconds_per_launch"] * 270.0 / r["clock_mhz"]
+    assert r["compute_seconds_per_launch"] == pytest.approx(expected, rel=1e-3)
+
+
+def test_clock_model_is_piecewise_linear_and_flat_outside() -> None:
+    cm = load_device("de5").clock_model
+    assert cm is not None and cm.resource == "alm"
+    assert [cm.mhz(u) for u in (0.0, 0.6, 0.75, 0.8, 0.85, 0.88, 0.9, 0.97)] == pytest.approx(
+        [300, 300, 300, 285, 270, 270, 270, 270]
+    )
+    assert load_device("ku060").clock_model is None
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ({"resource": "lut", "points": [[0, 300], [1, 200]]}, "counts no 'lut'"),
+        ({"resource": "alm", "points": [[0.5, 300], [0.5, 200]]}, "increase strictly"),
+        ({"resource": "alm", "points": [[0.5, 300], [1.5, 200]]}, "increase strictly"),
+        ({"resource": "alm", "points": [[0, 300], [1, 0]]}, "positive numbers of MHz"),
+        ({"resource": "alm", "points": [[0, 300]]}, "clock_model.points: list should have at least 2"),
+        ({"resource": "alm", "points": [[0, 300], [1, 200]], "x": 1}, "clock_model.x: extra inputs"),
+    ],
+)
+def test_clock_model_is_validated(tmp_path: Path, model: dict, message: str) -> None:  # type: ignore[type-arg]
+    import json
+
+    doc = json.loads(example("../src/stencilmap/model/devices/de5.json").read_text())
+    doc["clock_model"] = model
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(StencilmapError, match=message):
+        load_device(str(path))

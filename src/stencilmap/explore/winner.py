@@ -70,7 +70,7 @@ def check_winner(
     """Build ``candidate`` on the scaled grid, simulate it with the device's bandwidth, compare cycles."""
     shape = scaled_shape(space.program, candidate, cap)
     program = space.program.with_shape(shape)
-    rate = memory_rate(space.device, space.program, space.clock_mhz)
+    rate = memory_rate(space.device, space.program, candidate.clock_mhz or space.clock_mhz)
     start = perf_counter()
     try:
         design = build_candidate(candidate.arch, program, candidate.lanes, candidate.iterate, candidate.tile)

@@ -126,6 +126,8 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
     )
     design = build(ctx.arch, ctx.program, build_config)
     t = design_timing(design, ctx.program, ctx.device)
+    resources = design_resources(design, with_iterate(ctx.program, t.q), ctx.device)
+    ctx, clock_notes = _modelled_clock(ctx, resources)
     extra: tuple[tuple[str, JsonScalar], ...] = ()
     if ctx.arch == "soda":
         extra = (("soda_ideal_gpoints_per_s", _soda_ideal(ctx, t.lanes, t.q, t.stream_shape) / 1e9),)
@@ -135,14 +137,26 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
         latency=t.latency,
         stream_points=t.stream_points,
         parameters=design.parameters,
-        resources=design_resources(design, with_iterate(ctx.program, t.q), ctx.device),
+        resources=resources,
         cycles=t.compute_cycles,
         launch_cycles=t.cycles(ctx.device, ctx.clock_mhz),
         scenario=t.scenario(ctx.device, ctx.clock_mhz),
-        notes=design.notes + _bank_notes(design, ctx.program, ctx.device),
+        notes=design.notes + _bank_notes(design, ctx.program, ctx.device) + clock_notes,
         extra=extra,
     )
     return _streamed(ctx, stream)
+
+
+def _modelled_clock(ctx: ModelContext, resources: ResourceUsage) -> tuple[ModelContext, tuple[str, ...]]:
+    """The design's clock from the device's ``clock_model`` at its utilization of the model's logic
+    resource (OpenCL §5.1, Fig. 10), unless ``--clock-mhz`` gave one."""
+    cm = ctx.device.clock_model
+    if cm is None or ctx.config.clock_mhz is not None:
+        return ctx, ()
+    used = resources.utilization(cm.resource)
+    mhz = cm.mhz(used)
+    note = f"clock {mhz:.4g} MHz: {ctx.device.name}'s clock model at {100 * used:.1f}% {cm.resource} (OpenCL Fig. 10)"
+    return replace(ctx, f_hz=mhz * 1e6), (note,)
 
 
 def _soda_ideal(ctx: ModelContext, k: int, q: int, tile_shape: tuple[int, ...]) -> float:

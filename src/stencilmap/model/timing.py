@@ -135,12 +135,12 @@ def launch_cycles(
     bubble: Array,
     read_cost: Array,
     write_cost: Array,
-    rate: float,
+    rate: float | Array,
 ) -> Array:
     """Cycles of one launch, element-wise over candidate arrays (the explorer) or scalars (one design).
 
     ``read_cost`` / ``write_cost``: bytes per beat on each bank (last axis). ``rate``: bytes a bank
-    delivers per cycle (``inf``: unlimited). The three phases (module docstring), each port at most
+    delivers per cycle (``inf``: unlimited), or an array of them broadcasting over ``read_cost``. The three phases (module docstring), each port at most
     one beat a cycle:
 
     * fill: readers alone, ρ_A = min(1, rate / read); the first result reaches the writers after
