@@ -236,7 +236,7 @@ def simulate(
     from stencilmap.backends.reference import run_reference
     from stencilmap.jobs.simulate import masked_outputs
     from stencilmap.model.timing import LANES as TIMED_ARCHS
-    from stencilmap.model.timing import predicted_cycles
+    from stencilmap.model.timing import memory_rate, predicted_cycles
     from stencilmap.program.data import make_inputs
     from stencilmap.sim import SimConfig
     from stencilmap.sim import simulate as simulate_design
@@ -255,7 +255,7 @@ def simulate(
     with _api_errors():
         values = make_inputs(prog, supplied, seed)
         config = SimConfig(
-            bytes_per_cycle_per_bank=dev.bytes_per_cycle_per_bank() if dev is not None else None,
+            bytes_per_cycle_per_bank=memory_rate(dev, prog) if dev is not None else None,
             clock_mhz=dev.clock_mhz if dev is not None else None,
             max_cycles=max_cycles,
             trace_cycles=trace_cycles,

@@ -17,7 +17,7 @@ from tests.explore.helpers import config
 
 CASES = [
     ("jacobi2d.soda", "ku060", (512, 512), 100),
-    ("heat3d.json", "stratix10", (32, 64, 64), 50),  # every port on bank 0 of 4
+    ("heat3d.json", "stratix10", (32, 64, 64), 50),  # no bank pinned: all 4 interleaved
     ("dag_listing1.json", "de5", (32, 32, 32), 1),
     ("star3d_degree2.soda", "395-ab", (32, 64, 64), 10),
 ]

@@ -108,3 +108,44 @@ def test_a_device_file_given_by_path_works_where_a_name_does(tmp_path: Path) -> 
     with pytest.raises(StencilmapError, match="not JSON"):
         (tmp_path / "x.json").write_text("{")
         load_device(str(tmp_path / "x.json"))
+
+
+def _catalog_file(name: str) -> dict:  # type: ignore[type-arg]
+    import json
+
+    path = Path(__file__).resolve().parents[2] / f"src/stencilmap/model/devices/{name}.json"
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "value", "message"),
+    [
+        ("ku060", "memory_interleaved", "yes", r"memory_interleaved: input should be a valid boolean"),
+        ("ku060", "memory_interleaved", 1, r"memory_interleaved: input should be a valid boolean"),
+        ("v100", "memory_interleaved", True, r"memory_interleaved describes an FPGA board"),
+    ],
+)
+def test_memory_interleaved_is_validated(
+    tmp_path: Path, name: str, field: str, value: object, message: str
+) -> None:
+    import json
+
+    doc = _catalog_file(name)
+    doc[field] = value
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(StencilmapError, match=message):
+        load_device(str(path))
+
+
+def test_memory_interleaved_multiplies_the_rate_of_an_unpinned_program(tmp_path: Path) -> None:
+    import json
+
+    doc = _catalog_file("ku060")
+    doc["memory_interleaved"] = True
+    path = tmp_path / "ku060_interleaved.json"
+    path.write_text(json.dumps(doc))
+    device = load_device(str(path))
+    assert device.to_json()["memory_interleaved"] is True
+    assert device.bank_rate(pinned=False, clock_mhz=250) == pytest.approx(21.504e9 / 250e6)
+    assert device.bank_rate(pinned=True, clock_mhz=250) == pytest.approx(21.504e9 / 2 / 250e6)

@@ -151,3 +151,31 @@ def test_below_practical_bandwidth_nothing_slows(tmp_path: Path) -> None:
     )
     assert bound.bandwidth.banks == (0, 1) and bound.bandwidth.slowdown == 1
     assert bound.result.cycles == free.result.cycles
+
+
+LAPLACE = """kernel: laplace2d
+input{bank} float: v(256, *)
+output{bank} float:
+  w(0, 0) = 0.25f * (v(0, -1) + v(-1, 0) + v(1, 0) + v(0, 1))
+iterate: 1
+"""
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_interleaved_memory_through_the_job(tmp_path: Path, pinned: bool) -> None:
+    """de5 interleaves an unpinned program's ports over both banks (``Device.memory_interleaved``): the
+    simulator's bank 0 then carries both banks' 37.9 B/cycle (at 270 MHz); pinned to bank 0 it has one
+    bank's. PCM P_cell = 16 moves 2 × 64 B a beat: 1.69× slower interleaved, 3.38× pinned to one bank.
+    The model predicts the simulated cycles either way."""
+    path = tmp_path / "p.soda"
+    path.write_text(LAPLACE.format(bank=" dram 0" if pinned else ""))
+    config = SimulateConfig(path, arch="pcm", unroll=16, shape=(128, 1024), out_dir=tmp_path / "out")
+    free = simulate(config)
+    bound = simulate(replace(config, device="de5"))
+    b = bound.bandwidth
+    per_bank = 25.6e9 * 0.8 / 2 / 270e6
+    assert b.banks == (0,)
+    assert b.bytes_per_cycle_per_bank == pytest.approx(per_bank if pinned else 2 * per_bank)
+    assert b.slowdown == pytest.approx(128 / b.bytes_per_cycle_per_bank)
+    assert bound.valid and bound.result.cycles / free.result.cycles == pytest.approx(b.slowdown, rel=0.03)
+    assert bound.predicted_cycles == pytest.approx(bound.result.cycles, rel=0.02)

@@ -78,9 +78,13 @@ def run_explore(config: ExploreConfig, err: Console) -> ExploreResult:
 
 def print_explore(result: ExploreResult, console: Console) -> None:
     s = result.space
+    cm = s.clock_model
+    clock = f"{s.clock_mhz:g} MHz" if cm is None else (
+        f"{min(f for _, f in cm.points):g}–{cm.fastest_mhz:g} MHz (clock model: f of {cm.resource} use)"
+    )  # fmt: skip
     console.print(
         f"[bold]{escape(s.program.name)}[/bold] ({_dims(s.shape)}, {s.iterations} time step(s)) on "
-        f"[bold]{s.device.name}[/bold] at {s.clock_mhz:g} MHz: {', '.join(s.archs)}; "
+        f"[bold]{s.device.name}[/bold] at {clock}: {', '.join(s.archs)}; "
         f"P ∈ {{{', '.join(str(p) for p in s.lanes)}}}, q ≤ {s.q_max}, {len(s.tiles)} SODA tiling(s)"
     )
     table = Table(title=f"best {len(result.top)} configurations", title_justify="left")

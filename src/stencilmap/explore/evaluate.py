@@ -16,7 +16,7 @@ import numpy.typing as npt
 from stencilmap.explore.space import Space
 from stencilmap.explore.tables import ArchTables
 from stencilmap.model.report import host_seconds
-from stencilmap.model.timing import launch_cycles
+from stencilmap.model.timing import launch_cycles, memory_rate
 from stencilmap.model.workload import workload
 
 Array = npt.NDArray[Any]
@@ -32,19 +32,28 @@ class LaneTimes:
     bandwidth_bound: Array  # a bank, not the pipeline, sets the steady rate
 
 
-def lane_times(space: Space, tables: ArchTables, lane: int) -> LaneTimes:
-    """Predicted cycles and seconds of every (q, tile) candidate with ``tables.lanes[lane]`` lanes."""
+def lane_times(
+    space: Space, tables: ArchTables, lane: int, clock_mhz: Array | None = None, tile: int | None = None
+) -> LaneTimes:
+    """Predicted cycles and seconds of every (q, tile) candidate with ``tables.lanes[lane]`` lanes.
+
+    ``clock_mhz``: the clock of every q (shape (q_max,): the device's clock model at each point's
+    utilization), default ``space.bound_clock_mhz``; ``tile``: only that tile column (shape (q, 1)).
+    """
     device = space.device
-    f_hz = space.clock_mhz * 1e6
-    rate = device.bytes_per_cycle_per_bank(space.clock_mhz)
-    vectors = tables.vectors[:, :, lane].astype(np.float64)
-    read = tables.read_bytes / vectors[:, :, None]
+    cols = slice(None) if tile is None else slice(tile, tile + 1)
+    mhz: Array = np.full((space.q_max, 1), space.bound_clock_mhz) if clock_mhz is None else clock_mhz[:, None]
+    f_hz = mhz * 1e6
+    # a bank's bytes per design cycle scale as 1 / f (OpenCL eq. 3 over f_core): (q, 1, 1) over (q, t, bank)
+    rate = (memory_rate(device, space.program, 1.0) / mhz)[:, :, None]
+    vectors = tables.vectors[:, cols, lane].astype(np.float64)
+    read = tables.read_bytes[:, cols] / vectors[:, :, None]
     write = tables.write_bytes[None, None, :] / vectors[:, :, None]
-    chain = tables.chain_rate[None, :, lane]
-    bubble = (tables.tile_count - 1) * tables.reach[None, :, lane]
+    chain = tables.chain_rate[None, cols, lane]
+    bubble = (tables.tile_count[:, cols] - 1) * tables.reach[None, cols, lane]
     cycles = launch_cycles(
-        tables.latency[:, :, lane].astype(np.float64),
-        tables.drain[:, :, lane].astype(np.float64),
+        tables.latency[:, cols, lane].astype(np.float64),
+        tables.drain[:, cols, lane].astype(np.float64),
         vectors,
         chain,
         bubble.astype(np.float64),
@@ -59,5 +68,5 @@ def lane_times(space: Space, tables: ArchTables, lane: int) -> LaneTimes:
     t_hf, t_fh = host_seconds(workload(space.program, space.shape), device)
     t_ctrl = device.launch_overhead_us * 1e-6
     seconds = t_hf + launches * (t_ctrl + cycles / f_hz) + t_fh
-    seconds = np.where(tables.valid, seconds, np.inf)
+    seconds = np.where(tables.valid[:, cols], seconds, np.inf)
     return LaneTimes(cycles, seconds, launches, shared < np.minimum(1.0, chain))

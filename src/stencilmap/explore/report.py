@@ -31,6 +31,7 @@ class Candidate:
     scenario: str
     utilization: tuple[tuple[str, float], ...]  # used / available, by resource
     limits: tuple[tuple[str, float], ...]
+    clock_mhz: float = 0.0  # the design's clock: the explored one, or the device's clock model's
 
     @property
     def binding(self) -> str:
@@ -69,6 +70,7 @@ class Candidate:
             "launches": self.launches,
             "throughput_gpoints_per_s": self.throughput(space),
             "scenario": self.scenario,
+            "clock_mhz": self.clock_mhz,
             "binding_resource": self.binding,
             "utilization": {n: round(u, 6) for n, u in self.utilization},
             "fits": self.fits,
@@ -155,6 +157,7 @@ class ExploreResult:
             "shape": list(s.shape),
             "iterations": s.iterations,
             "clock_mhz": s.clock_mhz,
+            "clock_model": s.clock_model is not None,
             "archs": list(s.archs),
             "lanes": list(s.lanes),
             "max_iterate": s.q_max,

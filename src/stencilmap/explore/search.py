@@ -184,13 +184,24 @@ class _Search:
         fits = (util <= table.limits[None, :]).all(axis=1) & b.tables.valid[:, b.tile]
         self.checked += fits.size
         self.feasible += int(fits.sum())
-        seconds = b.seconds
+        times, column, clocks = self._clocked(b, util, table)
+        seconds: Array = times.seconds[:, column]
         self.parts.append((seconds, util.max(axis=1), self.space.archs.index(arch), fits))
         order = np.flatnonzero(fits)
         for i in order[np.argsort(seconds[order], kind="stable")][: self.config.top]:
             if seconds[i] >= self.worst:
                 break
-            self._offer(self._candidate(b, int(i), util[i], table))
+            self._offer(self._candidate(b, int(i), util[i], table, times, column, float(clocks[i])))
+
+    def _clocked(self, b: _Branch, util: Array, table: ResourceTable) -> tuple[LaneTimes, int, Array]:
+        """The branch's times at each q's clock: the device's clock model at the point's utilization of
+        its logic resource (OpenCL §5.1, Fig. 10), else the one explored clock. Returns the times, the
+        column of the branch's tile in them, and the clock of every q."""
+        cm = self.space.clock_model
+        if cm is None:
+            return b.times, b.tile, np.full(self.space.q_max, self.space.clock_mhz)
+        clocks = cm.mhz_array(util[:, table.names.index(cm.resource)])
+        return lane_times(self.space, b.tables, b.lane, clocks, b.tile), 0, clocks
 
     def _offer(self, c: Candidate) -> None:
         self.count += 1
@@ -200,7 +211,16 @@ class _Search:
         else:
             heapq.heappushpop(self.heap, item)
 
-    def _candidate(self, b: _Branch, i: int, util: Array, table: ResourceTable) -> Candidate:
+    def _candidate(
+        self,
+        b: _Branch,
+        i: int,
+        util: Array,
+        table: ResourceTable,
+        times: LaneTimes,
+        column: int,
+        clock: float,
+    ) -> Candidate:
         t = b.tables
         tile = t.tiles[b.tile]
         untiled = tile == self.space.shape[1:]
@@ -210,12 +230,13 @@ class _Search:
             iterate=i + 1,
             tile=None if untiled else tile,
             tiles=int(t.tile_count[i, b.tile]),
-            cycles_per_launch=float(b.times.cycles[i, b.tile]),
-            launches=int(b.times.launches[i, 0]),
-            predicted_seconds=float(b.seconds[i]),
-            scenario="bandwidth" if bool(b.times.bandwidth_bound[i, b.tile]) else "compute",
+            cycles_per_launch=float(times.cycles[i, column]),
+            launches=int(times.launches[i, 0]),
+            predicted_seconds=float(times.seconds[i, column]),
+            scenario="bandwidth" if bool(times.bandwidth_bound[i, column]) else "compute",
             utilization=tuple((n, float(u)) for n, u in zip(table.names, util, strict=True)),
             limits=tuple((n, float(x)) for n, x in zip(table.names, table.limits, strict=True)),
+            clock_mhz=clock,
         )
 
     def top(self) -> tuple[Candidate, ...]:

@@ -23,7 +23,7 @@ from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.windows import access_sets
 from stencilmap.design.common import DEFAULT_BURST_WIDTH, with_iterate
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Device, load_device
+from stencilmap.model.devices import ClockModel, Device, load_device
 from stencilmap.model.estimate import check_clock
 from stencilmap.program import Program
 from stencilmap.program.data import bind_shape
@@ -63,6 +63,13 @@ class Space:
     lanes: tuple[int, ...]
     q_max: int
     tiles: tuple[tuple[int, ...], ...]  # SODA tile candidates over the inner axes; [0] is untiled
+    clock_model: ClockModel | None = None  # the device's, unless --clock-mhz fixed the clock
+
+    @property
+    def bound_clock_mhz(self) -> float:
+        """The clock every point is first evaluated at: the fixed clock, or the clock model's fastest (a
+        point is never faster than at its clock model's highest clock: time does not grow with f)."""
+        return self.clock_model.fastest_mhz if self.clock_model is not None else self.clock_mhz
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -102,6 +109,7 @@ def design_space(config: ExploreConfig) -> Space:
         lanes=lane_candidates(program),
         q_max=max(1, q_max),
         tiles=tile_candidates(program, config.tiles_per_axis),
+        clock_model=device.clock_model if config.clock_mhz is None else None,
     )
 
 

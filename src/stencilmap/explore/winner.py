@@ -26,7 +26,7 @@ from stencilmap.errors import StencilmapError
 from stencilmap.explore.report import Candidate, WinnerCheck
 from stencilmap.explore.resources import build_candidate
 from stencilmap.explore.space import Space, window_reach
-from stencilmap.model.timing import design_timing
+from stencilmap.model.timing import design_timing, memory_rate
 from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 from stencilmap.sim import SimConfig, simulate
@@ -70,7 +70,7 @@ def check_winner(
     """Build ``candidate`` on the scaled grid, simulate it with the device's bandwidth, compare cycles."""
     shape = scaled_shape(space.program, candidate, cap)
     program = space.program.with_shape(shape)
-    rate = space.device.bytes_per_cycle_per_bank(space.clock_mhz)
+    rate = memory_rate(space.device, space.program, candidate.clock_mhz or space.clock_mhz)
     start = perf_counter()
     try:
         design = build_candidate(candidate.arch, program, candidate.lanes, candidate.iterate, candidate.tile)

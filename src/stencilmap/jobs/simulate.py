@@ -27,7 +27,7 @@ from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file,
 from stencilmap.jobs.analyze import default_arch
 from stencilmap.model.devices import Device, load_device
 from stencilmap.model.timing import LANES as TIMED_ARCHS
-from stencilmap.model.timing import predicted_cycles
+from stencilmap.model.timing import memory_rate, predicted_cycles
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, check_memory, field_shape, make_inputs
 from stencilmap.sim import SimResult
@@ -398,7 +398,7 @@ def _bandwidth(program: Program, design: Design, result: SimResult, device: Devi
     return Bandwidth(
         tuple(ports),
         result.cycles,
-        device.bytes_per_cycle_per_bank() if device is not None else None,
+        memory_rate(device, program) if device is not None else None,
         device.clock_mhz if device is not None else None,
     )
 

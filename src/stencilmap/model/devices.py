@@ -5,6 +5,17 @@ controller's efficiency E_coef), the host link, on-chip memory, resource counts,
 the microarchitectures (``archs``) the models evaluate on it, and for FPGAs the resource-model
 coefficients (SODA §4.3 module costs, OpenCL eqs. 9–10's R_PE / R_shift / R_base). Every file lists its
 ``sources``: the paper figures it reproduces and the assumptions it makes.
+
+``memory_interleaved`` (default false): the board's global memory is interleaved across all its banks
+unless a program pins buffers to banks — Intel's OpenCL SDK does this by default (burst-interleaving;
+pinning a buffer needs ``--no-interleaving``). A program that names no bank (SODA ``input dram N``) then
+streams every port over all N_mem banks together, at B_prac (OpenCL eq. 3) rather than B_prac / N_mem;
+a program that pins any port gets the pinned layout, its unpinned ports on bank 0 (``Device.bank_rate``).
+
+``clock_model`` (optional, FPGAs): the design clock as a function of the utilization of one logic
+resource, piecewise linear through (utilization, MHz) points and flat beyond the first and last — the
+OpenCL paper's Fig. 10 on the DE5: about 300 MHz below 75% of the ALMs, falling to 270 MHz at 85%, about
+270 MHz to 90% (§5.1). ``estimate`` and ``explore`` use it for a design's clock when the user gives none.
 """
 
 from __future__ import annotations
@@ -14,9 +25,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import pairwise
+from math import isfinite
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stencilmap.analysis.latency import OperatorLatencies
@@ -96,6 +111,32 @@ class ResourceModel:
 
 
 @dataclass(frozen=True, slots=True)
+class ClockModel:
+    """f(u): the design clock in MHz against the utilization u of ``resource``, piecewise linear through
+    ``points`` (u strictly increasing in [0, 1]), flat outside them (OpenCL §5.1, Fig. 10)."""
+
+    resource: str
+    points: tuple[tuple[float, float], ...]
+
+    def mhz(self, utilization: float) -> float:
+        """The clock of a design using ``utilization`` of the resource."""
+        us = [u for u, _ in self.points]
+        fs = [f for _, f in self.points]
+        return float(np.interp(utilization, us, fs))
+
+    def mhz_array(self, utilization: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """``mhz`` element-wise (the explorer's candidates)."""
+        us = np.array([u for u, _ in self.points])
+        fs = np.array([f for _, f in self.points])
+        out: npt.NDArray[np.float64] = np.interp(utilization, us, fs)
+        return out
+
+    @property
+    def fastest_mhz(self) -> float:
+        return max(f for _, f in self.points)
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryBlocks:
     """On-chip RAM blocks (``BRAM18``, ``M20K``): how many, and the (width bits, depth) shapes one takes."""
 
@@ -128,6 +169,19 @@ class Device:
     resource_model: ResourceModel | None = None
     part: str | None = None
     sources: tuple[str, ...] = ()
+    memory_interleaved: bool = False  # global memory interleaved across all banks unless pinned
+    clock_model: ClockModel | None = None  # the clock against logic utilization (OpenCL Fig. 10)
+
+    def interleaved_banks(self, pinned: bool) -> int:
+        """Banks one memory port's traffic spreads over: all N_mem on a ``memory_interleaved`` device
+        running a program that pins no bank, else the one bank the port sits on."""
+        return self.dram_banks if self.memory_interleaved and not pinned else 1
+
+    def bank_rate(self, pinned: bool, clock_mhz: float | None = None) -> float:
+        """Practical bytes per design cycle behind one bank number of a design: one bank's
+        B_prac / N_mem / f, or B_prac / f when the device interleaves an unpinned program's ports over
+        all its banks (OpenCL eq. 3 over the banks the port really uses)."""
+        return self.bytes_per_cycle_per_bank(clock_mhz) * self.interleaved_banks(pinned)
 
     @property
     def practical_bandwidth_gbs(self) -> float:
@@ -172,6 +226,7 @@ class Device:
             "mem_clock_mhz": self.mem_clock_mhz,
             "bandwidth_gbs": self.bandwidth_gbs,
             "mem_efficiency": self.mem_efficiency,
+            "memory_interleaved": self.memory_interleaved,
             "practical_bandwidth_gbs": round(self.practical_bandwidth_gbs, 6),
             "host_bandwidth_gbs": self.host_bandwidth_gbs,
             "launch_overhead_us": self.launch_overhead_us,
@@ -187,6 +242,12 @@ class Device:
             "resources": dict(self.resources),
             "latencies": dict(self.latencies),
             "archs": list(self.archs),
+            "clock_model": None
+            if self.clock_model is None
+            else {
+                "resource": self.clock_model.resource,
+                "points": [list(p) for p in self.clock_model.points],
+            },
             "sources": list(self.sources),
         }
 
@@ -233,6 +294,11 @@ class _ResourceModelSpec(_Strict):
     ops: dict[Literal["float32", "float64", "integer"], dict[str, dict[str, float]]]
 
 
+class _ClockModelSpec(_Strict):
+    resource: str
+    points: list[tuple[float, float]] = Field(min_length=2)
+
+
 class _BlocksSpec(_Strict):
     name: str
     count: int = Field(gt=0)
@@ -250,6 +316,7 @@ class _DeviceSpec(_Strict):
     mem_clock_mhz: float = Field(gt=0)
     bandwidth_gbs: float = Field(gt=0)
     mem_efficiency: float = Field(gt=0, le=1)
+    memory_interleaved: bool = Field(default=False, strict=True)
     host_bandwidth_gbs: float | None = Field(default=None, gt=0)
     launch_overhead_us: float = Field(ge=0)
     peak_gops: dict[Literal["float32", "float64"], float]
@@ -259,6 +326,7 @@ class _DeviceSpec(_Strict):
     latencies: dict[str, int]
     archs: list[Arch] = Field(min_length=1)
     resource_model: _ResourceModelSpec | None = None
+    clock_model: _ClockModelSpec | None = None
     sources: list[str] = Field(default_factory=list)
 
 
@@ -308,6 +376,10 @@ def _device(spec: _DeviceSpec) -> Device:
         resource_model=model,
         part=spec.part,
         sources=tuple(spec.sources),
+        memory_interleaved=spec.memory_interleaved,
+        clock_model=None
+        if spec.clock_model is None
+        else ClockModel(spec.clock_model.resource, tuple((u, f) for u, f in spec.clock_model.points)),
     )
 
 
@@ -336,6 +408,26 @@ def _check(device: Device, where: str) -> None:
             raise StencilmapError("max_utilization fractions must lie in (0, 1]", where)
         if rm.memory == "blocks" and device.memory_blocks is None:
             raise StencilmapError("a block memory model needs memory_blocks", where)
+    _check_clock_model(device, where)
+    if device.memory_interleaved and device.kind != "fpga":
+        raise StencilmapError("memory_interleaved describes an FPGA board's banks (kind fpga)", where)
+
+
+def _check_clock_model(device: Device, where: str) -> None:
+    """An FPGA's clock model names a resource it counts; utilizations strictly increase within [0, 1];
+    every clock is a positive finite number of MHz."""
+    cm = device.clock_model
+    if cm is None:
+        return
+    if device.kind != "fpga":
+        raise StencilmapError("clock_model describes an FPGA design's clock (kind fpga)", where)
+    if device.resource(cm.resource) is None:
+        raise StencilmapError(f"clock_model.resource: the device counts no '{cm.resource}'", where)
+    us = [u for u, _ in cm.points]
+    if any(not (isfinite(u) and 0 <= u <= 1) for u in us) or any(b <= a for a, b in pairwise(us)):
+        raise StencilmapError("clock_model.points: utilizations must increase strictly within [0, 1]", where)
+    if any(not (isfinite(f) and 0 < f <= 1e6) for _, f in cm.points):
+        raise StencilmapError("clock_model.points: clocks must be positive numbers of MHz", where)
 
 
 def _files() -> dict[str, Any]:

@@ -43,7 +43,7 @@ from stencilmap.model.report import (
 )
 from stencilmap.model.resources import ResourceUsage, design_resources
 from stencilmap.model.roofline import roofline_of
-from stencilmap.model.timing import design_timing, int_param
+from stencilmap.model.timing import design_timing, int_param, pins_banks
 from stencilmap.model.workload import workload
 from stencilmap.program import Program
 from stencilmap.program.data import bind_shape
@@ -126,6 +126,8 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
     )
     design = build(ctx.arch, ctx.program, build_config)
     t = design_timing(design, ctx.program, ctx.device)
+    resources = design_resources(design, with_iterate(ctx.program, t.q), ctx.device)
+    ctx, clock_notes = _modelled_clock(ctx, resources)
     extra: tuple[tuple[str, JsonScalar], ...] = ()
     if ctx.arch == "soda":
         extra = (("soda_ideal_gpoints_per_s", _soda_ideal(ctx, t.lanes, t.q, t.stream_shape) / 1e9),)
@@ -135,14 +137,26 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
         latency=t.latency,
         stream_points=t.stream_points,
         parameters=design.parameters,
-        resources=design_resources(design, with_iterate(ctx.program, t.q), ctx.device),
+        resources=resources,
         cycles=t.compute_cycles,
         launch_cycles=t.cycles(ctx.device, ctx.clock_mhz),
         scenario=t.scenario(ctx.device, ctx.clock_mhz),
-        notes=design.notes + _bank_notes(design, ctx.device),
+        notes=design.notes + _bank_notes(design, ctx.program, ctx.device) + clock_notes,
         extra=extra,
     )
     return _streamed(ctx, stream)
+
+
+def _modelled_clock(ctx: ModelContext, resources: ResourceUsage) -> tuple[ModelContext, tuple[str, ...]]:
+    """The design's clock from the device's ``clock_model`` at its utilization of the model's logic
+    resource (OpenCL §5.1, Fig. 10), unless ``--clock-mhz`` gave one."""
+    cm = ctx.device.clock_model
+    if cm is None or ctx.config.clock_mhz is not None:
+        return ctx, ()
+    used = resources.utilization(cm.resource)
+    mhz = cm.mhz(used)
+    note = f"clock {mhz:.4g} MHz: {ctx.device.name}'s clock model at {100 * used:.1f}% {cm.resource} (OpenCL Fig. 10)"
+    return replace(ctx, f_hz=mhz * 1e6), (note,)
 
 
 def _soda_ideal(ctx: ModelContext, k: int, q: int, tile_shape: tuple[int, ...]) -> float:
@@ -151,7 +165,12 @@ def _soda_ideal(ctx: ModelContext, k: int, q: int, tile_shape: tuple[int, ...]) 
     return soda_ideal_throughput(k, q, ctx.f_hz, tile_shape[1:], tuple(h + 1 for h in halo[1:]))
 
 
-def _bank_notes(design: Design, device: Device) -> tuple[str, ...]:
+def _bank_notes(design: Design, program: Program, device: Device) -> tuple[str, ...]:
+    if device.interleaved_banks(pins_banks(program)) > 1:
+        return (
+            f"the program pins no DRAM bank: {device.name} interleaves its global memory, so the "
+            f"memory ports share all {device.dram_banks} banks' bandwidth",
+        )
     banks = sorted(
         {int_param(dict(m.params), "bank") for m in design.modules if m.kind in ("reader", "writer")}
     )

@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from math import ceil
+from math import ceil, isfinite
 
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.ops import is_constant, stencil_ops
 from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.errors import StencilmapError
 from stencilmap.model.devices import Cost, Device, ResourceModel
-from stencilmap.program.expr import Binary, Const, Expr, children, walk
+from stencilmap.program.expr import Binary, Cast, Const, Expr, Unary, children, walk
 from stencilmap.program.ir import Program, Stencil
 
 COMPUTE, FORWARDING, AUXILIARY = "compute", "forwarding", "auxiliary"
@@ -127,13 +127,16 @@ def is_power_of_two(value: float) -> bool:
 
 
 def scaling_multiplies(stencil: Stencil) -> int:
-    """Multiplies by a power-of-two literal: an exponent adjustment, no multiplier (OpenCL Table 2: the
-    Laplace PE, 0.25 × (…), uses no DSP)."""
+    """Multiplies by a constant that folds to ±2ⁿ: an exponent adjustment, no multiplier (OpenCL Table 2:
+    the Laplace PE, 0.25 × (…), uses no DSP). Every other multiply — by a general constant, or of two
+    values read or computed (field × field) — takes a DSP, as the OpenCL and HLS compilers build it
+    (OpenCL §5.4: "multiplications are done in DSPs and the additions are done using ALMs"): the ``mul``
+    cost of the device file."""
     exprs: list[Expr] = [stencil.expr, *(t.expr for t in stencil.temps)]
     count = 0
     for e in exprs:
         for node in walk(e):
-            if _is_product(node) and any(_power_of_two_literal(c) for c in children(node)):
+            if _is_product(node) and any(_power_of_two_constant(c) for c in children(node)):
                 count += 1
     return count
 
@@ -142,8 +145,31 @@ def _is_product(node: Expr) -> bool:
     return isinstance(node, Binary) and node.op == "*" and not is_constant(node)
 
 
-def _power_of_two_literal(node: Expr) -> bool:
-    return isinstance(node, Const) and is_power_of_two(float(node.value))
+def _power_of_two_constant(node: Expr) -> bool:
+    value = constant_value(node)
+    return value is not None and isfinite(value) and is_power_of_two(value)
+
+
+def constant_value(node: Expr) -> float | None:
+    """The value a constant subexpression folds to (literals, unary ±, +, −, ×, ÷ and casts of them), or
+    None when ``node`` reads a field or a name, or folds through anything else."""
+    if isinstance(node, Const):
+        return float(node.value)
+    if isinstance(node, Cast):
+        return constant_value(node.operand) if node.dtype.startswith("float") else None
+    if isinstance(node, Unary) and node.op in ("-", "+"):
+        inner = constant_value(node.operand)
+        return None if inner is None else (-inner if node.op == "-" else inner)
+    if isinstance(node, Binary) and node.op in ("+", "-", "*", "/"):
+        a, b = constant_value(node.lhs), constant_value(node.rhs)
+        if a is None or b is None or (node.op == "/" and b == 0):
+            return None
+        if node.op == "+":
+            return a + b
+        if node.op == "-":
+            return a - b
+        return a * b if node.op == "*" else a / b
+    return None
 
 
 def pe_cost(stencil: Stencil, device: Device) -> Cost:

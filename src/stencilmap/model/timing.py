@@ -14,7 +14,9 @@ eq. 1, OpenCL eq. 5), V = tiles · ⌈N_tile / P⌉ beats, a tiled SODA design r
 * **tile transitions**: a SODA tap emits its last tile's placeholders before it takes the next tile, so
   every tile after the first adds the largest reach of the pipeline (in beats) as a bubble;
 * **per-bank bandwidth** (OpenCL eqs. 2–4 per bank, not over all banks): every memory port sits on one
-  DRAM bank (bank 0 unless the program names one), each bank delivers B_prac / N_banks. The launch is
+  DRAM bank (bank 0 unless the program names one), each bank delivers B_prac / N_banks — except on a
+  device whose global memory is interleaved (``Device.memory_interleaved``: Intel OpenCL boards) running
+  a program that pins no bank, where the ports share all banks' B_prac (``memory_rate``). The launch is
   modelled in three phases (``launch_cycles``): the fill, when only readers use their banks, until the
   first result reaches the writers (the reach stretched by the readers' rate); the steady state, readers
   and writers sharing their banks; the drain, writers emptying the pipeline after the last read. Each
@@ -79,6 +81,7 @@ class DesignTiming:
     chain_rate: float  # beats a cycle the design sustains with unlimited bandwidth
     bubble: int  # cycles lost at the tile transitions
     banks: tuple[BankLoad, ...]
+    pinned: bool = True  # the program names a bank for some memory port (``pins_banks``)
 
     @property
     def compute_cycles(self) -> int:
@@ -102,13 +105,26 @@ class DesignTiming:
 
     def scenario(self, device: Device, clock_mhz: float) -> Scenario:
         """``bandwidth`` when a bank, not the pipeline, sets the steady-state rate (OpenCL eq. 4, per bank)."""
-        rate = device.bytes_per_cycle_per_bank(clock_mhz)
+        rate = device.bank_rate(self.pinned, clock_mhz)
         bank = min((rate * self.vectors / (b.read_bytes + b.write_bytes) for b in self.banks), default=inf)
         return "bandwidth" if bank < min(1.0, self.chain_rate) else "compute"
 
     def cycles(self, device: Device, clock_mhz: float | None = None) -> float:
         """Cycles of one launch on ``device`` at ``clock_mhz`` (default: the device's clock)."""
-        return self.cycles_at(device.bytes_per_cycle_per_bank(clock_mhz))
+        return self.cycles_at(device.bank_rate(self.pinned, clock_mhz))
+
+
+def pins_banks(program: Program) -> bool:
+    """Whether ``program`` names a DRAM bank for any input or output (SODA ``input dram N``)."""
+    return any(i.banks for i in program.inputs) or any(s.banks for s in program.stencils)
+
+
+def memory_rate(device: Device, program: Program, clock_mhz: float | None = None) -> float:
+    """Bytes per cycle behind each bank number of a design built from ``program`` on ``device``: one
+    bank's B_prac / N_mem / f, or all banks' B_prac / f on a device that interleaves the global memory of
+    a program pinning no bank (every port of such a program sits on bank 0: ``design.common.bank_of``).
+    What ``estimate`` and ``explore`` predict with and ``simulate`` limits the memory ports to."""
+    return device.bank_rate(pins_banks(program), clock_mhz)
 
 
 def launch_cycles(
@@ -119,12 +135,12 @@ def launch_cycles(
     bubble: Array,
     read_cost: Array,
     write_cost: Array,
-    rate: float,
+    rate: float | Array,
 ) -> Array:
     """Cycles of one launch, element-wise over candidate arrays (the explorer) or scalars (one design).
 
     ``read_cost`` / ``write_cost``: bytes per beat on each bank (last axis). ``rate``: bytes a bank
-    delivers per cycle (``inf``: unlimited). The three phases (module docstring), each port at most
+    delivers per cycle (``inf``: unlimited), or an array of them broadcasting over ``read_cost``. The three phases (module docstring), each port at most
     one beat a cycle:
 
     * fill: readers alone, ρ_A = min(1, rate / read); the first result reaches the writers after
@@ -267,6 +283,7 @@ def design_timing(design: Design, program: Program, device: Device | None = None
         chain_rate=design_chain_rate(design),
         bubble=(tiles - 1) * int(chained.reach[0, 0]),
         banks=design_banks(design, program),
+        pinned=pins_banks(program),
     )
 
 
