@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from table import print_table
+
 from stencilmap.analysis.storage import shared_storage
 from stencilmap.analysis.summary import analyze_program
 from stencilmap.design.common import live_graph
@@ -57,15 +59,7 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="a Markdown table (the README's)")
     args = parser.parse_args()
     table = rows(args.corpus)
-    if args.markdown:
-        print("| " + " | ".join(COLUMNS) + " |")
-        print("|" + "---|" * len(COLUMNS))
-        for row in table:
-            print("| " + " | ".join(row) + " |")
-        return
-    widths = [max(len(c), *(len(r[i]) for r in table)) for i, c in enumerate(COLUMNS)]
-    for row in (COLUMNS, *table):
-        print("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)))
+    print_table(COLUMNS, table, args.markdown)
 
 
 if __name__ == "__main__":

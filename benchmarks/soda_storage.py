@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from table import print_table
+
 from stencilmap.analysis.storage import Storage, per_reader_storage, soda_method_storage
 from stencilmap.design.common import live_graph
 from stencilmap.design.registry import BuildConfig, build
@@ -21,7 +23,16 @@ from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "soda"
-COLUMNS = ("kernel", "k", "before reuse", "before delay", "now reuse", "now delay", "SODA reuse", "SODA delay")
+COLUMNS = (
+    "kernel",
+    "k",
+    "before reuse",
+    "before delay",
+    "now reuse",
+    "now delay",
+    "SODA reuse",
+    "SODA delay",
+)
 
 
 def rows(corpus: Path) -> list[tuple[str, int, Storage, Storage, Storage]]:
@@ -47,15 +58,7 @@ def main() -> None:
         (name, str(k), *(f"{n:,}" for s in (b, now, soda) for n in (s.reuse, s.delay)))
         for name, k, b, now, soda in rows(args.corpus)
     ]
-    if args.markdown:
-        print("| " + " | ".join(COLUMNS) + " |")
-        print("|" + "---|" * len(COLUMNS))
-        for row in table:
-            print("| " + " | ".join(row) + " |")
-        return
-    widths = [max(len(c), *(len(r[i]) for r in table)) for i, c in enumerate(COLUMNS)]
-    for row in (COLUMNS, *table):
-        print("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)))
+    print_table(COLUMNS, table, args.markdown)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ exist only under NumPy semantics.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 UNARY_OPS = ("-", "+", "!", "~")
@@ -181,17 +181,28 @@ def refs(e: Expr) -> Iterator[Ref]:
 
 def shift(e: Expr, delta: dict[str, tuple[int, ...]]) -> Expr:
     """The expression with ``delta[field]`` added to every access of the named fields."""
-    if isinstance(e, Ref) and e.field in delta:
-        d = delta[e.field]
-        return Ref(e.field, tuple(o + x for o, x in zip(e.offset, d, strict=True)))
+
+    def moved(x: Expr) -> Expr | None:
+        if isinstance(x, Ref) and x.field in delta:
+            return Ref(x.field, tuple(o + d for o, d in zip(x.offset, delta[x.field], strict=True)))
+        return None
+
+    return map_expr(e, moved)
+
+
+def map_expr(e: Expr, leaf: Callable[[Expr], Expr | None]) -> Expr:
+    """``e`` with the nodes ``leaf`` replaces (it returns None for the others) rebuilt bottom-up."""
+    new = leaf(e)
+    if new is not None:
+        return new
     if isinstance(e, Unary):
-        return Unary(e.op, shift(e.operand, delta))
+        return Unary(e.op, map_expr(e.operand, leaf))
     if isinstance(e, Cast):
-        return Cast(e.dtype, shift(e.operand, delta))
+        return Cast(e.dtype, map_expr(e.operand, leaf))
     if isinstance(e, Binary):
-        return Binary(e.op, shift(e.lhs, delta), shift(e.rhs, delta))
+        return Binary(e.op, map_expr(e.lhs, leaf), map_expr(e.rhs, leaf))
     if isinstance(e, Select):
-        return Select(shift(e.cond, delta), shift(e.then, delta), shift(e.else_, delta))
+        return Select(map_expr(e.cond, leaf), map_expr(e.then, leaf), map_expr(e.else_, leaf))
     if isinstance(e, Call):
-        return Call(e.func, tuple(shift(a, delta) for a in e.args))
+        return Call(e.func, tuple(map_expr(a, leaf) for a in e.args))
     return e

@@ -27,10 +27,9 @@ only where the reference gives the same answer without one:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from stencilmap.program.expr import Binary, Call, Cast, Expr, Ref, Select, Unary, Var, refs, shift
+from stencilmap.program.expr import Expr, Ref, Var, map_expr, refs, shift
 from stencilmap.program.graph import reads
 from stencilmap.program.ir import Boundary, Program, Stencil, Temp
 
@@ -176,26 +175,10 @@ def _boundaries(consumer: Stencil, producer: Stencil) -> tuple[tuple[str, Bounda
 
 def _substitute(e: Expr, field: str, value: dict[tuple[int, ...], str]) -> Expr:
     """``e`` with every read of ``field`` at offset o replaced by the temporary ``value[o]``."""
-    return _map(e, lambda x: Var(value[x.offset]) if isinstance(x, Ref) and x.field == field else None)
+    return map_expr(e, lambda x: Var(value[x.offset]) if isinstance(x, Ref) and x.field == field else None)
 
 
 def _rename(e: Expr, names: dict[str, str]) -> Expr:
-    return _map(e, lambda x: Var(names[x.name], x.index) if isinstance(x, Var) and x.name in names else None)
-
-
-def _map(e: Expr, leaf: Callable[[Expr], Expr | None]) -> Expr:
-    """``e`` with the nodes ``leaf`` replaces (it returns None for the others) rebuilt bottom-up."""
-    new = leaf(e)
-    if new is not None:
-        return new
-    if isinstance(e, Unary):
-        return Unary(e.op, _map(e.operand, leaf))
-    if isinstance(e, Cast):
-        return Cast(e.dtype, _map(e.operand, leaf))
-    if isinstance(e, Binary):
-        return Binary(e.op, _map(e.lhs, leaf), _map(e.rhs, leaf))
-    if isinstance(e, Select):
-        return Select(_map(e.cond, leaf), _map(e.then, leaf), _map(e.else_, leaf))
-    if isinstance(e, Call):
-        return Call(e.func, tuple(_map(a, leaf) for a in e.args))
-    return e
+    return map_expr(
+        e, lambda x: Var(names[x.name], x.index) if isinstance(x, Var) and x.name in names else None
+    )
