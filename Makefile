@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit sysdeps opencl clean
+.PHONY: install demo test lint typecheck unit sysdeps opencl sodac clean
 
 install: $(STAMP)
 
@@ -46,5 +46,15 @@ opencl: sysdeps
 
 test: lint typecheck unit
 
+# SODA's own compiler, for benchmarks/sodac_compare.py only (stencilmap never needs it): the release the
+# comparison in the README was made with, in a virtual environment of its own (its dependencies pin old
+# packages that stencilmap's must not meet).
+SODAC_VERSION := 0.0.20220505.dev2
+sodac: .sodac/bin/sodac
+
+.sodac/bin/sodac:
+	$(PYTHON) -m venv .sodac
+	.sodac/bin/pip install --quiet 'sodac==$(SODAC_VERSION)'
+
 clean:
-	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .sodac out .pytest_cache .mypy_cache .ruff_cache

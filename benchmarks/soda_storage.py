@@ -1,5 +1,6 @@
 """SODA reuse and delay storage per corpus kernel: one buffer per reader (before), one per producer (now),
-and the SODA paper's method (sodac's figures are not available here; ``analysis.storage`` computes them).
+and the SODA paper's method computed analytically (``analysis.storage``; sodac's own figures:
+``benchmarks/sodac_compare.py``).
 
 Usage: .venv/bin/python benchmarks/soda_storage.py [--corpus DIR] [--markdown]
 
