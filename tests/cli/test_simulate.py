@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -219,3 +220,16 @@ def test_options_that_do_not_apply_are_refused(args: list[str], message: str, tm
     code, out, err = invoke([str(EXAMPLES / "jacobi2d.soda"), *args, "--out", str(tmp_path / "o")])
     assert code == 2 and out == "" and err == f"error: {message}\n"
     assert not (tmp_path / "o").exists()
+
+
+def test_interleaved_device_says_so(tmp_path: Path) -> None:
+    """de5 interleaves a program that pins no bank: the traffic header shows all banks together."""
+    source = (EXAMPLES / "jacobi2d.soda").read_text()
+    unpinned = tmp_path / "j.soda"
+    unpinned.write_text(re.sub(r"dram \d+ ", "", source))
+    args = [str(unpinned), "--device", "de5", "--out", str(tmp_path / "out")]
+    _, text, _ = invoke([*args, "--verbose"])
+    assert "de5: 75.85 B/cycle over all 2 banks, interleaved at 270 MHz" in text
+    assert "available (2 banks interleaved)" in text
+    _, short, _ = invoke(args)
+    assert "on 2 banks interleaved" in short

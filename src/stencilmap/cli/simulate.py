@@ -269,7 +269,7 @@ def _traffic_line(report: SimulateReport) -> str:
     return (f"off-chip: {_bytes(read)} read, {_bytes(written)} written; achieved "
             f"{_rate(report, b.achieved_bytes_per_cycle)}, required {_rate(report, b.required_bytes_per_cycle)}, "
             f"available {_rate(report, b.available_bytes_per_cycle)}"
-            + (f" on {len(b.banks)} bank(s)" if b.bytes_per_cycle_per_bank is not None else ""))  # fmt: skip
+            + (f" on {b.banks_label}" if b.bytes_per_cycle_per_bank is not None else ""))  # fmt: skip
 
 
 def _stall_table(report: SimulateReport) -> Table:
@@ -304,7 +304,8 @@ def _bandwidth_table(report: SimulateReport) -> Table:
         title = "off-chip traffic (memory unlimited: no --device)"
     else:
         assert report.device is not None
-        title = f"off-chip traffic ({report.device.name}: {b.bytes_per_cycle_per_bank:.4g} B/cycle per bank at {b.clock_mhz:g} MHz)"
+        where = "per bank" if b.interleaved == 1 else f"over all {b.interleaved} banks, interleaved"
+        title = f"off-chip traffic ({report.device.name}: {b.bytes_per_cycle_per_bank:.4g} B/cycle {where} at {b.clock_mhz:g} MHz)"
     table = Table(title=title, title_justify="left")
     for col in ("field", "direction", "bank", "bytes", "full rate"):
         table.add_column(col, justify="left" if col in ("field", "direction") else "right")
@@ -315,9 +316,7 @@ def _bandwidth_table(report: SimulateReport) -> Table:
     table.add_section()
     table.add_row("achieved", "", "", _bytes(b.total_bytes), _rate(report, b.achieved_bytes_per_cycle))
     table.add_row("required B_req", "", "", "", _rate(report, b.required_bytes_per_cycle))
-    table.add_row(
-        f"available ({len(b.banks)} bank(s))", "", "", "", _rate(report, b.available_bytes_per_cycle)
-    )
+    table.add_row(f"available ({b.banks_label})", "", "", "", _rate(report, b.available_bytes_per_cycle))
     return table
 
 

@@ -27,7 +27,7 @@ from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file,
 from stencilmap.jobs.analyze import default_arch
 from stencilmap.model.devices import Device, load_device
 from stencilmap.model.timing import LANES as TIMED_ARCHS
-from stencilmap.model.timing import memory_rate, predicted_cycles
+from stencilmap.model.timing import memory_rate, pins_banks, predicted_cycles
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, check_memory, field_shape, make_inputs
 from stencilmap.sim import SimResult
@@ -87,13 +87,16 @@ class PortTraffic:
 class Bandwidth:
     """Achieved versus available off-chip bandwidth (OpenCL paper eqs. 2, 3 and 6).
 
-    ``bytes_per_cycle_per_bank`` is None without a device: memory is then unlimited.
+    ``bytes_per_cycle_per_bank`` is None without a device: memory is then unlimited. ``interleaved``: how
+    many physical banks stand behind one bank number (all of them on a device that interleaves a program
+    pinning no bank, else 1).
     """
 
     ports: tuple[PortTraffic, ...]
     cycles: int
     bytes_per_cycle_per_bank: float | None
     clock_mhz: float | None
+    interleaved: int = 1
 
     @property
     def banks(self) -> tuple[int, ...]:
@@ -119,6 +122,13 @@ class Bandwidth:
         if self.bytes_per_cycle_per_bank is None:
             return None
         return len(self.banks) * self.bytes_per_cycle_per_bank
+
+    @property
+    def banks_label(self) -> str:
+        """The banks behind ``available_bytes_per_cycle``, in words."""
+        if self.interleaved > 1:
+            return f"{self.interleaved} banks interleaved"
+        return f"{len(self.banks)} bank(s)"
 
     def bank_required(self, bank: int) -> float:
         return sum(p.required_bytes_per_cycle for p in self.ports if p.bank == bank)
@@ -400,6 +410,7 @@ def _bandwidth(program: Program, design: Design, result: SimResult, device: Devi
         result.cycles,
         memory_rate(device, program) if device is not None else None,
         device.clock_mhz if device is not None else None,
+        device.interleaved_banks(pins_banks(program)) if device is not None else 1,
     )
 
 
