@@ -466,6 +466,20 @@ def load_device(name: str) -> Device:
     return device
 
 
+def device_text(name: str) -> tuple[str, str]:
+    """The JSON text of the catalog's device ``name`` or of the file at ``name``, with where it came from
+    (``stencilmap calibrate`` copies it with a fitted ``resource_model``)."""
+    load_device(name)  # the same checks and messages as loading it
+    if is_device_path(name):
+        return Path(name).read_text(encoding="utf-8"), name
+    return _files()[name].read_text(encoding="utf-8"), f"device file {name}.json"
+
+
+def parse_device(text: str, where: str) -> Device:
+    """A device from the text of a device file (the catalog's schema and checks); ``where`` names it."""
+    return _parse(text, where)
+
+
 def _device_file(path: Path) -> Device:
     try:
         if not path.is_file():
