@@ -70,13 +70,19 @@ def print_calibration(report: CalibrationReport, console: Console) -> None:
         used, pred = dict(row.row.used), dict(row.predicted)
         cells = [f"{used[n]:,.0f} / {pred[n]:,.0f}" if n in used else "-" for n in names]
         rows.add_row(
-            escape(row.row.where),
+            escape(Path(row.row.where).name),
             str(row.row.unroll),
             str(row.row.iterate),
             "yes" if row.fitted else "no",
             *cells,
         )
     console.print(rows)
+    terms = max(len(r.fit.terms) for r in report.resources)
+    if fitted == terms:
+        console.print(
+            f"note: {fitted} rows for {terms} terms: the fit is exactly determined, so the fitted rows' R² says "
+            "nothing; judge it by the rows not fitted (--holdout, --check)"
+        )
     if report.out is not None:
         console.print(
             f"device file written to {escape(str(report.out))} (use it as --device {escape(str(report.out))})"
@@ -130,7 +136,8 @@ def calibrate_cmd(
     Examples:
       stencilmap calibrate examples/laplace2d.soda --device de5 --arch pcm --shape 32768,4096 \\
           --reports examples/calibration/de5_laplace_table2.csv --holdout 2 --out de5_fitted.json
-      stencilmap estimate examples/laplace2d.soda --device de5_fitted.json --arch pcm --unroll 4 --iterate 40
+      stencilmap calibrate examples/jacobi2d.soda --device ku060 --arch soda --shape 1024,4096 \\
+          --reports examples/calibration/ku060_jacobi2d_soda_synthetic.csv --holdout 4 --json
     """  # fmt: skip
     from stencilmap.jobs.calibrate import CalibrateConfig, calibrate
 
