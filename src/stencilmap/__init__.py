@@ -29,13 +29,25 @@ from stencilmap.errors import StencilmapError as Error
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from stencilmap.api import Simulation, build, codegen, compile, estimate, explore, load, run, simulate
+    from stencilmap.api import (
+        Simulation,
+        build,
+        calibrate,
+        codegen,
+        compile,
+        estimate,
+        explore,
+        load,
+        run,
+        simulate,
+    )
 
 __all__ = [
     "Error",
     "Simulation",
     "__version__",
     "build",
+    "calibrate",
     "codegen",
     "compile",
     "estimate",
@@ -67,6 +79,17 @@ class _Package(types.ModuleType):
     pass
 
 
-for _name in ("Simulation", "build", "codegen", "compile", "estimate", "explore", "load", "run", "simulate"):
+for _name in (
+    "Simulation",
+    "build",
+    "calibrate",
+    "codegen",
+    "compile",
+    "estimate",
+    "explore",
+    "load",
+    "run",
+    "simulate",
+):
     setattr(_Package, _name, _ApiFunction(_name))
 sys.modules[__name__].__class__ = _Package

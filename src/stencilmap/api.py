@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from stencilmap.backends.reference import Result
     from stencilmap.design.ir import Design
     from stencilmap.explore.report import ExploreResult
+    from stencilmap.jobs.calibrate import CalibrationReport
     from stencilmap.jobs.codegen import CodegenReport
     from stencilmap.jobs.compile import CompileReport
     from stencilmap.model.devices import Device
@@ -40,7 +41,18 @@ if TYPE_CHECKING:
 
     Array = npt.NDArray[Any]
 
-__all__ = ["Simulation", "build", "codegen", "compile", "estimate", "explore", "load", "run", "simulate"]
+__all__ = [
+    "Simulation",
+    "build",
+    "calibrate",
+    "codegen",
+    "compile",
+    "estimate",
+    "explore",
+    "load",
+    "run",
+    "simulate",
+]
 
 # --------------------------------------------------------------------------------------- errors
 
@@ -334,6 +346,32 @@ def explore(
     )  # shape: the program's (bind it with load(..., shape=...))
     with _api_errors():
         return explore_job(config, progress, notify)
+
+
+def calibrate(
+    program: str | Path | Program,
+    device: str,
+    arch: Literal["pcm", "soda"],
+    reports: str | Path,
+    *,
+    out: str | Path | None = None,
+    holdout: int = 0,
+    check: str | Path | None = None,
+) -> CalibrationReport:
+    """Fit ``device``'s resource model to synthesized ``arch`` designs of ``program`` (``reports``: a CSV
+    of ``unroll,iterate,<resource>...`` rows, OpenCL §4.2 phase 1 / SODA §4.3); write the fitted device
+    file to ``out`` when given (usable as ``device=str(out)``). ``holdout``: the last rows are predicted,
+    not fitted; ``check``: a CSV of more rows to predict. ``.resources`` says how good the fit is."""
+    from stencilmap.jobs.calibrate import CalibrateConfig
+    from stencilmap.jobs.calibrate import calibrate as calibrate_job
+
+    prog = _program(program)
+    config = CalibrateConfig(
+        prog, device, arch, Path(reports), None if out is None else Path(out), None, holdout,
+        None if check is None else Path(check),
+    )  # fmt: skip
+    with _api_errors():
+        return calibrate_job(config)
 
 
 # ---------------------------------------------------------------------------------- generated code

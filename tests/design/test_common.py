@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from stencilmap.design.common import LINK_DEPTH, Sink, Stream, Wiring, live_graph, port_name
-from stencilmap.design.ir import Module, verify_design
+from stencilmap.design.ir import Design, Module, verify_design
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.program.expr import Binary, Const, Ref
 from stencilmap.program.ir import Input, Program, Stencil
@@ -90,3 +92,63 @@ def test_wiring_broadcasts_only_shared_streams() -> None:
         ("r.lane0.bcast:o1->y", LINK_DEPTH),
         ("r:lane1->z", LINK_DEPTH),
     ]
+
+
+# ------------------------------------------------------------ operator latencies from the device file
+
+
+def _slow_device(tmp_path: Path) -> str:
+    """ku060 (the default latency table) with slower adders and multipliers."""
+    import json
+    from importlib import resources
+
+    spec = json.loads((resources.files("stencilmap.model") / "devices" / "ku060.json").read_text())
+    spec["latencies"].update(add=19, mul=11)
+    path = tmp_path / "slow.json"
+    path.write_text(json.dumps(spec))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "arch", "unroll", "vector"),
+    [
+        ("dag_listing1.json", "stencilflow", None, 2),  # delays between the DAG's branches
+        ("dag_listing1.json", "soda", 2, None),
+        ("jacobi2d.soda", "pcm", 2, None),
+        ("jacobi2d.soda", "soda", 2, None),
+    ],
+)
+def test_device_latencies_reach_the_pes_and_outputs_stay_exact(
+    tmp_path: Path, name: str, arch: str, unroll: int | None, vector: int | None
+) -> None:
+    """``BuildConfig.device`` gives the PEs the device file's latencies (and the delays follow); with no
+    device the default table. The simulated outputs are bit-for-bit the same either way."""
+    import numpy as np
+
+    import stencilmap as sm
+    from stencilmap.analysis.latency import OperatorLatencies, stencil_latency
+    from stencilmap.design.common import device_latencies
+    from tests.conftest import EXAMPLES
+
+    slow = _slow_device(tmp_path)
+    prog = sm.load(EXAMPLES / name, shape=(4, 8, 16) if name.endswith(".json") else (16, 32))
+    assert device_latencies(None) == OperatorLatencies.default()
+    fast = sm.build(prog, arch, unroll=unroll, vector=vector)
+    slower = sm.build(prog, arch, unroll=unroll, vector=vector, device=slow)
+    lat = device_latencies(slow)
+    for f, s in zip(_pes(fast), _pes(slower), strict=True):
+        st = prog.stencil(str(s.param("stencil")))
+        assert st is not None
+        assert f.latency == stencil_latency(st, OperatorLatencies.default())
+        assert s.latency == stencil_latency(st, lat) > f.latency
+    runs = [sm.simulate(prog, d, device=slow, seed=3) for d in (fast, slower)]
+    assert all(r.valid and r.status == "done" for r in runs)
+    for key in runs[0].outputs:
+        assert np.array_equal(runs[0].outputs[key], runs[1].outputs[key], equal_nan=True)
+    if name == "dag_listing1.json" and arch == "stencilflow":
+        depth = {m.name: m.param("depth") for m in slower.modules if m.kind == "delay"}
+        assert depth != {m.name: m.param("depth") for m in fast.modules if m.kind == "delay"}
+
+
+def _pes(design: Design) -> list[Module]:
+    return sorted((m for m in design.modules if m.kind == "pe"), key=lambda m: m.name)

@@ -38,7 +38,9 @@ def test_unknown_architecture_and_device() -> None:
     p = bound(PROGRAM_FILES[-1])
     with pytest.raises(StencilmapError, match="unknown architecture 'nope'"):
         build("nope", p, BuildConfig())
-    assert build("pcm", p, BuildConfig(device="u280")).device == "u280"
+    assert build("pcm", p, BuildConfig(device="ku060")).device == "ku060"
+    with pytest.raises(StencilmapError, match="unknown device 'no-such-board'"):
+        build("pcm", p, BuildConfig(device="no-such-board"))  # the builders read its operator latencies
 
 
 @pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])

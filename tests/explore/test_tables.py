@@ -36,7 +36,7 @@ def test_tables_and_resources_equal_the_built_designs(
                     if q > space.q_max or not tables.valid[q - 1, ti]:
                         continue
                     program = with_iterate(space.program, q)
-                    design = build_candidate(arch, space.program, lanes, q, tile)
+                    design = build_candidate(arch, space.program, lanes, q, tile, space.builder_device)
                     t = design_timing(design, program)
                     assert int(tables.latency[q - 1, ti, li]) == t.latency
                     assert int(tables.drain[q - 1, ti, li]) == t.drain

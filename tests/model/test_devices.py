@@ -149,3 +149,89 @@ def test_memory_interleaved_multiplies_the_rate_of_an_unpinned_program(tmp_path:
     assert device.to_json()["memory_interleaved"] is True
     assert device.bank_rate(pinned=False, clock_mhz=250) == pytest.approx(21.504e9 / 250e6)
     assert device.bank_rate(pinned=True, clock_mhz=250) == pytest.approx(21.504e9 / 2 / 250e6)
+
+
+# ------------------------------------------------------------------ boards users asked for (issue 11 §4)
+
+NEW_BOARDS = [
+    # name, banks, peak GB/s, memory kind, a logic resource and its count (from the data sheets)
+    ("u280", 32, 460.0, "hbm", "lut", 1_304_000),
+    ("u250", 4, 76.8, "ddr", "lut", 1_728_000),
+    ("agilex7", 2, 42.66, "ddr", "alm", 487_200),
+]
+
+
+@pytest.mark.parametrize(("name", "banks", "peak", "kind", "logic", "count"), NEW_BOARDS)
+def test_new_boards_load_with_sources(
+    name: str, banks: int, peak: float, kind: str, logic: str, count: int
+) -> None:
+    d = load_device(name)
+    assert (d.dram_banks, d.bandwidth_gbs, d.memory_kind, d.resource(logic)) == (banks, peak, kind, count)
+    assert d.to_json()["memory_kind"] == kind
+    assert any("assumed" in s for s in d.sources) and any(
+        "data sheet" in s or "table" in s for s in d.sources
+    )
+
+
+@pytest.mark.parametrize("name", [b[0] for b in NEW_BOARDS])
+def test_estimate_and_explore_run_on_new_boards(name: str) -> None:
+    from stencilmap.explore import design_space
+    from stencilmap.explore.search import explore
+    from stencilmap.model.estimate import EstimateConfig, estimate
+    from tests.explore.helpers import config
+    from tests.model.helpers import example
+
+    r = estimate(EstimateConfig(example("jacobi2d.soda"), name, "soda", 4, 2, None, 8, (256, 256)))
+    assert r.resources is not None and r.resources.fits and r.predicted_seconds > 0
+    result = explore(config("jacobi2d.soda", name, (128, 256), 4))
+    assert (
+        result.best is not None
+        and design_space(config("jacobi2d.soda", name, (128, 256), 4)).device.name == name
+    )
+
+
+def _sum8(tmp_path: Path, banks: list[int | None]) -> Path:
+    """A memory-bound SODA program of 7 inputs and an output, each port on the bank given (None: unnamed)."""
+    dram = ["" if b is None else f"dram {b} " for b in banks]
+    lines = ["kernel: sum8", "burst width: 512", "unroll factor: 4"]
+    lines += [f"input {dram[i]}float: a{i}(1024, *)" for i in range(7)]
+    lines += [
+        f"output {dram[7]}float:",
+        "  y(0, 0) = a0(0, -1) + a0(0, 1) + " + " + ".join(f"a{i}(0, 0)" for i in range(1, 7)),
+    ]
+    lines += ["iterate: 1", "border: ignore", "cluster: none"]
+    path = tmp_path / f"sum8_{'_'.join(str(b) for b in banks)}.soda"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _seconds(program: Path, device: str) -> float:
+    from stencilmap.model.estimate import EstimateConfig, estimate
+
+    r = estimate(EstimateConfig(program, device, "soda", 16, 1, None, 1, (4096, 1024)))
+    assert r.scenario == "bandwidth"
+    return r.compute_seconds / r.launches
+
+
+def test_hbm_is_faster_in_proportion_when_ports_spread_over_channels(tmp_path: Path) -> None:
+    """The same 8-port design (k = 16) memory-bound on both boards: on the U280 each port has its own
+    pseudo-channel (B_prac / 32 each), on the U250 its 4 DDR4 banks carry two ports each (B_prac / 4 / 2).
+    The predicted time scales with the per-port bandwidth: (460 × 0.9 / 32) / (76.8 × 0.84 / 8) = 1.604."""
+    u280, u250 = load_device("u280"), load_device("u250")
+    per_port_280 = u280.practical_bandwidth_gbs / 32
+    per_port_250 = u250.practical_bandwidth_gbs / 4 / 2
+    t280 = _seconds(_sum8(tmp_path, list(range(8))), "u280")
+    t250 = _seconds(_sum8(tmp_path, [i // 2 for i in range(8)]), "u250")
+    assert t250 / t280 == pytest.approx(per_port_280 / per_port_250, rel=0.02)
+    assert t250 / t280 > 1.5
+
+
+def test_one_hbm_channel_is_slower_than_one_ddr4_bank(tmp_path: Path) -> None:
+    """UG1393: a pseudo-channel (14.375 GB/s) delivers less than a DDR4 channel (19.2 GB/s): a program
+    that names no bank puts every port on bank 0 and runs slower on the U280, in proportion."""
+    program = _sum8(tmp_path, [None] * 8)
+    ratio = _seconds(program, "u280") / _seconds(program, "u250")
+    per_bank = (load_device("u250").practical_bandwidth_gbs / 4) / (
+        load_device("u280").practical_bandwidth_gbs / 32
+    )
+    assert ratio == pytest.approx(per_bank, rel=0.02) and ratio > 1.2

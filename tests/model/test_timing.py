@@ -29,7 +29,7 @@ from tests.model.helpers import example
 def test_design_timing_matches_estimate(name: str, arch: str, config: BuildConfig) -> None:
     device = load_device("de5")
     program = bind_shape(load_program(example(name)), {}, None)
-    t = design_timing(build(arch, program, config), program, device)
+    t = design_timing(build(arch, program, replace(config, device="de5")), program, device)  # de5's latencies
     assert t.q == (config.iterate or 1) and t.lanes == (config.unroll or config.vector)
     r = estimate(EstimateConfig(example(name), "de5", arch, config.unroll, config.iterate, config.vector))
     assert (t.latency, t.compute_cycles) == (r.latency_cycles, r.cycles_per_launch)

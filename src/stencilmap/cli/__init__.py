@@ -26,6 +26,7 @@ def main() -> None:
 
 
 from stencilmap.cli.analyze import analyze_cmd  # noqa: E402
+from stencilmap.cli.calibrate import calibrate_cmd  # noqa: E402
 from stencilmap.cli.codegen import codegen_cmd  # noqa: E402
 from stencilmap.cli.compile import compile_cmd  # noqa: E402
 from stencilmap.cli.devices import devices_cmd  # noqa: E402
@@ -42,6 +43,7 @@ main.add_command(explore_cmd)
 main.add_command(devices_cmd)
 main.add_command(estimate_cmd)
 main.add_command(roofline_cmd)
+main.add_command(calibrate_cmd)
 main.add_command(codegen_cmd)
 main.add_command(compile_cmd)
 

@@ -30,7 +30,7 @@ def print_devices(console: Console) -> None:
             d.name,
             d.kind,
             f"{d.clock_mhz:g} MHz",
-            f"{d.dram_banks}×{d.bus_width_bits}b",
+            f"{d.dram_banks}×{d.bus_width_bits}b" + (" HBM" if d.memory_kind == "hbm" else ""),
             f"{d.bandwidth_gbs:g} GB/s",
             f"{d.mem_efficiency:.3g}",
             f"{d.practical_bandwidth_gbs:.4g} GB/s",

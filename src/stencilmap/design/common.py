@@ -24,6 +24,7 @@ from math import prod
 from typing import TypeVar
 
 from stencilmap.analysis.dag import Edge, Node, PassGraph, node_name, pass_graph
+from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.design.ir import Channel, Design, Module, ParamValue, params
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
@@ -76,6 +77,16 @@ def concrete_shape(program: Program) -> tuple[int, ...]:
     if any(n is None for n in program.shape):
         raise StencilmapError(f"program '{program.name}' has a run-time dimension: bind a shape first")
     return tuple(int(n) for n in program.shape if n is not None)
+
+
+def device_latencies(device: str | None) -> OperatorLatencies:
+    """The operator latencies a builder gives its PEs: the table of ``BuildConfig.device`` (a catalog name
+    or a PATH.json), or with no device the default table (``OperatorLatencies.default()``)."""
+    if device is None:
+        return OperatorLatencies.default()
+    from stencilmap.model.devices import load_device  # the model layer, loaded only when a device is named
+
+    return load_device(device).operator_latencies()
 
 
 def with_iterate(program: Program, q: int) -> Program:

@@ -49,17 +49,24 @@ class LaneBuilder(ABC):
 
     unit = "stage"  # module name prefix of a stencil copy: ``{unit}{copy}.{stencil}``
 
-    def __init__(self, program: Program, live: LiveGraph, lanes: int, stream_shape: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        program: Program,
+        live: LiveGraph,
+        lanes: int,
+        stream_shape: tuple[int, ...],
+        latencies: OperatorLatencies,
+    ) -> None:
         self.program = program
         self.live = live
         self.lanes = lanes
         self.stream_shape = stream_shape
         self.wiring = Wiring()
         self.streams: dict[str, tuple[Stream, ...]] = {}  # node name -> its stream, lane by lane
-        timing = pipeline_timing(program, stream_shape, lanes)
+        self.latencies = latencies  # the device's table (``BuildConfig.device``), else the default
+        timing = pipeline_timing(program, stream_shape, lanes, latencies)
         self.delays = delay_buffers(timing)
-        lat = OperatorLatencies.default()
-        self.latency = {s.name: stencil_latency(s, lat) for s in program.stencils}
+        self.latency = {s.name: stencil_latency(s, latencies) for s in program.stencils}
 
     @abstractmethod
     def buffer(self, prefix: str, node: Node, edge: Edge, depth: int) -> dict[int, Stream]:

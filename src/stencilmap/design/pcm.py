@@ -18,8 +18,18 @@ the paper's observation that memory use does not grow with P_cell: P_cell shorte
 from __future__ import annotations
 
 from stencilmap.analysis.dag import Edge, Node
+from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.analysis.windows import linear_offsets, reuse_distance
-from stencilmap.design.common import Sink, Stream, concrete_shape, live_graph, or_hint, positive, with_iterate
+from stencilmap.design.common import (
+    Sink,
+    Stream,
+    concrete_shape,
+    device_latencies,
+    live_graph,
+    or_hint,
+    positive,
+    with_iterate,
+)
 from stencilmap.design.ir import Design, Module, params
 from stencilmap.design.lanes import LaneBuilder
 from stencilmap.design.registry import BuildConfig, register
@@ -38,14 +48,17 @@ def build_pcm(program: Program, config: BuildConfig) -> Design:
     program = with_iterate(program, or_hint(config.iterate, program.iterate))
     shape = concrete_shape(program)
     parameters = params(d=program.iterate, P_cell=p_cell, shape=shape)
-    return _Pcm(program, p_cell, shape).build("pcm", parameters, (), config.device)
+    lat = device_latencies(config.device)
+    return _Pcm(program, p_cell, shape, lat).build("pcm", parameters, (), config.device)
 
 
 class _Pcm(LaneBuilder):
     unit = "pcm"
 
-    def __init__(self, program: Program, p_cell: int, shape: tuple[int, ...]) -> None:
-        super().__init__(program, live_graph(program), p_cell, shape)
+    def __init__(
+        self, program: Program, p_cell: int, shape: tuple[int, ...], latencies: OperatorLatencies
+    ) -> None:
+        super().__init__(program, live_graph(program), p_cell, shape, latencies)
 
     def buffer(self, prefix: str, node: Node, edge: Edge, depth: int) -> dict[int, Stream]:
         st = node.stencil

@@ -32,6 +32,7 @@ from stencilmap.design.common import (
     Stream,
     Wiring,
     concrete_shape,
+    device_latencies,
     live_graph,
     or_hint,
     port_name,
@@ -51,17 +52,24 @@ def build_stencilflow(program: Program, config: BuildConfig) -> Design:
     w = positive("the vector width W", or_hint(config.vector, program.hints.vectorization))
     program = with_iterate(program, or_hint(config.iterate, program.iterate))
     shape = concrete_shape(program)
-    delays = delay_buffers(pipeline_timing(program, shape, w))
+    lat = device_latencies(config.device)
+    delays = delay_buffers(pipeline_timing(program, shape, w, lat))
     if config.delay_buffers == "min":
         delays = {key: min(depth, 1) for key, depth in delays.items()}
     parameters = params(W=w, delay_buffers=config.delay_buffers, shape=shape)
-    return _Pipeline(program, shape, w, delays).build(parameters, config.device)
+    return _Pipeline(program, shape, w, delays, lat).build(parameters, config.device)
 
 
 class _Pipeline:
-    def __init__(self, program: Program, shape: tuple[int, ...], w: int, delays: dict[str, int]) -> None:
+    def __init__(
+        self,
+        program: Program,
+        shape: tuple[int, ...],
+        w: int,
+        delays: dict[str, int],
+        lat: OperatorLatencies,
+    ) -> None:
         self.program, self.shape, self.w, self.delays = program, shape, w, delays
-        lat = OperatorLatencies.default()
         self.latency = {s.name: stencil_latency(s, lat) for s in program.stencils}
         self.wiring = Wiring()
         self.streams: dict[str, Stream] = {}  # node name -> its output stream

@@ -36,6 +36,7 @@ from collections import Counter
 
 from stencilmap.analysis.dag import Edge, Node
 from stencilmap.analysis.halos import program_halo
+from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.analysis.sharing import SharedBuffer, SharedChain, Tap, shared_buffers
 from stencilmap.analysis.storage import Storage
 from stencilmap.analysis.timing import pipeline_timing
@@ -46,6 +47,7 @@ from stencilmap.design.common import (
     Sink,
     Stream,
     concrete_shape,
+    device_latencies,
     live_graph,
     or_hint,
     positive,
@@ -79,17 +81,17 @@ def build_soda(program: Program, config: BuildConfig) -> Design:
         burst_width=program.hints.burst_width or DEFAULT_BURST_WIDTH,
     )
     notes = (f"tiled: {plan.total} tiles of {list(plan.stream_shape)}",) if plan.tiled else ()
-    builder = _Soda(program, plan, k)
+    builder = _Soda(program, plan, k, device_latencies(config.device))
     return builder.build("soda", parameters, notes, config.device)
 
 
 class _Soda(LaneBuilder):
     unit = "stage"
 
-    def __init__(self, program: Program, plan: TilePlan, k: int) -> None:
-        super().__init__(program, live_graph(program), k, plan.stream_shape)
+    def __init__(self, program: Program, plan: TilePlan, k: int, latencies: OperatorLatencies) -> None:
+        super().__init__(program, live_graph(program), k, plan.stream_shape, latencies)
         self.plan = plan
-        timing = pipeline_timing(program, plan.stream_shape, k, graph=self.live.graph)
+        timing = pipeline_timing(program, plan.stream_shape, k, latencies, graph=self.live.graph)
         self.shared = shared_buffers(program, self.live.graph, timing, plan.stream_shape)
         self.taps: dict[str, dict[Tap, Stream]] = {}  # producer -> its buffer's taps, built once
 

@@ -58,6 +58,7 @@ class ResourceTable:
     _untiled: dict[int, tuple[Array, Array]] = field(default_factory=dict)
     _chains: dict[tuple[int, tuple[int, ...], int], Array] = field(default_factory=dict)
     builds: int = 0
+    device_ref: str | None = None  # as the user named the device (PATH.json): the builders' latencies
 
     def __post_init__(self) -> None:
         self.names = tuple(name for name, _ in self.device.resources)
@@ -92,7 +93,8 @@ class ResourceTable:
         return self._untiled[lanes]
 
     def _built(self, lanes: int, q: int) -> Array:
-        design = build_candidate(self.arch, self.program, lanes, q, None, self.device.name)
+        ref = self.device_ref if self.device_ref is not None else self.device.name
+        design = build_candidate(self.arch, self.program, lanes, q, None, ref)
         self.builds += 1
         used = design_resources(design, with_iterate(self.program, q), self.device).used
         return self._vector(used)
@@ -115,7 +117,7 @@ def soda_chain_cost(program: Program, stream_shape: tuple[int, ...], k: int, dev
     (``analysis.sharing``) — the k chains' feed channels, taps (with their fanout to PEs), segment FIFOs
     and links."""
     live = live_graph(program)
-    timing = pipeline_timing(program, stream_shape, k, graph=live.graph)
+    timing = pipeline_timing(program, stream_shape, k, device.operator_latencies(), graph=live.graph)
     skew = 1 if k > 1 else 0  # as the builder: the lanes enter chains whose tops are a beat apart
     acc: dict[str, float] = {}
 

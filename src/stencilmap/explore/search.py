@@ -169,7 +169,14 @@ class _Search:
     def _check(self, b: _Branch, lanes: int) -> None:
         arch, tile = b.tables.arch, b.tables.tiles[b.tile]
         table = self.resources.setdefault(
-            arch, ResourceTable(arch, self.space.program, self.space.device, self.space.q_max)
+            arch,
+            ResourceTable(
+                arch,
+                self.space.program,
+                self.space.device,
+                self.space.q_max,
+                device_ref=self.space.builder_device,
+            ),
         )
         try:
             one, delta = table.affine(lanes, tile)

@@ -64,6 +64,12 @@ class Space:
     q_max: int
     tiles: tuple[tuple[int, ...], ...]  # SODA tile candidates over the inner axes; [0] is untiled
     clock_model: ClockModel | None = None  # the device's, unless --clock-mhz fixed the clock
+    device_ref: str | None = None  # the device as the user named it (a catalog name or a PATH.json)
+
+    @property
+    def builder_device(self) -> str:
+        """What the builders are given as ``BuildConfig.device`` (their operator latencies come from it)."""
+        return self.device_ref if self.device_ref is not None else self.device.name
 
     @property
     def bound_clock_mhz(self) -> float:
@@ -110,6 +116,7 @@ def design_space(config: ExploreConfig) -> Space:
         q_max=max(1, q_max),
         tiles=tile_candidates(program, config.tiles_per_axis),
         clock_model=device.clock_model if config.clock_mhz is None else None,
+        device_ref=config.device,
     )
 
 

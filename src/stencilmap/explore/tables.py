@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.intensity import itemsize
+from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.analysis.sharing import shared_buffers
 from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.design.common import bank_of, live_graph, with_iterate
@@ -62,13 +63,15 @@ def arch_tables(space: Space, arch: str) -> ArchTables:
     tiles = space.tiles_of(arch)
     streams = [(shape[0], *(min(t, n) for t, n in zip(tile, shape[1:], strict=True))) for tile in tiles]
     lanes = np.array(space.lanes, dtype=np.int64)
-    chained = chain_latencies(program, space.q_max, streams, space.lanes, pe_latencies(program, arch))
+    pe_latency = pe_latencies(program, arch, space.builder_device)
+    chained = chain_latencies(program, space.q_max, streams, space.lanes, pe_latency)
     count, valid = tile_counts(program, shape, tiles, space.q_max)
     tile_points = np.array([prod(s) for s in streams], dtype=np.int64)
     banks, read, write = bank_bytes(program, count, tile_points, tiled=arch == "soda")
     rate = np.ones((len(tiles), len(lanes)))
     if arch == "soda":
-        rate = np.array([[soda_chain_rate(program, s, int(k)) for k in lanes] for s in streams])
+        lat = space.device.operator_latencies()
+        rate = np.array([[soda_chain_rate(program, s, int(k), lat) for k in lanes] for s in streams])
     return ArchTables(
         arch=arch,
         lanes=lanes,
@@ -86,9 +89,10 @@ def arch_tables(space: Space, arch: str) -> ArchTables:
     )
 
 
-def pe_latencies(program: Program, arch: str) -> dict[str, int]:
-    """λ of every stencil as the builder's PEs have it (read from a one-lane, one-stage design)."""
-    design = build(arch, program, BuildConfig(unroll=1, iterate=1, vector=1))
+def pe_latencies(program: Program, arch: str, device: str | None = None) -> dict[str, int]:
+    """λ of every stencil as the builder's PEs have it on ``device`` (read from a one-lane, one-stage
+    design; no device: the default operator latencies)."""
+    design = build(arch, program, BuildConfig(unroll=1, iterate=1, vector=1, device=device))
     found = {str(m.param("stencil")): m.latency for m in design.modules if m.kind == "pe"}
     return {st.name: found.get(st.name, 0) for st in program.stencils}
 
@@ -150,11 +154,13 @@ def bank_bytes(
     return banks, read, write
 
 
-def soda_chain_rate(program: Program, stream_shape: tuple[int, ...], k: int) -> float:
+def soda_chain_rate(
+    program: Program, stream_shape: tuple[int, ...], k: int, latencies: OperatorLatencies | None = None
+) -> float:
     """The slowest reuse-chain segment of a SODA design with ``k`` PEs (``timing.segment_rate``): its
-    one buffer per producer (``analysis.sharing``)."""
+    one buffer per producer (``analysis.sharing``), scheduled with the device's operator ``latencies``."""
     live = live_graph(program)
-    timing = pipeline_timing(program, stream_shape, k, graph=live.graph)
+    timing = pipeline_timing(program, stream_shape, k, latencies, graph=live.graph)
     rate = 1.0
     for buf in shared_buffers(program, live.graph, timing, stream_shape).values():
         for chain in buf.chains:

@@ -73,7 +73,9 @@ def check_winner(
     rate = memory_rate(space.device, space.program, candidate.clock_mhz or space.clock_mhz)
     start = perf_counter()
     try:
-        design = build_candidate(candidate.arch, program, candidate.lanes, candidate.iterate, candidate.tile)
+        design = build_candidate(
+            candidate.arch, program, candidate.lanes, candidate.iterate, candidate.tile, space.builder_device
+        )
         chained = with_iterate(program, candidate.iterate)
         predicted = design_timing(design, chained).cycles_at(rate)
         inputs = make_inputs(chained, {}, 0)

@@ -32,7 +32,7 @@ def save_winner(result: ExploreResult, config: ExploreConfig, directory: Path) -
         raise StencilmapError("--save: no configuration fits the device, so there is no winner to save")
     space = result.space
     design = build_candidate(best.arch, space.program, best.lanes, best.iterate, _tile(best, space.shape),
-                             space.device.name)  # fmt: skip
+                             space.builder_device)  # fmt: skip
     paths = tuple(directory / name for name in SAVED_FILES)
     texts = (
         json.dumps(design_to_json(design), indent=1) + "\n",

@@ -12,6 +12,11 @@ pinning a buffer needs ``--no-interleaving``). A program that names no bank (SOD
 streams every port over all N_mem banks together, at B_prac (OpenCL eq. 3) rather than B_prac / N_mem;
 a program that pins any port gets the pinned layout, its unpinned ports on bank 0 (``Device.bank_rate``).
 
+``memory_kind`` (optional, default ``ddr``): ``hbm`` says the banks are HBM pseudo-channels (the Alveo
+U280's 32 of 14.375 GB/s, UG1393): each memory port of a design sits on the one channel its bank number
+names, as a Vitis kernel's AXI port connects to one PC, so a design gains HBM's aggregate bandwidth only by
+spreading its ports over many channels — one channel delivers less than one DDR4 bank (UG1393).
+
 ``clock_model`` (optional, FPGAs): the design clock as a function of the utilization of one logic
 resource, piecewise linear through (utilization, MHz) points and flat beyond the first and last — the
 OpenCL paper's Fig. 10 on the DE5: about 300 MHz below 75% of the ALMs, falling to 270 MHz at 85%, about
@@ -171,6 +176,7 @@ class Device:
     sources: tuple[str, ...] = ()
     memory_interleaved: bool = False  # global memory interleaved across all banks unless pinned
     clock_model: ClockModel | None = None  # the clock against logic utilization (OpenCL Fig. 10)
+    memory_kind: Literal["ddr", "hbm"] = "ddr"  # hbm: every bank is one HBM pseudo-channel
 
     def interleaved_banks(self, pinned: bool) -> int:
         """Banks one memory port's traffic spreads over: all N_mem on a ``memory_interleaved`` device
@@ -227,6 +233,7 @@ class Device:
             "bandwidth_gbs": self.bandwidth_gbs,
             "mem_efficiency": self.mem_efficiency,
             "memory_interleaved": self.memory_interleaved,
+            "memory_kind": self.memory_kind,
             "practical_bandwidth_gbs": round(self.practical_bandwidth_gbs, 6),
             "host_bandwidth_gbs": self.host_bandwidth_gbs,
             "launch_overhead_us": self.launch_overhead_us,
@@ -317,6 +324,7 @@ class _DeviceSpec(_Strict):
     bandwidth_gbs: float = Field(gt=0)
     mem_efficiency: float = Field(gt=0, le=1)
     memory_interleaved: bool = Field(default=False, strict=True)
+    memory_kind: Literal["ddr", "hbm"] = "ddr"
     host_bandwidth_gbs: float | None = Field(default=None, gt=0)
     launch_overhead_us: float = Field(ge=0)
     peak_gops: dict[Literal["float32", "float64"], float]
@@ -377,6 +385,7 @@ def _device(spec: _DeviceSpec) -> Device:
         part=spec.part,
         sources=tuple(spec.sources),
         memory_interleaved=spec.memory_interleaved,
+        memory_kind=spec.memory_kind,
         clock_model=None
         if spec.clock_model is None
         else ClockModel(spec.clock_model.resource, tuple((u, f) for u, f in spec.clock_model.points)),
@@ -464,6 +473,20 @@ def load_device(name: str) -> Device:
     if device.name != name:
         raise StencilmapError(f"the file names device '{device.name}'", where)
     return device
+
+
+def device_text(name: str) -> tuple[str, str]:
+    """The JSON text of the catalog's device ``name`` or of the file at ``name``, with where it came from
+    (``stencilmap calibrate`` copies it with a fitted ``resource_model``)."""
+    load_device(name)  # the same checks and messages as loading it
+    if is_device_path(name):
+        return Path(name).read_text(encoding="utf-8"), name
+    return _files()[name].read_text(encoding="utf-8"), f"device file {name}.json"
+
+
+def parse_device(text: str, where: str) -> Device:
+    """A device from the text of a device file (the catalog's schema and checks); ``where`` names it."""
+    return _parse(text, where)
 
 
 def _device_file(path: Path) -> Device:

@@ -122,7 +122,7 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
     else:
         reject_options(ctx, ("vector", cfg.vector))
     build_config = BuildConfig(
-        unroll=cfg.unroll, iterate=cfg.iterate, vector=cfg.vector, device=ctx.device.name, tile=cfg.tile
+        unroll=cfg.unroll, iterate=cfg.iterate, vector=cfg.vector, device=cfg.device, tile=cfg.tile
     )
     design = build(ctx.arch, ctx.program, build_config)
     t = design_timing(design, ctx.program, ctx.device)
@@ -191,7 +191,7 @@ def _cgra(ctx: ModelContext) -> EstimateReport:
     reject_options(ctx, ("vector", cfg.vector))
     q = cfg.iterate if cfg.iterate is not None else max(1, ctx.program.iterate)
     workers = cfg.workers if cfg.workers is not None else cfg.unroll
-    build_config = BuildConfig(device=ctx.device.name, workers=workers, strip=cfg.strip)
+    build_config = BuildConfig(device=cfg.device, workers=workers, strip=cfg.strip)
     mapping = map_cgra(with_iterate(ctx.program, q), build_config)
     pred = predict(mapping, ctx.device, ctx.clock_mhz)
     macs = ctx.device.resource("mac") or 0

@@ -251,8 +251,9 @@ def _forward_offsets(program: Program, shapes: Array) -> dict[tuple[str, str], A
 def design_timing(design: Design, program: Program, device: Device | None = None) -> DesignTiming:
     """The timing of ``design``, built from the shape-bound ``program``, with the latencies of its PEs.
 
-    ``device`` is accepted for compatibility: the latencies are the design's own, whatever the device
-    file lists (the builders take them from ``OperatorLatencies.default()``).
+    ``device`` is accepted for compatibility: the latencies are the design's own — its PEs' — which the
+    builders take from the device of ``BuildConfig.device`` (its file's ``latencies``), or from
+    ``OperatorLatencies.default()`` when the design was built with no device.
     """
     if design.arch not in LANES:
         raise StencilmapError(f"no timing model for '{design.arch}' designs")
