@@ -79,7 +79,8 @@ def concrete_shape(program: Program) -> tuple[int, ...]:
 
 
 def with_iterate(program: Program, q: int) -> Program:
-    """The program chained ``q`` times (output i of copy c feeds input i of copy c + 1), verified."""
+    """The program chained ``q`` times (output i of copy c feeds input i of copy c + 1, or as its
+    ``feedback`` names them), verified."""
     positive("the iterate factor", q)
     if q == program.iterate:
         return program
