@@ -30,3 +30,19 @@ def test_iterate_chains_copies_and_shares_unpaired_inputs() -> None:
         "k->out@3",
     }
     assert {e.field for e in g.into("out@2")} == {"a", "k"}
+
+
+def test_feedback_by_name_feeds_the_named_input_and_replays_the_rest() -> None:
+    from dataclasses import replace
+
+    from stencilmap.program import load_program
+    from tests.conftest import EXAMPLES
+
+    p = replace(load_program(EXAMPLES / "fdtd2d_iterate.json"), iterate=3)
+    g = pass_graph(p)
+    into = {(e.consumer, e.field): e.producer for e in g.edges}
+    assert into[("hx@2", "Hx")] == "hx@1" and into[("hx@3", "Ez")] == "ez@2"
+    assert into[("hy@1", "Hy")] == "Hy"  # the first copy reads memory
+    assert into[("ez@3", "C1")] == "C1" and into[("hx@2", "C3")] == "C3"  # coefficients: every copy
+    swapped = replace(p, feedback=(("ez", "Ez"), ("hx", "Hy"), ("hy", "Hx")))
+    assert {(e.consumer, e.field): e.producer for e in pass_graph(swapped).edges}[("hx@2", "Hx")] == "hy@1"

@@ -147,3 +147,14 @@ def test_random_programs_equal_the_reference(program: Program, block: int, tile_
     tile = tuple(tile_edge for _ in program.shape)
     got, _ = run_cpu(program, values, threads=2, block=block, tile=tile)
     assert_matches(program, run_reference(program, values), got)
+
+
+@pytest.mark.parametrize("steps", [2, 3])
+@pytest.mark.parametrize("block", [1, 2, 4])
+def test_fdtd_feedback_by_name_equals_the_reference(steps: int, block: int) -> None:
+    from tests.conftest import EXAMPLES
+
+    program = replace(load_bound(EXAMPLES / "fdtd2d_iterate.json"), iterate=steps)
+    values = inputs_for(program, seed=steps)
+    got, _ = run_cpu(program, values, threads=2, block=block)
+    assert_matches(program, run_reference(program, values), got)

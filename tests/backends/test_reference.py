@@ -175,3 +175,33 @@ def test_corpus_jacobi3d_with_zero_data_file() -> None:
     assert b[16, 16, 16] == 0.0
     assert b[0, 16, 16] == np.float32(0.16666666) * np.float32(1.0)
     assert b[0, 0, 0] == np.float32(0.16666666) * np.float32(3.0)
+
+
+def _paper_fdtd(ez: np.ndarray, hx: np.ndarray, hy: np.ndarray, c: dict[str, np.ndarray], steps: int):  # type: ignore[no-untyped-def]
+    """The OpenCL paper's 2-D FDTD (§5, the application table of Tables 4/5), written out directly: Hx and
+    Hy from Ez, then Ez from the new Hx and Hy, fields outside the grid zero, C1..C4 the same every step."""
+    z = np.float32(0)
+    for _ in range(steps):
+        ez_k1 = np.concatenate([ez[:, 1:], np.full((ez.shape[0], 1), z)], axis=1)  # Ez[j, k+1]
+        ez_j1 = np.concatenate([ez[1:, :], np.full((1, ez.shape[1]), z)], axis=0)  # Ez[j+1, k]
+        hx = hx - c["C3"] * (ez_k1 - ez)
+        hy = hy - c["C4"] * (ez_j1 - ez)
+        hx_k0 = np.concatenate([np.full((hx.shape[0], 1), z), hx[:, :-1]], axis=1)  # hx[j, k-1]
+        hy_j0 = np.concatenate([np.full((1, hy.shape[1]), z), hy[:-1, :]], axis=0)  # hy[j-1, k]
+        ez = ez - c["C1"] * (hx - hx_k0) + c["C2"] * (hy - hy_j0)
+    return ez, hx, hy
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3])
+def test_fdtd_feedback_by_name_is_the_papers_time_stepping(steps: int) -> None:
+    from dataclasses import replace
+
+    from tests.conftest import EXAMPLES
+
+    p = replace(load_program(EXAMPLES / "fdtd2d_iterate.json"), iterate=steps)
+    rng = np.random.default_rng(steps)
+    values = {i.name: rng.uniform(-1, 1, (64, 128)).astype(np.float32) for i in p.inputs}
+    got = run_reference(p, values).outputs
+    want = _paper_fdtd(values["Ez"], values["Hx"], values["Hy"], values, steps)
+    for name, w in zip(("ez", "hx", "hy"), want, strict=True):
+        np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-6)

@@ -26,6 +26,7 @@ SHAPES: dict[str, tuple[int, ...]] = {
     "tridiagonal_solve.json": (16, 8, 16),
     "dag_listing1.json": (8, 16, 16),
     "fdtd2d.json": (16, 32),
+    "fdtd2d_iterate.json": (16, 32),
     "heat3d.json": (8, 16, 16),
     "jacobi2d.soda": (24, 32),
     "jacobi2d_9pt.soda": (24, 32),

@@ -129,3 +129,12 @@ def test_vectorised_stencilflow_with_lower_dimensional_inputs(tmp_path: Path, cs
     for target in ("hls", "opencl"):
         run = _verify(program, "stencilflow", target, BuildConfig(vector=4), tmp_path / target, csim_cache)
         assert run.validation.bit_exact
+
+
+@pytest.mark.parametrize(("p_cell", "d"), [(1, 2), (2, 3)])
+def test_pcm_opencl_fdtd_feedback_by_name(p_cell: int, d: int, tmp_path: Path, csim_cache: Path) -> None:
+    """2-D FDTD (OpenCL paper Tables 4/5): three fields chained through D PCMs, each read ahead by its
+    own lag, and the coefficients read by every PCM."""
+    program = load_example(EXAMPLES / "fdtd2d_iterate.json")
+    run = _verify(program, "pcm", "opencl", BuildConfig(unroll=p_cell, iterate=d), tmp_path, csim_cache)
+    assert run.validation.bit_exact

@@ -91,3 +91,25 @@ def test_errors() -> None:
         build("pcm", two, BuildConfig(iterate=3))
     with pytest.raises(StencilmapError, match="P_cell"):
         build("pcm", two, BuildConfig(unroll=-2))
+
+
+def _fdtd_channel_slots(d: int) -> int:
+    """Channel slots (tokens) of the PCM design of 2-D FDTD with d PCMs, P_cell = 1."""
+    from dataclasses import replace
+
+    from stencilmap.program import load_program
+    from stencilmap.program.data import bind_shape
+    from tests.conftest import EXAMPLES
+
+    program = bind_shape(replace(load_program(EXAMPLES / "fdtd2d_iterate.json"), iterate=1), {}, (64, 256))
+    design = build("pcm", program, BuildConfig(unroll=1, iterate=d))
+    return sum(c.depth for c in design.channels)
+
+
+def test_replayed_coefficients_are_relayed_pcm_to_pcm() -> None:
+    """C1–C4 (fed by no output) reach PCM t through the relay of PCM t − 1: the channels grow linearly
+    in d (what ``explore``'s affine resource model assumes), not as d² with one delay line per PCM."""
+    one, two = _fdtd_channel_slots(1), _fdtd_channel_slots(2)
+    step = two - one
+    for d in (4, 8):
+        assert _fdtd_channel_slots(d) <= one + (d - 1) * step * 1.05

@@ -13,8 +13,11 @@ from .helpers import PROGRAM_FILES, bound, ident
 
 
 def chains(path: Path) -> bool:
-    """Whether the program's outputs can feed its inputs (iterate > 1 is possible)."""
+    """Whether the program's outputs can feed its inputs (iterate > 1 is possible): by name when it
+    has a ``feedback`` mapping, else positionally."""
     p = bound(path)
+    if p.feedback:
+        return True
     ins = [(i.dtype, i.axes) for i in p.inputs]
     return ins == [(p.field_dtype(o), tuple(range(p.rank))) for o in p.outputs]
 

@@ -149,3 +149,37 @@ def test_unary_minus_literals_round_trip() -> None:
 def test_cast_node_is_built_for_type_names() -> None:
     p = parse_soda("kernel: k\ninput int16: a(4, *)\noutput double: o(0, 0) = double(a(0, 0))\n")
     assert p.stencils[0].expr == Cast("float64", Ref("a", (0, 0)))
+
+
+FDTD_SODA = """\
+kernel: fdtd
+unroll factor: 1
+input float: Ez(16, *)
+input float: Hx
+input float: Hy
+input float: C
+output float: hx(0, 0) = Hx(0, 0) - C(0, 0) * (Ez(1, 0) - Ez(0, 0))
+output float: hy(0, 0) = Hy(0, 0) - C(0, 0) * (Ez(0, 1) - Ez(0, 0))
+output float: ez(0, 0) = Ez(0, 0) - C(0, 0) * (hx(0, 0) - hx(-1, 0)) + C(0, 0) * (hy(0, 0) - hy(0, -1))
+iterate: 3
+feedback: ez -> Ez, hx -> Hx, hy -> Hy
+"""
+
+
+def test_feedback_parses_and_round_trips() -> None:
+    p = parse_soda(FDTD_SODA, "f.soda")
+    verify(p)
+    assert p.feedback == (("ez", "Ez"), ("hx", "Hx"), ("hy", "Hy"))
+    assert p.feeds()[0] == ("Ez", "ez") and "C" not in dict(p.feeds())
+    assert parse_soda(print_soda(p), "f.soda") == p
+
+
+def test_feedback_into_an_unknown_input_is_refused() -> None:
+    p = parse_soda(FDTD_SODA.replace("hy -> Hy", "hy -> H"), "f.soda")
+    with pytest.raises(StencilmapError, match="into 'H': not an input"):
+        verify(p)
+
+
+def test_feedback_given_twice_is_an_error() -> None:
+    with pytest.raises(StencilmapError, match="'feedback' is given twice"):
+        parse_soda(FDTD_SODA + "feedback: ez -> Ez\n", "f.soda")

@@ -153,3 +153,71 @@ def test_unused_or_missing_boundary_conditions_warn() -> None:
     p = parse(prog)
     assert len(p.warnings) == 2
     assert p.stencils[0].boundary == (("a", Boundary("shrink")),)
+
+
+def fdtd(**over: Any) -> dict[str, Any]:
+    """The bundled 2-D FDTD with by-name feedback, small, with the given top-level keys replaced."""
+    prog: dict[str, Any] = json.loads(
+        (Path(__file__).parents[2] / "examples" / "fdtd2d_iterate.json").read_text()
+    )
+    prog.update(over)
+    return prog
+
+
+def test_iterate_and_feedback_load_by_name() -> None:
+    p = parse(fdtd())
+    assert p.iterate == 4
+    assert p.feedback == (("ez", "Ez"), ("hx", "Hx"), ("hy", "Hy"))
+    assert p.feeds() == (("Ez", "ez"), ("Hx", "hx"), ("Hy", "hy"))  # the coefficients C1..C4 in no pair
+    assert parse(base()).feedback == () and parse(base()).iterate == 1
+
+
+@pytest.mark.parametrize(
+    ("feedback", "what"),
+    [
+        ({"ex": "Ez"}, "feedback from 'ex': not an output"),
+        ({"ez": "E"}, "into 'E': not an input"),
+        ({"ez": "Ez", "hx": "Ez"}, "input 'Ez' is fed by more than one output"),
+    ],
+)
+def test_bad_feedback_names_its_json_path(feedback: dict[str, str], what: str) -> None:
+    from stencilmap.program.verify import verify
+
+    with pytest.raises(StencilmapError) as info:
+        verify(parse(fdtd(feedback=feedback)))
+    message = str(info.value)
+    assert message.startswith("p.json: feedback."), message
+    assert what in message
+
+
+def test_feedback_type_and_dimensions_must_match() -> None:
+    from stencilmap.program.verify import verify
+
+    prog = fdtd()
+    prog["inputs"]["C1"]["data_type"] = "float64"
+    prog["inputs"]["Z"] = {"data": "constant:0", "data_type": "float32", "input_dims": ["k"]}
+    for pair, what in (({"ez": "C1"}, "float64"), ({"ez": "Z"}, "1-D")):
+        with pytest.raises(StencilmapError, match="type and dimensions must match") as info:
+            verify(parse({**prog, "feedback": pair}))
+        assert what in str(info.value) and str(info.value).startswith("p.json: feedback.ez")
+
+
+def test_positional_iterate_still_needs_matching_inputs() -> None:
+    from stencilmap.program.verify import verify
+
+    prog = fdtd()
+    del prog["feedback"]
+    with pytest.raises(StencilmapError, match="name the pairs with a feedback mapping"):
+        verify(parse(prog))
+
+
+def test_bad_feedback_is_a_one_line_exit_2(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from stencilmap.cli import main
+
+    bad = tmp_path / "f.json"
+    bad.write_text(json.dumps(fdtd(feedback={"ez": "Ez", "hy": "Ez"})))
+    result = CliRunner().invoke(main, ["analyze", str(bad)])
+    assert result.exit_code == 2
+    assert "feedback.hy" in result.output and "Traceback" not in result.output

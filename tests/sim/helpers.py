@@ -35,6 +35,7 @@ SMALL_SHAPES: dict[str, tuple[int, ...]] = {
     "solver_example.json": (1, 64, 64),
     "tridiagonal_solve.json": (32, 1, 32),
     "heat3d.json": (16, 32, 32),
+    "fdtd2d_iterate.json": (16, 48),
 }
 
 

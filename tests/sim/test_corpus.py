@@ -50,3 +50,14 @@ def test_simulates_and_validates(path: Path, arch: str, lanes: int) -> None:
         assert m.busy + m.starved + m.blocked <= run.result.cycles
     for peak, depth in run.result.channel_peaks.values():
         assert 0 <= peak <= depth
+
+
+@pytest.mark.parametrize("steps", [2, 3])
+@pytest.mark.parametrize(("arch", "lanes"), [("soda", 2), ("stencilflow", 2), ("pcm", 2), ("pcm", 1)])
+def test_fdtd_feedback_by_name_simulates_bit_exact(arch: str, lanes: int, steps: int) -> None:
+    """2-D FDTD (three fields per step, coefficients replayed) chained q = 2, 3 times on chip."""
+    program = load_small(EXAMPLE_FILES[0].parent / "fdtd2d_iterate.json")
+    program, design = built(program, arch, lanes_config(arch, lanes, iterate=steps))
+    run = run_design(program, design)
+    assert run.validation.bit_exact, explain(run)
+    assert sum(o.points for o in run.validation.outputs) == 3 * 16 * 48  # constant boundaries: all defined

@@ -1,8 +1,8 @@
 """The dataflow DAG the hardware implements: the program's dependency graph, unrolled over ``iterate``.
 
 ``iterate: q`` chains q copies of the program (SODA §2.2: each iteration is a stage), output i of copy
-c − 1 feeding input i of copy c (the reference executor's pairing; inputs without a matching output keep
-their value and are shared by every copy). With q = 1 nodes carry the field names; with q > 1 the stencil
+c − 1 feeding input i of copy c, or by name as the program's ``feedback`` says (``Program.feeds``, the
+reference executor's pairing; inputs fed by no output keep their value and are shared by every copy). With q = 1 nodes carry the field names; with q > 1 the stencil
 nodes of copy c (1-based) are named ``name@c``. Input fields are nodes too (sources: memory readers).
 """
 
@@ -59,7 +59,7 @@ def node_name(field: str, copy: int, iterate: int) -> str:
 def pass_graph(program: Program) -> PassGraph:
     """The program's DAG unrolled over ``program.iterate`` copies."""
     q = max(1, program.iterate)
-    feeds = dict(zip((i.name for i in program.inputs), program.outputs, strict=False))
+    feeds = dict(program.feeds())
     nodes = [Node(i.name, i.name, 0, None) for i in program.inputs]
     edges: list[Edge] = []
     order = stencil_order(program)

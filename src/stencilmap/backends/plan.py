@@ -33,7 +33,7 @@ class Plan:
     order: tuple[Stencil, ...]  # topological
     fields: tuple[str, ...]  # inputs, then stencils in topological order
     pairs: tuple[tuple[str, str], ...]  # (input, output) pairs that iterate or preserve
-    feeds: bool  # iterate > 1: output i feeds input i
+    feeds: bool  # iterate > 1: each pair's output feeds its input (``Program.feeds``)
     masked: frozenset[str]  # fields that may hold undefined points
 
     def index(self, name: str) -> int:
@@ -54,7 +54,7 @@ def make_plan(program: Program) -> Plan:
     fields = tuple(i.name for i in program.inputs) + tuple(s.name for s in order)
     pairs: tuple[tuple[str, str], ...] = ()
     if program.iterate > 1 or program.border == "preserve":
-        pairs = tuple((i.name, o) for i, o in zip(program.inputs, program.outputs, strict=False))
+        pairs = program.feeds()
         for i, o in pairs:
             inp = program.input(i)
             if inp is None or inp.axes != tuple(range(program.rank)) or inp.dtype != program.field_dtype(o):

@@ -4,7 +4,8 @@ Semantics (ARCHITECTURE.md): every stencil is evaluated at every point of the it
 ``f[p + o]`` outside the grid takes the stencil's boundary condition for ``f``: ``constant`` yields the
 value, ``copy`` yields the centre value ``f[p]``, ``shrink`` makes the point undefined. A point is defined
 when every read of its expression (temporaries included) is defined, so undefined points propagate
-through the DAG. ``iterate: q`` applies the program q times, output i feeding input i; with
+through the DAG. ``iterate: q`` applies the program q times, output i feeding input i (or as ``feedback`` names them;
+inputs fed by no output keep their values); with
 ``border: preserve`` the undefined points of each pass keep the value of the matching input. Output
 points left undefined are NaN (float) or 0 (integer); ``Result.defined`` holds the masks.
 """
@@ -67,12 +68,12 @@ def run_reference(program: Program, inputs: Mapping[str, Array]) -> Result:
     for _ in range(program.iterate):
         for st in order:
             values[st.name], defined[st.name] = _StencilEval(program, st, values, defined, shape).run()
-        for inp, out in zip(program.inputs, program.outputs, strict=False):
+        for inp, out in program.feeds():
             if program.border == "preserve":
-                values[out] = np.where(defined[out], values[out], values[inp.name])
-                defined[out] = defined[inp.name].copy()
+                values[out] = np.where(defined[out], values[out], values[inp])
+                defined[out] = defined[inp].copy()
             if program.iterate > 1:
-                values[inp.name], defined[inp.name] = values[out], defined[out]
+                values[inp], defined[inp] = values[out], defined[out]
     outputs: dict[str, Array] = {}
     for name in program.outputs:
         v = values[name].copy()

@@ -62,11 +62,13 @@ def preserve_box(
     program: Program, stencil: str, ports: tuple[str, ...]
 ) -> tuple[str, tuple[int, ...], tuple[int, ...]] | None:
     """For ``border: preserve``: the centre port kept and the halo (low, high) per axis; None without it."""
-    if program.border != "preserve" or stencil not in program.outputs:
+    paired_name = next((inp for inp, out in program.feeds() if out == stencil), None)
+    if program.border != "preserve" or paired_name is None:
         return None
     if any(b.kind != "shrink" for s in program.stencils for _, b in s.boundary):
         raise StencilmapError("border: preserve with constant or copy boundaries has no code generation")
-    paired = program.inputs[program.outputs.index(stencil)]
+    paired = program.input(paired_name)
+    assert paired is not None  # verify: a feedback pair names an input
     centre = port_name(paired.name, (0,) * len(paired.axes))
     if centre not in ports:
         raise StencilmapError(

@@ -12,6 +12,11 @@ once every producer has emitted the beat holding its farthest forward tap a_max,
 beats later. An edge whose consumer lags its producer by Δ beats needs a register of
 ``Δ·P_CELL + P_CELL − a_min`` cells, which at P_CELL = 1 and Δ = a_max is the paper's
 (q − 1)N + p + 1 = D_r + 1 (Fig. 6). D and P_CELL are ``#define``s a user may edit.
+
+Iterated fields (``Program.feeds``: positional or by ``feedback`` name) enter PCM 0 from memory and
+PCM t > 0 from PCM t − 1's output; each is read ``LAG_PASS − LAG_out`` beats ahead so both line up, and
+the loop starts ``LEAD`` cycles early so none of those first cells is skipped. An input no output feeds
+(FDTD's coefficients) is read by every PCM afresh, PCM t ``t·LAG_PASS`` beats behind PCM 0.
 """
 
 from __future__ import annotations
@@ -28,9 +33,8 @@ from stencilmap.codegen.registry import Port, Values
 from stencilmap.codegen.writer import Writer
 from stencilmap.design.common import port_name
 from stencilmap.design.ir import Design
-from stencilmap.errors import StencilmapError
 from stencilmap.program.graph import stencil_order
-from stencilmap.program.ir import Program, Stencil
+from stencilmap.program.ir import Input, Program, Stencil
 
 PRELUDE = """\
 #if defined(cl_khr_fp64)
@@ -58,11 +62,7 @@ class PcmKernel:
         self.d, self.p = int(str(params["d"])), int(str(params["P_cell"]))
         self.shape = tuple(int(n or 0) for n in program.shape)
         self.order = stencil_order(program)
-        chained = dict(zip((i.name for i in program.inputs), program.outputs, strict=False))
-        if self.d > 1 and len(chained) < len(program.inputs):
-            raise StencilmapError("the OpenCL PCM kernel chains every input through the PCMs; "
-                                  "with d > 1 each input must be fed by an output")  # fmt: skip
-        self.chained = chained  # input -> the output of the previous PCM feeding it
+        self.chained = dict(program.feeds())  # input -> the output of the previous PCM feeding it
         self.exprs = ExprEmitter(program, {p.name: values[p.name] for p in program.params}, "opencl")
         self.ports = {st.name: tuple(sorted(port_name(f, a) for f, offs in access_sets(st).items() for a in offs))
                       for st in self.order}  # fmt: skip
@@ -116,6 +116,9 @@ class PcmKernel:
             for o in outs[1:]:
                 lag = f"SM_MAX({lag}, {o})"
             w.line(f"LAG_PASS = {lag},  // a PCM's latency in beats")
+            w.line(
+                f"LEAD = {self._lead()},  // beats the loop starts early: the most a chained input reads ahead"
+            )
             w.line("// shift registers: Δ·P_CELL + P_CELL − a_min cells (OpenCL paper Fig. 6 at P_CELL = 1)")
             for st in self.order:
                 for f in self.fields(st):
@@ -126,6 +129,16 @@ class PcmKernel:
         w.line()
         w.line("#endif")
         return w.text()
+
+    def _lead(self) -> str:
+        """The largest ``LAG_PASS − LAG_out`` of a chained input: its first cells enter PCM 0 that many
+        cycles before beat 0 (0 when one output feeds every chained input, or D = 1)."""
+        if self.d == 1 or not self.chained:
+            return "0"
+        lead = "0"
+        for out in dict.fromkeys(self.chained.values()):
+            lead = f"SM_MAX({lead}, LAG_PASS - LAG_{identifier(out)})"
+        return lead
 
     def _sr(self, st: Stencil, field: str) -> str:
         return f"{identifier(st.name)}_{identifier(field)}"
@@ -189,7 +202,7 @@ class PcmKernel:
                             f"for (int i = 0; i < SIZE_{self._sr(st, f)}; ++i) sr_{self._sr(st, f)}[t][i] = 0;"
                         )
             w.line()
-            with w.block("cycles: for (long c = 0; c < BEATS + D * LAG_PASS; ++c)"):
+            with w.block("cycles: for (long c = -LEAD; c < BEATS + D * LAG_PASS; ++c)"):
                 self._readers(w)
                 w.line("SM_UNROLL")
                 with w.block("for (int t = 0; t < D; ++t)"):
@@ -197,10 +210,18 @@ class PcmKernel:
                         self._stencil(w, st)
                 self._writers(w)
 
+    def replayed(self, field: str) -> bool:
+        """An input no output feeds, with d > 1: every PCM reads it afresh, LAG_PASS beats behind the
+        previous one (coefficients stay the same every time step)."""
+        return self.d > 1 and self.program.input(field) is not None and field not in self.chained
+
     def _readers(self, w: Writer) -> None:
         """P_CELL new cells of every input (lower-dimensional ones replayed over the missing axes)."""
         prog = self.program
         for inp in prog.inputs:
+            if self.replayed(inp.name):
+                self._replay(w, inp)
+                continue
             T = ctype(inp.dtype, "opencl")
             out = self.chained.get(inp.name)
             ahead = "0" if out is None or self.d == 1 else f"(LAG_PASS - LAG_{identifier(out)})"
@@ -209,15 +230,30 @@ class PcmKernel:
             with w.block("for (int j = 0; j < P_CELL; ++j)"):
                 w.line(f"const long i = (c + {ahead}) * P_CELL + j;")
                 w.line(f"x_{identifier(inp.name)}[j] = {literal(0, inp.dtype, 'opencl')};")
-                with w.block("if (i < N_POINTS)"):
+                with w.block("if (i >= 0 && i < N_POINTS)"):
                     self._coords(w, "i")
-                    own = tuple(self.shape[a] for a in inp.axes)
-                    strides = [prod(own[k + 1 :]) for k in range(len(own))]
-                    addr = " + ".join(f"c{a} * {s}L" for a, s in zip(inp.axes, strides, strict=True)) or "0"
-                    value = f"in_{identifier(inp.name)}[{addr}]"
-                    if inp.dtype == "bool":
-                        value = f"({value} != 0)"
-                    w.line(f"x_{identifier(inp.name)}[j] = {value};")
+                    w.line(f"x_{identifier(inp.name)}[j] = {self._load(inp)};")
+
+    def _replay(self, w: Writer, inp: Input) -> None:
+        """PCM t's P_CELL cells of an input fed by no output: the beat PCM t's pass is at."""
+        name = identifier(inp.name)
+        w.line(f"{ctype(inp.dtype, 'opencl')} x_{name}[D][P_CELL];  // input {inp.name}, read by every PCM")
+        w.line("SM_UNROLL")
+        with w.block("for (int t = 0; t < D; ++t)"):
+            w.line("SM_UNROLL")
+            with w.block("for (int j = 0; j < P_CELL; ++j)"):
+                w.line("const long i = (c - t * LAG_PASS) * P_CELL + j;")
+                w.line(f"x_{name}[t][j] = {literal(0, inp.dtype, 'opencl')};")
+                with w.block("if (i >= 0 && i < N_POINTS)"):
+                    self._coords(w, "i")
+                    w.line(f"x_{name}[t][j] = {self._load(inp)};")
+
+    def _load(self, inp: Input) -> str:
+        own = tuple(self.shape[a] for a in inp.axes)
+        strides = [prod(own[k + 1 :]) for k in range(len(own))]
+        addr = " + ".join(f"c{a} * {s}L" for a, s in zip(inp.axes, strides, strict=True)) or "0"
+        value = f"in_{identifier(inp.name)}[{addr}]"
+        return f"({value} != 0)" if inp.dtype == "bool" else value
 
     def _coords(self, w: Writer, index: str) -> None:
         for a in range(len(self.shape)):
@@ -228,6 +264,8 @@ class PcmKernel:
         """The P_CELL cells ``field`` has this cycle in PCM t."""
         if self.is_stencil(field):
             return f"y_{identifier(field)}[t]"
+        if self.replayed(field):
+            return f"x_{identifier(field)}[t]"
         out = self.chained.get(field)
         if out is None or self.d == 1:
             return f"x_{identifier(field)}"

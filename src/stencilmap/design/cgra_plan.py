@@ -71,7 +71,7 @@ def make_plan(program: Program) -> Plan:
     _check(program)
     shape = _shape3(concrete_shape(program))
     q = max(1, program.iterate)
-    feed = dict(zip((i.name for i in program.inputs), program.outputs, strict=False)) if q > 1 else {}
+    feed = dict(program.feeds()) if q > 1 else {}
     try:
         lin = linear_stencil(program)
     except StencilmapError:

@@ -93,6 +93,8 @@ def _check_program(program: Program) -> None:
                 raise refusal(f"stencil '{st.name}' reads '{name}' with a {b.kind} boundary (only shrink)")
     if program.iterate > 1 and len(program.inputs) != 1:
         raise refusal("iterating a program of several inputs: §IV chains one field through the layers")
+    if program.iterate > 1 and program.feeds() != ((program.inputs[0].name, program.outputs[0]),):
+        raise refusal("a feedback mapping other than output 1 → input 1: §IV chains the first output")
 
 
 Linear = tuple[float, dict[tuple[str, Offset], float]]

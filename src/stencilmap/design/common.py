@@ -90,7 +90,8 @@ def device_latencies(device: str | None) -> OperatorLatencies:
 
 
 def with_iterate(program: Program, q: int) -> Program:
-    """The program chained ``q`` times (output i of copy c feeds input i of copy c + 1), verified."""
+    """The program chained ``q`` times (output i of copy c feeds input i of copy c + 1, or as its
+    ``feedback`` names them), verified."""
     positive("the iterate factor", q)
     if q == program.iterate:
         return program

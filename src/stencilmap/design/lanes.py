@@ -73,6 +73,11 @@ class LaneBuilder(ABC):
         """The window buffer of ``edge.field`` in ``node``, fed from the producer's lanes through
         channels of ``depth``; returns the source of every relative address ``a_lin + j``."""
 
+    def source(self, edge: Edge, delay: int) -> tuple[Edge, int]:
+        """The edge a window buffer is fed through and the delay (tokens per lane) its channels absorb:
+        by default straight from the producer."""
+        return edge, delay
+
     def reader_extra(self, name: str) -> Params:
         return ()
 
@@ -108,11 +113,11 @@ class LaneBuilder(ABC):
         offsets = access_sets(st)
         ports = tuple(sorted(port_name(f, a) for f, offs in offsets.items() for a in offs))
         pes = [self._pe(prefix, node, st, j, ports) for j in range(self.lanes)]
-        for e in self.live.into(node.name):
+        for edge in self.live.into(node.name):
             # the lanes of one stream enter chains whose tops are up to one beat apart: one more slot
             skew = 1 if self.lanes > 1 else 0
-            depth = LINK_DEPTH + skew + self.delays.get(e.key, 0) // self.lanes
-            sources = self.buffer(f"{prefix}.{e.field}", node, e, depth)
+            e, delay = self.source(edge, self.delays.get(edge.key, 0) // self.lanes)
+            sources = self.buffer(f"{prefix}.{e.field}", node, e, LINK_DEPTH + skew + delay)
             axes = self.program.field_axes(e.field)
             for a in offsets[e.field]:
                 x = linearize(a, axes, self.stream_shape)

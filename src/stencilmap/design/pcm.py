@@ -21,6 +21,7 @@ from stencilmap.analysis.dag import Edge, Node
 from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.analysis.windows import linear_offsets, reuse_distance
 from stencilmap.design.common import (
+    LINK_DEPTH,
     Sink,
     Stream,
     concrete_shape,
@@ -59,6 +60,30 @@ class _Pcm(LaneBuilder):
         self, program: Program, p_cell: int, shape: tuple[int, ...], latencies: OperatorLatencies
     ) -> None:
         super().__init__(program, live_graph(program), p_cell, shape, latencies)
+        self.relays: dict[str, tuple[str, int]] = {}  # replayed input -> (its latest relay, that delay)
+
+    def source(self, edge: Edge, delay: int) -> tuple[Edge, int]:
+        """An input no output feeds (FDTD's C1–C4), read by PCM t > 1: passed on from the relay of the
+        PCM before, as the paper's PCMs pass their data on (§3, Fig. 4), so its delay lines add up to the
+        last PCM's delay (linear in d) instead of one line per PCM from the reader (quadratic)."""
+        node = self.live.graph.node(edge.producer)
+        if node.stencil is not None or self.live.graph.node(edge.consumer).copy < 2:
+            return edge, delay
+        key, at = self.relays.get(edge.producer, (edge.producer, 0))
+        if delay < at:
+            return edge, delay  # earlier than the last relay: straight from the reader
+        relay = f"{self.unit}{self.live.graph.node(edge.consumer).copy}.{edge.field}.relay{delay}"
+        dtype = self.program.field_dtype(edge.field)
+        streams = []
+        for r, src in enumerate(self.streams[key]):
+            name = self.wiring.add(
+                Module(f"{relay}.lane{r}", "broadcast", params(fanout=1, field=edge.field))
+            )
+            self.wiring.feed(src, Sink(name, "", LINK_DEPTH + delay - at))
+            streams.append(Stream(name, "o0", 1, dtype))
+        self.streams[relay] = tuple(streams)
+        self.relays[edge.producer] = (relay, delay)
+        return Edge(relay, edge.consumer, edge.field), 0
 
     def buffer(self, prefix: str, node: Node, edge: Edge, depth: int) -> dict[int, Stream]:
         st = node.stencil

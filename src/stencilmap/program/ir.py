@@ -132,6 +132,9 @@ class Program:
     iterate: int = 1
     border: Border = "ignore"
     hints: Hints = Hints()
+    #: (output, input) pairs: the output of one time step becomes that input of the next (and fills its
+    #: undefined points under ``border: preserve``); ``()``: output i feeds input i (positional).
+    feedback: tuple[tuple[str, str], ...] = ()
     path: str | None = field(default=None, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
@@ -164,6 +167,13 @@ class Program:
         if st is None:
             raise KeyError(name)
         return st.dtype
+
+    def feeds(self) -> tuple[tuple[str, str], ...]:
+        """(input, output) pairs of ``iterate``/``preserve``: ``feedback`` by name when given, else output i
+        paired with input i. Inputs in no pair keep their values every step (coefficients)."""
+        if self.feedback:
+            return tuple((i, o) for o, i in self.feedback)
+        return tuple(zip((i.name for i in self.inputs), self.outputs, strict=False))
 
     def with_shape(self, shape: tuple[int, ...]) -> Program:
         return replace(self, shape=shape)

@@ -206,6 +206,7 @@ class _Builder:
             outputs=tuple(self.outputs),
             params=tuple(self.params),
             iterate=self.header.get("iterate", 1),
+            feedback=self.header.get("feedback", ()),
             border=self.header.get("border", "ignore"),
             hints=hints,
             path=self.filename,
@@ -245,6 +246,11 @@ class _Builder:
 
     def _iterate(self, node: lark.Tree[Any]) -> None:
         self._set("iterate", self._positive(node), node)
+
+    def _feedback(self, node: lark.Tree[Any]) -> None:
+        """``feedback: ez -> Ez, hx -> Hx``: the output that becomes each input at the next step."""
+        pairs = tuple((str(f.children[0]), str(f.children[1])) for f in node.children)
+        self._set("feedback", pairs, node)
 
     def _border(self, node: lark.Tree[Any]) -> None:
         value = str(node.children[0])
@@ -531,7 +537,10 @@ def print_soda(program: Program) -> str:
         lines.append(
             f"{kind}{banks} {dt.soda_name(s.dtype)}:{lets}\n  {s.name}({zero}) = {format_expr(s.expr)}"
         )
-    lines += [f"iterate: {program.iterate}", f"border: {program.border}", f"cluster: {h.cluster or 'none'}"]
+    lines.append(f"iterate: {program.iterate}")
+    if program.feedback:
+        lines.append("feedback: " + ", ".join(f"{o} -> {i}" for o, i in program.feedback))
+    lines += [f"border: {program.border}", f"cluster: {h.cluster or 'none'}"]
     return "\n".join(lines) + "\n"
 
 

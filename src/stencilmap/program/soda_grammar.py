@@ -7,13 +7,15 @@ Header statements may come in any order; inputs, params, locals and outputs each
 GRAMMAR = r"""
 start: _item*
 
-_item: kernel | burst_width | unroll | iterate | border | cluster
+_item: kernel | burst_width | unroll | iterate | feedback | border | cluster
      | input_stmt | param_stmt | local_stmt | output_stmt
 
 kernel: "kernel" ":" NAME
 burst_width: "burst" "width" ":" INT
 unroll: "unroll" "factor" ":" INT
 iterate: "iterate" ":" INT
+feedback: "feedback" ":" feed ("," feed)*
+feed: NAME "->" NAME
 border: "border" ":" NAME
 cluster: "cluster" ":" NAME
 

@@ -88,6 +88,10 @@ class ProgramSpec(_Strict):
     vectorization: Annotated[int, Field(ge=1)] = 1
     constants: dict[str, int | float | ConstantSpec] = Field(default_factory=dict)
     program: dict[str, StencilSpec]
+    #: Time steps (stencilmap's extension, as SODA's ``iterate``) and which output feeds which input of
+    #: the next step, by name: ``{"ez": "Ez"}``; inputs fed by no output keep their values every step.
+    iterate: Annotated[int, Field(ge=1)] = 1
+    feedback: dict[str, str] = Field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------------------ loader
@@ -203,6 +207,8 @@ def _build(spec: ProgramSpec, name: str, filename: str) -> Program:
         stencils=stencils,
         outputs=tuple(spec.outputs),
         constants=constants,
+        iterate=spec.iterate,
+        feedback=tuple(spec.feedback.items()),
         hints=Hints(vectorization=spec.vectorization),
         path=filename,
         warnings=tuple(warnings),

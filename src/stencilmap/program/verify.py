@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import Location, StencilmapError
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import MAX_DEPTH, Expr, Ref, Var, depth, walk
 from stencilmap.program.graph import find_cycle
@@ -164,6 +164,9 @@ def _check_param_index(p: Program, v: Var) -> None:
 
 
 def _check_iterate(p: Program) -> None:
+    if p.feedback:
+        _check_feedback(p)
+        return
     if p.iterate == 1 and p.border == "ignore":
         return
     ins = [(i.dtype, i.axes) for i in p.inputs]
@@ -171,6 +174,35 @@ def _check_iterate(p: Program) -> None:
     if ins != outs:
         raise StencilmapError(
             "iterate/preserve need outputs matching inputs in number, type and dimensions "
-            f"(inputs {[t for t, _ in ins]}, outputs {[t for t, _ in outs]})",
+            f"(inputs {[t for t, _ in ins]}, outputs {[t for t, _ in outs]}); "
+            "or name the pairs with a feedback mapping",
             p.path,
         )
+
+
+def _check_feedback(p: Program) -> None:
+    """Each ``feedback`` pair: a program output feeding a distinct input of the same type, spanning every
+    axis (the output of a step is a whole-grid field)."""
+    fed: set[str] = set()
+    for out, inp in p.feedback:
+        where = _feedback_where(p, out)
+        if out not in p.outputs:
+            raise StencilmapError(f"feedback from '{out}': not an output of the program", where)
+        field = p.input(inp)
+        if field is None:
+            raise StencilmapError(f"feedback from '{out}' into '{inp}': not an input of the program", where)
+        if inp in fed:
+            raise StencilmapError(f"feedback: input '{inp}' is fed by more than one output", where)
+        fed.add(inp)
+        if field.dtype != p.field_dtype(out) or field.axes != tuple(range(p.rank)):
+            raise StencilmapError(
+                f"feedback from '{out}' ({p.field_dtype(out)}, {p.rank}-D) into '{inp}' "
+                f"({field.dtype}, {len(field.axes)}-D): type and dimensions must match",
+                where,
+            )
+
+
+def _feedback_where(p: Program, out: str) -> Location | str | None:
+    if p.format == "stencilflow":
+        return Location(p.path, json_path=f"feedback.{out}")
+    return p.path

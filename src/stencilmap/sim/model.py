@@ -335,7 +335,8 @@ class _Builder:
         """``border: preserve``: the PE of output i keeps the value of input i where its pass's window
         leaves the grid (outside the box shrunk by the pass's accumulated halo)."""
         p = self.program
-        if p.border != "preserve" or stencil not in p.outputs:
+        paired_name = next((inp for inp, out in p.feeds() if out == stencil), None)
+        if p.border != "preserve" or paired_name is None:
             return
         from dataclasses import replace
 
@@ -347,7 +348,8 @@ class _Builder:
                 "simulating border: preserve with constant or copy boundaries is not supported "
                 "(the kept region is exact for shrink boundaries, SODA's only kind)"
             )
-        paired = p.inputs[p.outputs.index(stencil)]
+        paired = p.input(paired_name)
+        assert paired is not None  # verify: a feedback pair names an input
         centre = port_name(paired.name, (0,) * len(paired.axes))
         if centre not in ports:
             raise StencilmapError(

@@ -19,6 +19,7 @@ enum {
     // lag of each stencil within a PCM (beats after the PCM's inputs)
     LAG_b = SM_BEATS_AHEAD(1),
     LAG_PASS = LAG_b,  // a PCM's latency in beats
+    LEAD = SM_MAX(0, LAG_PASS - LAG_b),  // beats the loop starts early: the most a chained input reads ahead
     // shift registers: Δ·P_CELL + P_CELL − a_min cells (OpenCL paper Fig. 6 at P_CELL = 1)
     DELTA_b_a = LAG_PASS - LAG_b + LAG_b,
     SIZE_b_a = DELTA_b_a * P_CELL + P_CELL - (-1),

@@ -28,13 +28,13 @@ __kernel SM_SINGLE_WORK_ITEM void blur1d_pcm(__global const float* restrict in_a
         for (int i = 0; i < SIZE_b_a; ++i) sr_b_a[t][i] = 0;
     }
 
-    cycles: for (long c = 0; c < BEATS + D * LAG_PASS; ++c) {
+    cycles: for (long c = -LEAD; c < BEATS + D * LAG_PASS; ++c) {
         float x_a[P_CELL];  // input a, (LAG_PASS - LAG_b) beats ahead
         SM_UNROLL
         for (int j = 0; j < P_CELL; ++j) {
             const long i = (c + (LAG_PASS - LAG_b)) * P_CELL + j;
             x_a[j] = 0.0f;
-            if (i < N_POINTS) {
+            if (i >= 0 && i < N_POINTS) {
                 const long c0 = (i / (1L)) % S0;
                 x_a[j] = in_a[c0 * 1L];
             }
