@@ -117,9 +117,10 @@ def partition(
     devices: int | None = None,
     parts: Parts | None = None,
     clock_mhz: float | None = None,
+    where: str = "partition",
 ) -> Partitioned:
     """The StencilFlow design of ``program`` on ``devices`` devices (min-cut parts), or on the user's
-    ``parts``: the partitioned design and its record."""
+    ``parts`` (``where``: their file, for errors): the partitioned design and its record."""
     if (devices is None) == (parts is None):
         raise StencilmapError("give either a number of devices or a partition, not both")
     link = network_link(device, clock_mhz)
@@ -131,7 +132,7 @@ def partition(
         parts = choose_parts(live, node_costs(single, chained, device), device, devices)
         chosen = True
     else:
-        check_parts(parts, live)
+        check_parts(parts, live, where)
         chosen = False
     design = build("stencilflow", program, replace(config, parts=parts, link=link, device=device.name))
     return Partitioned(design, describe(design, chained, device, parts, chosen))

@@ -54,4 +54,5 @@ def partitioned(
     """The design of ``program`` split as ``request`` asks, with its record."""
     dev = check_request(request, arch, device)
     parts = load_parts(request.parts) if isinstance(request.parts, Path) else request.parts
-    return partition(program, config, dev, devices=request.devices, parts=parts, clock_mhz=clock_mhz)
+    where = str(request.parts) if isinstance(request.parts, Path) else "partition"
+    return partition(program, config, dev, request.devices, parts, clock_mhz, where)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.design.common import check_parameters, with_iterate
 from stencilmap.design.ir import Design, ParamValue
-from stencilmap.design.partition import Partitioned
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
 from stencilmap.model.cgra import predict
@@ -50,6 +50,9 @@ from stencilmap.program import Program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.load import as_program
 from stencilmap.transform.fusion import fuse_if
+
+if TYPE_CHECKING:
+    from stencilmap.design.partition import Partitioned
 
 __all__ = ["EstimateConfig", "EstimateReport", "estimate"]
 
