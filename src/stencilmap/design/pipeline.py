@@ -32,10 +32,10 @@ from math import ceil
 from stencilmap.analysis.buffers import internal_buffers
 from stencilmap.analysis.dag import Edge, Node
 from stencilmap.analysis.delays import delay_buffers
+from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.latency import OperatorLatencies, stencil_latency
 from stencilmap.analysis.timing import grid_points, pipeline_timing
 from stencilmap.analysis.windows import access_sets, linearize
-from stencilmap.analysis.intensity import itemsize
 from stencilmap.design.common import (
     LINK_DEPTH,
     LiveGraph,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from stencilmap.design.partition import Parts, Partitioned, load_parts, partition
+from stencilmap.design.partition import Partitioned, Parts, load_parts, partition
 from stencilmap.design.registry import BuildConfig
 from stencilmap.errors import StencilmapError
 from stencilmap.model.devices import Device

@@ -19,14 +19,13 @@ import numpy as np
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
 from stencilmap.backends.reference import run_reference, undefined_value
-from stencilmap.design.common import check_parameters, or_hint, with_iterate
+from stencilmap.design.common import check_parameters, memory_bank, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
-from stencilmap.design.common import memory_bank
 from stencilmap.design.registry import BuildConfig, build, check_options
-from stencilmap.jobs.partition import PartitionRequest, partitioned
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file, read_npy
 from stencilmap.jobs.analyze import default_arch
+from stencilmap.jobs.partition import PartitionRequest, partitioned
 from stencilmap.model.devices import Device, load_device
 from stencilmap.model.timing import LANES as TIMED_ARCHS
 from stencilmap.model.timing import memory_rate, predicted_cycles
@@ -38,8 +37,8 @@ from stencilmap.sim.validate import Validation, validate
 from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
-    from stencilmap.sim.cgra import CgraRun
     from stencilmap.design.partition import Partition
+    from stencilmap.sim.cgra import CgraRun
     from stencilmap.sim.emax import EmaxRun
 
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.

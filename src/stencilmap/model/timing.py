@@ -39,8 +39,8 @@ import numpy.typing as npt
 from stencilmap.analysis.dag import Edge, pass_graph
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.latency import OperatorLatencies
-from stencilmap.analysis.windows import access_sets, strides
 from stencilmap.analysis.timing import pipeline_timing
+from stencilmap.analysis.windows import access_sets, strides
 from stencilmap.design.common import LINK_DEPTH, memory_bank, with_iterate
 from stencilmap.design.ir import Design, ParamValue
 from stencilmap.errors import StencilmapError
