@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from math import ceil, prod
+from math import prod
 
 from stencilmap.analysis.dag import PassGraph, pass_graph
 from stencilmap.analysis.latency import OperatorLatencies, stencil_latency
@@ -76,13 +76,10 @@ def pipeline_timing(
     latencies: OperatorLatencies | None = None,
     graph: PassGraph | None = None,
     extra: Mapping[str, int] | None = None,
-    rates: Mapping[str, float] | None = None,
 ) -> PipelineTiming:
     """Start and first-result cycles of every node, for ``lanes`` points per cycle. ``extra``: cycles
     an edge (keyed ``"producer->consumer"``) adds to its arrival — a network link between two devices
-    (StencilFlow §VI-B), which the delay buffers of the other edges into the consumer must absorb.
-    ``rates``: beats a cycle a node's inputs arrive at when a slower link feeds it (default 1): its
-    reach then takes ⌈ρ / rate⌉ cycles to arrive."""
+    (StencilFlow §VI-B), which the delay buffers of the other edges into the consumer must absorb."""
     if lanes < 1:
         raise ValueError(f"lanes must be at least 1, got {lanes}")
     lat = latencies if latencies is not None else OperatorLatencies.default()
@@ -102,8 +99,6 @@ def pipeline_timing(
         for e in g.into(node.name):
             f = max_forward_offset(program, st, e.field, shape)
             cycles = min(-(-max(0, f) // lanes), vectors - 1)
-            if rates is not None and rates.get(node.name, 1.0) < 1.0:
-                cycles = ceil(cycles / rates[node.name])
             hop = extra.get(f"{e.producer}->{e.consumer}", 0) if extra else 0
             arrival = done[e.producer] + hop + cycles
             mine.append(EdgeTiming(e.producer, e.consumer, e.field, f, cycles, arrival))

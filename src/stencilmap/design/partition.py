@@ -6,10 +6,10 @@ the QSFP links); inputs read on several devices are replicated, each device read
 
 ``choose_parts`` minimises the streams cut (one per producer and destination device, as the network
 modules are built) subject to every device holding what its stencils use under the device's
-resources, exactly (a mixed-integer program: HiGHS through ``scipy.optimize.milp``). As StencilFlow
-chains devices in a sequence (§VIII-C: the chain continued on the next device), streams only flow to
-the same or a later device; every device gets at least one stencil, and among the least cuts the
-solver balances the devices (the most utilized resource of the fullest device, least). The user may
+resources. As StencilFlow continues a chain on the next device (§VIII-C), each device holds a
+contiguous run of the nodes in topological order, so streams only flow to later devices; the search
+(``partition_search``) is exact over all such splits, every device gets at least one stencil, and among
+the least cuts it balances the devices (the fullest device's most used resource, least). The user may
 give the parts instead (``load_parts``: ``{"parts": [["stencil", ...], ...]}``), checked by
 ``check_parts``. ``partition`` builds the partitioned design (``design.pipeline``) and its
 ``Partition`` record: per device its stencils and resources, and the network channels.
@@ -214,7 +214,7 @@ def cut_streams(live: LiveGraph, where: dict[str, int]) -> int:
 def choose_parts(live: LiveGraph, costs: dict[str, Cost], device: Device, devices: int) -> Parts:
     """The least-cut assignment of the stencil nodes to ``devices`` devices under the device's resources
     (module docstring), as one tuple of node names per device in topological order."""
-    from stencilmap.design.partition_milp import solve
+    from stencilmap.design.partition_search import solve
 
     nodes = tuple(n.name for n in live.stencils)
     if devices < 1:

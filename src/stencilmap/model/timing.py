@@ -292,26 +292,23 @@ def design_timing(design: Design, program: Program, device: Device | None = None
 def network_timing(design: Design, program: Program, lanes: int) -> tuple[int, float]:
     """What the network links of a design split over devices (``design.partition``) add: the cycles
     they lengthen the critical path by — each cut edge arriving its link's latency plus one registered
-    hop later (StencilFlow §VI-B), and every node behind a link slower than a beat a cycle waiting
-    ⌈ρ / rate⌉ cycles for its reach ρ — and the slowest link's rate in beats a cycle (1 without links)."""
+    hop later (StencilFlow §VI-B) — and the slowest link's rate in beats a cycle (1 without links),
+    which bounds the whole pipeline's: C = (L + hops) + V / rate. A reach behind a slow link fills while
+    the stream flows at that rate, so it is not stretched on top of V / rate."""
     links = [m for m in design.modules if m.kind == "network"]
     if not links:
         return 0, 1.0
-    sent = {(str(m.param("producer")), m.param("dst_device")): m for m in links}
+    sent = {(str(m.param("producer")), m.param("dst_device")): m.latency + 1 for m in links}
     units = _units(design)
     extra: dict[str, int] = {}
-    rates: dict[str, float] = {}
-    for e in pass_graph(program).edges:  # in topological order of the consumers
+    for e in pass_graph(program).edges:
         device = design.module(f"{e.consumer}.pe").param("device") if e.consumer in units else None
-        rate = rates.get(e.producer, 1.0)
-        link = sent.get((e.producer, device))
-        if link is not None:
-            extra[e.key] = link.latency + 1
-            rate = min(rate, float(str(link.param("rate", 1.0))))
-        rates[e.consumer] = min(rates.get(e.consumer, 1.0), rate)
+        hop = sent.get((e.producer, device))
+        if hop is not None:
+            extra[e.key] = hop
     shape = tuple(int(n or 0) for n in program.shape)
     base = pipeline_timing(program, shape, lanes).latency
-    split = pipeline_timing(program, shape, lanes, extra=extra, rates=rates).latency
+    split = pipeline_timing(program, shape, lanes, extra=extra).latency
     return split - base, min(float(str(m.param("rate", 1.0))) for m in links)
 
 
