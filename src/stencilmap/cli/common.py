@@ -335,7 +335,7 @@ def partition_table(partition: Any) -> Table:
     """A ``design.partition.Partition`` as a short table: per device its stencils, binding resource and
     what it sends over the network."""
     how = "min cut" if partition.chosen else "user's parts"
-    title = f"partition over {len(partition.parts)} × {partition.device} ({how}; {partition.streams_cut} streams cut)"
+    title = f"partition over {len(partition.parts)} × {partition.device} ({how}; {partition.streams_cut} stream{'' if partition.streams_cut == 1 else 's'} cut)"
     table = Table(title=title, title_justify="left")
     for col in ("device", "stencils", "binding resource", "fits", "sends"):
         table.add_column(col, justify="right" if col == "device" else "left")
