@@ -36,7 +36,17 @@ DOMAIN = (2**15, 32, 32)  # Fig. 14 / 15: 2^15 x 32 x 32
 #: StencilFlow Fig. 14 (FP32, W = 1, 8 Op/stencil): GOp/s by stencils in the chain (Op/cycle / 8); the
 #: single-device points up to 112 stencils, then 2, 4 and 8 FPGAs (224, 448, 896 stencils).
 PAPER_FIG14 = {16: 40, 32: 79, 48: 118, 64: 153, 80: 198, 96: 232, 112: 264, 224: 388, 448: 771, 896: 1537}
-COLUMNS = ("stencils", "devices", "per device", "cut", "fits", "cycles", "GOp/s", "GOp/s @8 Op", "paper GOp/s")
+COLUMNS = (
+    "stencils",
+    "devices",
+    "per device",
+    "cut",
+    "fits",
+    "cycles",
+    "GOp/s",
+    "GOp/s @8 Op",
+    "paper GOp/s",
+)
 LINK_COLUMNS = ("W", "devices", "link rate (beats/cycle)", "cycles", "GOp/s", "GOp/s @8 Op")
 SIM_COLUMNS = ("stencils", "devices", "cut", "simulated cycles", "predicted cycles", "error")
 
@@ -75,19 +85,25 @@ def link_rows(corpus: Path, device: str, stencils: int) -> list[tuple[str, ...]]
     (§VIII-C: the distributed designs could not be vectorized further)."""
     out = []
     for w in (1, 4, 8, 16):
-        config = EstimateConfig(corpus / JACOBI, device, iterate=stencils // 8, vector=w, shape=DOMAIN, devices=2)
+        config = EstimateConfig(
+            corpus / JACOBI, device, iterate=stencils // 8, vector=w, shape=DOMAIN, devices=2
+        )
         r = estimate(config)
         assert r.partition is not None
         rate = min(c.rate for c in r.partition.network_channels)
         gops, paper_ops = _gops(r, stencils)
-        out.append((str(w), "2", f"{rate:.3g}", f"{r.predicted_cycles:,}", f"{gops:,.0f}", f"{paper_ops:,.0f}"))
+        out.append(
+            (str(w), "2", f"{rate:.3g}", f"{r.predicted_cycles:,}", f"{gops:,.0f}", f"{paper_ops:,.0f}")
+        )
     return out
 
 
 def _paper(n: int, k: int) -> str:
     """The paper's figure for n stencils, on the devices it used for that chain."""
     used = 1 if n <= 112 else n // 112
-    return f"{PAPER_FIG14[n]:,} ({used} FPGA{'s' if used > 1 else ''})" if n in PAPER_FIG14 and used == k else ""
+    return (
+        f"{PAPER_FIG14[n]:,} ({used} FPGA{'s' if used > 1 else ''})" if n in PAPER_FIG14 and used == k else ""
+    )
 
 
 def sim_rows(corpus: Path, device: str, lengths: tuple[int, ...]) -> list[tuple[str, ...]]:
