@@ -86,7 +86,7 @@ def test_the_example_session_runs(
     assert "C simulation valid=True" in out and (tmp_path / "compile" / "report.html").is_file()
 
 
-def test_split_builds_simulates_and_estimates_over_devices() -> None:
+def test_split_builds_simulates_and_estimates_over_devices(tmp_path: Path) -> None:
     prog = sm.load(EXAMPLES / "heat3d.json", shape=(4, 8, 8))
     split = sm.split(prog, "stratix10", devices=2, iterate=4)
     assert [len(p.stencils) for p in split.partition.parts] == [2, 2]
@@ -100,3 +100,5 @@ def test_split_builds_simulates_and_estimates_over_devices() -> None:
     assert report.partition is not None and report.partition.streams_cut == 1
     with pytest.raises(sm.Error, match="give devices or partition, not both"):
         sm.split(prog, "stratix10", devices=2, partition=[["T1"]])
+    with pytest.raises(sm.Error, match="spans several devices"):
+        sm.codegen(split.design, "opencl", tmp_path / "code")
