@@ -118,3 +118,12 @@ def test_bad_requests_exit_2(args: list[str], message: str, tmp_path: Path) -> N
     result = runner.invoke(simulate_cmd, [*args, "--out", str(tmp_path)])
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+def test_links_slower_than_the_stream_are_noted() -> None:
+    out = _json(estimate_cmd, [*HEAT, "--vector", "16", "--device", "stratix10", "--devices", "2"])
+    rate = out["partition"]["network_channels"][0]["rate"]
+    assert rate < 1
+    assert any(n.startswith("network-bound: ") for n in out["notes"])
+    fast = _json(estimate_cmd, [*HEAT, "--vector", "4", "--device", "stratix10", "--devices", "2"])
+    assert not any(n.startswith("network-bound") for n in fast["notes"])

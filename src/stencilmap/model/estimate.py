@@ -150,7 +150,7 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
         cycles=t.compute_cycles,
         launch_cycles=t.cycles(ctx.device, ctx.clock_mhz),
         scenario=t.scenario(ctx.device, ctx.clock_mhz),
-        notes=design.notes + _bank_notes(design, ctx.program, ctx.device) + clock_notes,
+        notes=design.notes + _bank_notes(design, ctx.program, ctx.device) + clock_notes + _link_notes(split),
         extra=extra,
     )
     report = _streamed(ctx, stream)
@@ -165,6 +165,19 @@ def _partition(ctx: ModelContext, build_config: BuildConfig) -> Partitioned | No
     if not request.wanted:
         return None
     return partitioned(ctx.program, build_config, ctx.arch, ctx.device, request, ctx.config.clock_mhz)
+
+
+def _link_notes(split: Partitioned | None) -> tuple[str, ...]:
+    """Say when the network links, not the pipeline, set the rate (StencilFlow §VIII-C)."""
+    if split is None or not split.partition.network_channels:
+        return ()
+    slow = min(split.partition.network_channels, key=lambda c: c.rate)
+    if slow.rate >= 1.0:
+        return ()
+    return (
+        f"network-bound: {slow.name} needs {slow.required_gbs:.3g} GB/s of the {slow.link_gbs:.3g} GB/s "
+        f"links, so the pipeline runs at {slow.rate:.3g} beats a cycle",
+    )
 
 
 def _fullness(usage: ResourceUsage) -> float:
