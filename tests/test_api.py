@@ -84,3 +84,21 @@ def test_the_example_session_runs(
     out = capsys.readouterr().out
     assert "cpu backend equals the reference: True" in out and "simulated: valid=True" in out
     assert "C simulation valid=True" in out and (tmp_path / "compile" / "report.html").is_file()
+
+
+def test_split_builds_simulates_and_estimates_over_devices(tmp_path: Path) -> None:
+    prog = sm.load(EXAMPLES / "heat3d.json", shape=(4, 8, 8))
+    split = sm.split(prog, "stratix10", devices=2, iterate=4)
+    assert [len(p.stencils) for p in split.partition.parts] == [2, 2]
+    sim = sm.simulate(prog, split.design, device="stratix10")
+    assert sim.valid
+    design = sm.build(
+        prog, "stencilflow", iterate=4, device="stratix10", partition=[["T1@1"], ["T1@2", "T1@3", "T1@4"]]
+    )
+    assert design.count("network") == 1
+    report = sm.estimate(prog, "stratix10", iterate=4, devices=2)
+    assert report.partition is not None and report.partition.streams_cut == 1
+    with pytest.raises(sm.Error, match="give devices or partition, not both"):
+        sm.split(prog, "stratix10", devices=2, partition=[["T1"]])
+    with pytest.raises(sm.Error, match="spans several devices"):
+        sm.codegen(split.design, "opencl", tmp_path / "code")

@@ -12,6 +12,7 @@ The Python API (``stencilmap.api``), each function taking objects and arrays::
     design = sm.build(prog, "soda", unroll=4, iterate=2)
     sim = sm.simulate(prog, design, device="ku060")     # .valid, .cycles, .outputs, .stalls
     sm.estimate(prog, "ku060", "soda", unroll=4)        # predicted time, bandwidth, resources
+    sm.split(prog, "stratix10", devices=2)              # a StencilFlow design over 2 boards
     sm.explore(prog, "ku060").best                      # the design-space search
     sm.codegen(design, "hls", "out/code", verify=True)  # vendor code, run here
     sm.compile(prog, "ku060", "out/job")                # all of it, with the report
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         load,
         run,
         simulate,
+        split,
     )
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "load",
     "run",
     "simulate",
+    "split",
 ]
 
 
@@ -90,6 +93,7 @@ for _name in (
     "load",
     "run",
     "simulate",
+    "split",
 ):
     setattr(_Package, _name, _ApiFunction(_name))
 sys.modules[__name__].__class__ = _Package

@@ -16,7 +16,7 @@ functions. Heavy imports happen inside the calls, so ``import stencilmap`` stays
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from stencilmap.backends.reference import Result
     from stencilmap.design.ir import Design
+    from stencilmap.design.partition import Partitioned
     from stencilmap.explore.report import ExploreResult
     from stencilmap.jobs.calibrate import CalibrationReport
     from stencilmap.jobs.codegen import CodegenReport
@@ -52,6 +53,7 @@ __all__ = [
     "load",
     "run",
     "simulate",
+    "split",
 ]
 
 # --------------------------------------------------------------------------------------- errors
@@ -165,11 +167,18 @@ def build(
     tile: tuple[int, ...] | None = None,
     device: str | None = None,
     delay_buffers: Literal["computed", "min"] = "computed",
+    devices: int | None = None,
+    partition: Sequence[Sequence[str]] | None = None,
 ) -> Design:
     """Build the design of ``arch`` (``soda``, ``stencilflow``, ``pcm``, ``emax``, ...; default: the
     program's own format) for the program bound to its shape (``load(..., shape=...)``) and chained
     ``iterate`` times. ``unroll``: k / P_cell / p; ``vector``: W; ``tile``: SODA tile sizes of the inner
-    axes. The design remembers its program (``design.program``) for ``simulate`` and ``codegen``."""
+    axes. ``devices`` / ``partition``: a StencilFlow design split over that many ``device`` boards
+    (fewest streams cut) or as the lists of stencil nodes say (see ``split``). The design remembers its
+    program (``design.program``) for ``simulate`` and ``codegen``."""
+    if devices is not None or partition is not None:
+        return split(program, device or "", devices=devices, partition=partition, iterate=iterate,
+                     vector=vector, delay_buffers=delay_buffers).design  # fmt: skip
     from stencilmap.design.common import check_parameters, or_hint, with_iterate
     from stencilmap.design.registry import BuildConfig
     from stencilmap.design.registry import build as build_design
@@ -183,6 +192,36 @@ def build(
         config = BuildConfig(unroll, iterate, vector, delay_buffers, device, tile)
         design = build_design(arch or default_arch(prog), prog, config)
     return replace(design, program=prog)
+
+
+def split(
+    program: str | Path | Program,
+    device: str,
+    *,
+    devices: int | None = None,
+    partition: Sequence[Sequence[str]] | None = None,
+    iterate: int | None = None,
+    vector: int | None = None,
+    delay_buffers: Literal["computed", "min"] = "computed",
+) -> Partitioned:
+    """The StencilFlow design of ``program`` split over ``devices`` boards of ``device`` cutting the
+    fewest streams under each board's resources, or over the given ``partition`` (one list of stencil
+    nodes per device, ``name@copy`` when chained): ``.design`` (simulate it like any design) and
+    ``.partition`` (per device its stencils and resources, the network channels; ``.to_json()``)."""
+    from stencilmap.design.common import check_parameters, or_hint, with_iterate
+    from stencilmap.design.registry import BuildConfig
+    from stencilmap.jobs.partition import PartitionRequest, partitioned
+    from stencilmap.program.data import bind_shape
+
+    prog = _program(program)
+    with _api_errors():
+        check_parameters(None, iterate, vector)
+        prog = with_iterate(bind_shape(prog, {}, None), or_hint(iterate, prog.iterate))
+        parts = None if partition is None else tuple(tuple(str(n) for n in p) for p in partition)
+        dev = _device(device) if device else None
+        config = BuildConfig(iterate=iterate, vector=vector, delay_buffers=delay_buffers)
+        result = partitioned(prog, config, "stencilflow", dev, PartitionRequest(devices, parts))
+    return replace(result, design=replace(result.design, program=prog))
 
 
 def default_arch(program: Program) -> str:
@@ -311,14 +350,19 @@ def estimate(
     tile: tuple[int, ...] | None = None,
     iterations: int | None = None,
     clock_mhz: float | None = None,
+    devices: int | None = None,
+    partition: Sequence[Sequence[str]] | None = None,
 ) -> EstimateReport:
     """Predicted time, bandwidth scenario and resources of one configuration on ``device``, for all
-    ``iterations`` time steps (default: the program's ``iterate``)."""
+    ``iterations`` time steps (default: the program's ``iterate``); ``devices`` / ``partition``: a
+    StencilFlow design split over several boards (see ``split``; ``.partition`` of the report)."""
     from stencilmap.model.estimate import EstimateConfig
     from stencilmap.model.estimate import estimate as estimate_job
 
     prog = _program(program)
-    config = EstimateConfig(prog, device, arch, unroll, iterate, vector, iterations, None, clock_mhz, tile)
+    parts = None if partition is None else tuple(tuple(str(n) for n in p) for p in partition)
+    config = EstimateConfig(prog, device, arch, unroll, iterate, vector, iterations, None, clock_mhz, tile,
+                            devices=devices, partition=parts)  # fmt: skip
     with _api_errors():
         return estimate_job(config)
 

@@ -75,8 +75,11 @@ def pipeline_timing(
     lanes: int = 1,
     latencies: OperatorLatencies | None = None,
     graph: PassGraph | None = None,
+    extra: Mapping[str, int] | None = None,
 ) -> PipelineTiming:
-    """Start and first-result cycles of every node, for ``lanes`` points per cycle."""
+    """Start and first-result cycles of every node, for ``lanes`` points per cycle. ``extra``: cycles
+    an edge (keyed ``"producer->consumer"``) adds to its arrival — a network link between two devices
+    (StencilFlow §VI-B), which the delay buffers of the other edges into the consumer must absorb."""
     if lanes < 1:
         raise ValueError(f"lanes must be at least 1, got {lanes}")
     lat = latencies if latencies is not None else OperatorLatencies.default()
@@ -96,7 +99,9 @@ def pipeline_timing(
         for e in g.into(node.name):
             f = max_forward_offset(program, st, e.field, shape)
             cycles = min(-(-max(0, f) // lanes), vectors - 1)
-            mine.append(EdgeTiming(e.producer, e.consumer, e.field, f, cycles, done[e.producer] + cycles))
+            hop = extra.get(f"{e.producer}->{e.consumer}", 0) if extra else 0
+            arrival = done[e.producer] + hop + cycles
+            mine.append(EdgeTiming(e.producer, e.consumer, e.field, f, cycles, arrival))
         edges.extend(mine)
         if st.name not in by_stencil:
             by_stencil[st.name] = stencil_latency(st, lat) + lat.unit

@@ -21,6 +21,8 @@ from stencilmap.cli.common import (
     make_console,
     output_format,
     parse_shape,
+    partition_options,
+    partition_table,
     user_errors,
     warn,
 )
@@ -65,7 +67,9 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
     "--asm", type=click.Path(path_type=Path), metavar="FILE",
     help="Write the EMAX mnemonics (--arch emax) or the CGRA assembly (--arch cgra).",
 )  # fmt: skip
+@click.option("--device", metavar="NAME", help="The board --devices / --partition split the design over.")
 @fuse_option
+@partition_options
 @format_options
 @user_errors
 def analyze_cmd(
@@ -80,7 +84,10 @@ def analyze_cmd(
     workers: int | None,
     strip: int | None,
     asm: Path | None,
+    device: str | None,
     fuse: bool,
+    devices: int | None,
+    partition_file: Path | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -100,7 +107,8 @@ def analyze_cmd(
 
     fmt = output_format(fmt, as_json)
     config = AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm=asm, tile=tile, fuse=fuse,
-                           workers=workers, strip=strip)  # fmt: skip
+                           workers=workers, strip=strip, device=device, devices=devices,
+                           partition=partition_file)  # fmt: skip
     report = analyze(config)
     warn(report.program.warnings)
     if fmt == "json":
@@ -154,6 +162,8 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
         total_buffer_elements=design_buffer_elements(report),
         fused=[list(pair) for pair in report.fused],
     )
+    if report.partition is not None:
+        out["partition"] = report.partition.to_json()
     if report.emax is not None:
         from stencilmap.design.emax import emax_json
 
@@ -296,6 +306,8 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     for what, value in rows:
         summary.add_row(what, value)
     console.print(summary)
+    if report.partition is not None:
+        console.print(partition_table(report.partition))
     if report.dot is not None:
         console.print(f"DOT written to {escape(str(report.dot))}")
     if report.asm is not None:

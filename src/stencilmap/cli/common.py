@@ -311,3 +311,39 @@ def parse_inputs(_ctx: click.Context, _param: click.Parameter, value: tuple[str,
             raise click.BadParameter(f"expected NAME=FILE.npy, got '{item}'")
         out[name] = Path(path)
     return out
+
+
+def partition_options(fn: F) -> F:
+    """``--devices N`` / ``--partition FILE``: a StencilFlow design split over devices (StencilFlow §VI-B;
+    ``design.partition``), shared by analyze, simulate and estimate."""
+    fn = click.option(
+        "--partition",
+        "partition_file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        metavar="FILE",
+        help='Split the StencilFlow design as FILE says: {"parts": [["stencil", ...], ...]}, one list per device.',
+    )(fn)
+    return click.option(
+        "--devices",
+        type=click.IntRange(1, 64),
+        metavar="N",
+        help="Split the StencilFlow design over N devices of --device, cutting the fewest streams.",
+    )(fn)
+
+
+def partition_table(partition: Any) -> Table:
+    """A ``design.partition.Partition`` as a short table: per device its stencils, binding resource and
+    what it sends over the network."""
+    how = "min cut" if partition.chosen else "user's parts"
+    title = f"partition over {len(partition.parts)} × {partition.device} ({how}; {partition.streams_cut} stream{'' if partition.streams_cut == 1 else 's'} cut)"
+    table = Table(title=title, title_justify="left")
+    for col in ("device", "stencils", "binding resource", "fits", "sends"):
+        table.add_column(col, justify="right" if col == "device" else "left")
+    for part in partition.parts:
+        r = part.resources
+        binding = f"{r.binding} {100 * r.utilization(r.binding):.1f}%" if r.binding else "-"
+        sends = [f"{c.producer}→d{c.dst} ({c.rate:.3g} beat/cycle)" for c in partition.network_channels
+                 if c.src == part.device]  # fmt: skip
+        names = ", ".join(part.stencils)
+        table.add_row(str(part.device), names, binding, "yes" if r.fits else "no", ", ".join(sends) or "-")
+    return table

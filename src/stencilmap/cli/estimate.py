@@ -22,6 +22,8 @@ from stencilmap.cli.common import (
     make_console,
     output_format,
     parse_shape,
+    partition_options,
+    partition_table,
     rows_table,
     seconds,
     user_errors,
@@ -74,6 +76,8 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
     console.print(rows_table("prediction", rows))
     if report.resources is not None:
         console.print(_resource_table(report))
+    if report.partition is not None:
+        console.print(partition_table(report.partition))
     for note in report.notes:
         console.print(f"note: {note}")
 
@@ -100,6 +104,7 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
 @click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
 @click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B).")
 @fuse_option
+@partition_options
 @format_options
 @user_errors
 def estimate_cmd(
@@ -116,6 +121,8 @@ def estimate_cmd(
     workers: int | None,
     strip: int | None,
     fuse: bool,
+    devices: int | None,
+    partition_file: Path | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -129,6 +136,7 @@ def estimate_cmd(
       stencilmap estimate examples/heat3d.json --device stratix10 --vector 8 --json
       stencilmap estimate examples/jacobi2d.soda --device ku060 --shape 1024,1024 --tile 256 --format csv
       stencilmap estimate examples/stencil2d_r12.json --device cgra-tia --arch cgra
+      stencilmap estimate examples/heat3d.json --device stratix10 --iterate 8 --devices 2
     """  # fmt: skip
     from stencilmap.model.estimate import estimate
     from stencilmap.model.report import EstimateConfig
@@ -148,6 +156,8 @@ def estimate_cmd(
         fuse=fuse,
         workers=workers,
         strip=strip,
+        devices=devices,
+        partition=partition_file,
     )
     report = estimate(config)
     if fmt == "json":

@@ -36,6 +36,8 @@ from stencilmap.cli.common import (
     output_format,
     parse_inputs,
     parse_shape,
+    partition_options,
+    partition_table,
     user_errors,
     warn,
 )
@@ -132,6 +134,7 @@ def simulate_json(report: SimulateReport) -> dict[str, Any]:
             "bandwidth_slowdown": report.bandwidth.slowdown,
             "cycles": report.predicted_cycles,
         },
+        **({} if report.partition is None else {"partition": report.partition.to_json()}),
         "valid": v.valid,
         "bit_exact": v.bit_exact,
         "max_abs_error": _finite(v.max_abs_error),
@@ -386,6 +389,8 @@ def print_simulation(report: SimulateReport, console: Console, verbose: bool = F
     else:
         console.print(_stall_line(report))
     console.print(_bandwidth_table(report) if verbose else _traffic_line(report))
+    if report.partition is not None:
+        console.print(partition_table(report.partition))
     for line in _deadlock_lines(report, verbose):
         console.print(line)
     console.print("outputs written to " + escape(", ".join(str(x) for x in report.outputs.values())))
@@ -501,6 +506,7 @@ class ProgressBar:
 @data_dir_option
 @click.option("--verbose", "-v", is_flag=True, help="Every table in full: stalls, channel peaks, traffic.")
 @fuse_option
+@partition_options
 @format_options
 @user_errors
 def simulate_cmd(
@@ -524,6 +530,8 @@ def simulate_cmd(
     data_dir: Path | None,
     verbose: bool,
     fuse: bool,
+    devices: int | None,
+    partition_file: Path | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -540,6 +548,7 @@ def simulate_cmd(
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
       stencilmap simulate examples/stencil1d_r8.json --arch cgra --json
+      stencilmap simulate examples/heat3d.json --iterate 4 --device stratix10 --devices 2
     """  # fmt: skip
     from stencilmap.jobs.simulate import SimulateConfig, simulate
 
@@ -547,7 +556,7 @@ def simulate_cmd(
     config = SimulateConfig(
         program, arch, unroll, iterate, vector, device, inputs, seed, shape,
         "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
-        data_dir, fuse, workers, strip,
+        data_dir, fuse, workers, strip, devices, partition_file,
     )  # fmt: skip
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)

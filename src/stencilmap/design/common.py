@@ -35,6 +35,10 @@ LINK_DEPTH = 2
 #: Burst width (bits) of a reader when the program gives none: SODA §3.4, W_b = 512 bits per cycle.
 DEFAULT_BURST_WIDTH = 512
 
+#: Memory ports of different devices never share a bank: device d's bank b is memory bank d · DEVICE_BANKS + b
+#: (``memory_bank``) for the simulator and the bandwidth model (a partitioned design, ``design.partition``).
+DEVICE_BANKS = 64
+
 Params = tuple[tuple[str, ParamValue], ...]
 T = TypeVar("T")
 
@@ -143,6 +147,22 @@ def live_graph(program: Program) -> LiveGraph:
     nodes = tuple(n for n in g.nodes if n.name in live)
     edges = tuple(e for e in g.edges if e.consumer in live)
     return LiveGraph(PassGraph(nodes, edges), outputs, tuple(notes))
+
+
+def memory_bank(m: Module) -> int:
+    """The memory bank of a reader or writer across all devices of a (partitioned) design."""
+    bank, device = m.param("bank", 0), m.param("device", 0)
+    assert isinstance(bank, int) and isinstance(device, int)
+    return bank + DEVICE_BANKS * device
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkLink:
+    """The network between two devices (StencilFlow §VI-B, SMI): ``latency`` cycles a hop, and
+    ``bytes_per_cycle`` that all the streams between the two devices share."""
+
+    latency: int
+    bytes_per_cycle: float
 
 
 def merged(*groups: Params) -> Params:

@@ -7,6 +7,8 @@ Module kinds cover the microarchitectures stencilmap builds:
 * ``fifo``: a reuse-chain FIFO segment; ``shift_register``: an OpenCL-style shift register with taps;
 * ``internal_buffer`` / ``delay``: StencilFlow's per-field window buffer and per-edge delay buffer;
 * ``broadcast``: one input copied to several consumers;
+* ``network``: a stream crossing from one device to another (StencilFlow §VI-B, SMI): ``latency`` cycles,
+  at most ``rate`` beats a cycle, ``depth`` beats in flight (``design.partition``);
 * ``pe``: a stencil's expression for one lane (pipelined, II = 1, ``latency`` cycles);
 * ``emax_pe``: one PE of an EMAX mapping (``design.emax``), its instructions as parameters; EMAX designs
   run on their own simulator (``sim.emax``), not the dataflow engine.
@@ -41,6 +43,7 @@ ModuleKind = Literal[
     "pe",
     "emax_pe",
     "cgra_pe",
+    "network",
 ]
 ParamValue = int | float | str | tuple[int, ...] | tuple[str, ...]
 

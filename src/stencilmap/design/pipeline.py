@@ -16,17 +16,30 @@ depth 1 instead — the under-buffered pipeline of StencilFlow Fig. 4, for showi
 
 Inputs are read once (``read.{field}``) and broadcast when several units read them; a unit's output
 goes through a broadcast when it feeds several units and/or a writer (``write.{field}``).
+
+Several devices (``BuildConfig.parts``, StencilFlow §VI-B, Fig. 5): every module carries its ``device``;
+an input read on several devices is replicated (``read.{field}.d{n}``, from device n's own memory), and
+a stream crossing devices goes once per (producer, destination device) through a ``network`` module
+``net.{producer}.d{a}-d{b}`` of the link's latency, at the share of the link's bandwidth that the
+streams between the two devices leave it. Delay buffers absorb the link latency (``extra`` edge cycles
+in ``pipeline_timing``: the latency plus one registered hop into the network).
 """
 
 from __future__ import annotations
 
+from math import ceil
+
 from stencilmap.analysis.buffers import internal_buffers
 from stencilmap.analysis.dag import Edge, Node
 from stencilmap.analysis.delays import delay_buffers
+from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.latency import OperatorLatencies, stencil_latency
 from stencilmap.analysis.timing import grid_points, pipeline_timing
 from stencilmap.analysis.windows import access_sets, linearize
 from stencilmap.design.common import (
+    LINK_DEPTH,
+    LiveGraph,
+    NetworkLink,
     Params,
     Sink,
     Stream,
@@ -34,6 +47,7 @@ from stencilmap.design.common import (
     concrete_shape,
     device_latencies,
     live_graph,
+    merged,
     or_hint,
     port_name,
     positive,
@@ -43,6 +57,7 @@ from stencilmap.design.common import (
 )
 from stencilmap.design.ir import Design, Module, ParamValue, params
 from stencilmap.design.registry import BuildConfig, register
+from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 
 
@@ -52,42 +67,91 @@ def build_stencilflow(program: Program, config: BuildConfig) -> Design:
     w = positive("the vector width W", or_hint(config.vector, program.hints.vectorization))
     program = with_iterate(program, or_hint(config.iterate, program.iterate))
     shape = concrete_shape(program)
+    live = live_graph(program)
+    devices = _devices(live, config.parts)
+    link = config.link if config.link is not None else NetworkLink(1, float("inf"))
+    cut = {e.key: link.latency + 1 for e in live.graph.edges if _crosses(e, devices)}
     lat = device_latencies(config.device)
-    delays = delay_buffers(pipeline_timing(program, shape, w, lat))
+    delays = delay_buffers(pipeline_timing(program, shape, w, lat, extra=cut))
     if config.delay_buffers == "min":
         delays = {key: min(depth, 1) for key, depth in delays.items()}
-    parameters = params(W=w, delay_buffers=config.delay_buffers, shape=shape)
-    return _Pipeline(program, shape, w, delays, lat).build(parameters, config.device)
+    parameters = params(
+        W=w, delay_buffers=config.delay_buffers, shape=shape, devices=len(config.parts or ()) or None
+    )
+    pipeline = _Pipeline(program, shape, w, delays, lat, devices, link)
+    return pipeline.build(live, parameters, config.device)
+
+
+def _devices(live: LiveGraph, parts: tuple[tuple[str, ...], ...] | None) -> dict[str, int]:
+    """The device of every stencil node (empty: one device, no ``device`` parameters)."""
+    if parts is None:
+        return {}
+    devices = {name: n for n, part in enumerate(parts) for name in part}
+    missing = [n.name for n in live.stencils if n.name not in devices]
+    if missing:
+        raise StencilmapError(f"the partition places no device for stencil '{missing[0]}'")
+    return devices
+
+
+def _crosses(e: Edge, devices: dict[str, int]) -> bool:
+    """Whether edge ``e`` carries a stencil's stream to another device (inputs are replicated)."""
+    return e.producer in devices and devices[e.producer] != devices.get(e.consumer, devices[e.producer])
 
 
 class _Pipeline:
-    def __init__(
-        self,
-        program: Program,
-        shape: tuple[int, ...],
-        w: int,
-        delays: dict[str, int],
-        lat: OperatorLatencies,
-    ) -> None:
+    def __init__(self, program: Program, shape: tuple[int, ...], w: int, delays: dict[str, int],
+                 lat: OperatorLatencies, devices: dict[str, int], link: NetworkLink) -> None:  # fmt: skip
         self.program, self.shape, self.w, self.delays = program, shape, w, delays
+        self.devices, self.link = devices, link
         self.latency = {s.name: stencil_latency(s, lat) for s in program.stencils}
         self.wiring = Wiring()
-        self.streams: dict[str, Stream] = {}  # node name -> its output stream
+        self.streams: dict[tuple[str, int], Stream] = {}  # (node name, device) -> its stream there
+        self.crossing: dict[tuple[int, int], int] = {}  # (device a, device b) -> streams from a to b
 
-    def build(self, parameters: Params, device: str | None) -> Design:
-        live = live_graph(self.program)
-        for node in live.inputs:
-            reader = Module(f"read.{node.field}", "reader", reader_params(self.program, node.field, self.w))
-            dtype = self.program.field_dtype(node.field)
-            self.streams[node.name] = Stream(self.wiring.add(reader), "out", self.w, dtype)
+    def build(self, live: LiveGraph, parameters: Params, device: str | None) -> Design:
+        sent = {(e.producer, self.devices[e.consumer]) for e in live.graph.edges if _crosses(e, self.devices)}
+        for producer, b in sent:
+            pair = (self.devices[producer], b)
+            self.crossing[pair] = self.crossing.get(pair, 0) + 1
+        if not self.devices:  # one device: every input read once, in the program's order
+            for node in live.inputs:
+                self.stream(node.name, 0)
         for node in live.stencils:
             self.unit(node, live.into(node.name))
         for out, node_name in live.outputs:
-            p = writer_params(self.program, out, self.w, grid_points(self.shape))
-            self.wiring.feed(
-                self.streams[node_name], Sink(self.wiring.add(Module(f"write.{out}", "writer", p)))
-            )
+            here = self.devices.get(node_name)
+            p = merged(writer_params(self.program, out, self.w, grid_points(self.shape)), _on(here))
+            writer = self.wiring.add(Module(f"write.{out}", "writer", p))
+            self.wiring.feed(self.stream(node_name, here or 0), Sink(writer))
         return self.wiring.design(self.program.name, "stencilflow", parameters, live.notes, device)
+
+    def stream(self, node: str, device: int) -> Stream:
+        """The stream of ``node`` on ``device``: read there (inputs), or sent there over the network."""
+        key = (node, device)
+        if key in self.streams:
+            return self.streams[key]
+        if node not in self.devices:  # an input, read from this device's own memory
+            field_name = node
+            suffix = f".d{device}" if self.devices else ""
+            p = merged(reader_params(self.program, field_name, self.w), _on(device if self.devices else None))
+            reader = self.wiring.add(Module(f"read.{field_name}{suffix}", "reader", p))
+            self.streams[key] = Stream(reader, "out", self.w, self.program.field_dtype(field_name))
+            return self.streams[key]
+        home = self.devices[node]
+        src = self.stream(node, home)
+        self.streams[key] = self.network(node, src, home, device)
+        return self.streams[key]
+
+    def network(self, node: str, src: Stream, a: int, b: int) -> Stream:
+        """A network module carrying ``src`` from device ``a`` to ``b`` (StencilFlow §VI-B, SMI)."""
+        beat = self.w * itemsize(src.dtype)
+        rate = min(1.0, self.link.bytes_per_cycle / (self.crossing[(a, b)] * beat))
+        depth = ceil(self.link.latency * rate) + LINK_DEPTH
+        p = params(producer=node, src_device=a, dst_device=b, device=a, width=self.w, dtype=src.dtype,
+                   latency=self.link.latency, rate=round(rate, 6), depth=depth)  # fmt: skip
+        net = self.wiring.add(Module(f"net.{node}.d{a}-d{b}", "network", p, self.link.latency))
+        self.wiring.feed(src, Sink(net))
+        return Stream(net, "out", self.w, src.dtype)
 
     def unit(self, node: Node, edges: tuple[Edge, ...]) -> None:
         """The PE of one stencil copy, fed by an internal buffer (and maybe a delay) per field."""
@@ -96,12 +160,16 @@ class _Pipeline:
         offsets = access_sets(st)
         ports = tuple(sorted(port_name(f, a) for f, offs in offsets.items() for a in offs))
         p = params(stencil=st.name, stage=node.copy, lane=0, width=self.w, inputs=ports, dtype=st.dtype)
+        here = self.devices.get(node.name)
+        p = merged(p, _on(here))
         pe = self.wiring.add(Module(f"{node.name}.pe", "pe", p, self.latency[st.name]))
         sizes = {b.field: b.size for b in internal_buffers(self.program, st, self.shape, self.w)}
         for e in edges:
             mine = tuple(port_name(e.field, a) for a in offsets[e.field])
             axes, dtype = self.program.field_axes(e.field), self.program.field_dtype(e.field)
             where: dict[str, ParamValue] = dict(stencil=st.name, stage=node.copy, field=e.field, width=self.w)
+            if here is not None:
+                where["device"] = here
             taps = tuple(linearize(a, axes, self.shape) for a in offsets[e.field])
             bp = params(**where, size=sizes[e.field], ports=mine, taps=taps, dtype=dtype)
             buf = self.wiring.add(Module(f"{node.name}.{e.field}.buf", "internal_buffer", bp))
@@ -111,7 +179,12 @@ class _Pipeline:
                 delay = self.wiring.add(Module(f"{node.name}.{e.field}.delay", "delay", dp))
                 self.wiring.link(Stream(delay, "", self.w, dtype), sink)
                 sink = Sink(delay)
-            self.wiring.feed(self.streams[e.producer], sink)
+            self.wiring.feed(self.stream(e.producer, here or 0), sink)
             for port in mine:
                 self.wiring.link(Stream(buf, port, self.w, dtype), Sink(pe, port))
-        self.streams[node.name] = Stream(pe, "out", self.w, st.dtype)
+        self.streams[(node.name, here or 0)] = Stream(pe, "out", self.w, st.dtype)
+
+
+def _on(device: int | None) -> Params:
+    """The ``device`` parameter of a module of a partitioned design (none on one device)."""
+    return params(device=device)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from stencilmap.design.common import MAX_STAGES, check_parameters
+from stencilmap.design.common import MAX_STAGES, NetworkLink, check_parameters
 from stencilmap.design.ir import Design, verify_design
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
@@ -25,12 +25,14 @@ class BuildConfig:
     tile: tuple[int, ...] | None = None  # SODA tile sizes of all but the outermost axis (C order)
     workers: int | None = None  # CGRA workers w (None: the §VI roofline's choice)
     strip: int | None = None  # CGRA vertical strip width (None: one strip unless the buffering overflows)
+    parts: tuple[tuple[str, ...], ...] | None = None  # StencilFlow: the stencil nodes of each device
+    link: NetworkLink | None = None  # the network joining the devices of ``parts``
 
 
 #: The options of ``BuildConfig`` each builder uses; ``check_options`` refuses the others.
 USES: dict[str, frozenset[str]] = {
     "soda": frozenset({"unroll", "iterate", "tile"}),
-    "stencilflow": frozenset({"vector", "iterate", "delay_buffers"}),
+    "stencilflow": frozenset({"vector", "iterate", "delay_buffers", "parts"}),
     "pcm": frozenset({"unroll", "iterate"}),
     "emax": frozenset({"unroll", "iterate"}),  # iterate: the mapping refuses more than one step, saying why
     "cgra": frozenset({"unroll", "iterate", "workers", "strip"}),  # unroll: the workers, as estimate takes it
@@ -59,6 +61,7 @@ def check_options(arch: str, config: BuildConfig) -> None:
         "delay_buffers": "min" if config.delay_buffers == "min" else None,
         "workers": config.workers,
         "strip": config.strip,
+        "parts": config.parts,
     }
     reject_options(f"the {arch} design", *((k, v) for k, v in given.items() if k not in used))
 

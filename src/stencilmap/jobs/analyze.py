@@ -21,6 +21,7 @@ from stencilmap.transform.fusion import fuse_if
 if TYPE_CHECKING:
     from stencilmap.design.cgra import CgraMapping
     from stencilmap.design.emax import EmaxMapping
+    from stencilmap.design.partition import Partition, Partitioned
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,9 @@ class AnalyzeConfig:
     fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
     workers: int | None = None  # --arch cgra: workers w (default: the §VI roofline's)
     strip: int | None = None  # --arch cgra: vertical strip width
+    device: str | None = None  # the board a partitioned design is split over (--devices / --partition)
+    devices: int | None = None  # StencilFlow split over this many devices (design.partition)
+    partition: Path | None = None  # ... or as this file says
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +56,7 @@ class AnalyzeReport:
     asm: Path | None = None
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
     cgra: CgraMapping | None = None
+    partition: Partition | None = None  # --devices / --partition: the split over devices
 
 
 def default_arch(program: Program) -> str:
@@ -82,7 +87,8 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
     )  # fmt: skip
     check_options(arch, build_config)
     facts = analyze_program(program, unroll=config.unroll, vector=config.vector)
-    design = build(arch, program, build_config)
+    split = _partitioned(config, program, build_config, arch)
+    design = build(arch, program, build_config) if split is None else split.design
     if arch == "cgra":
         return _analyze_cgra(config, program, facts, design, build_config, fusion.fused)
     if config.dot is not None:
@@ -94,7 +100,26 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         mapping = map_emax(program, BuildConfig(unroll=config.unroll))
         if config.asm is not None:
             write_text_atomically(config.asm, mnemonics(mapping))
-    return AnalyzeReport(program, arch, facts, design, config.dot, mapping, config.asm, fusion.fused)
+    partition = None if split is None else split.partition
+    return AnalyzeReport(
+        program, arch, facts, design, config.dot, mapping, config.asm, fusion.fused, partition=partition
+    )
+
+
+def _partitioned(
+    config: AnalyzeConfig, program: Program, build_config: BuildConfig, arch: str
+) -> Partitioned | None:
+    """``--devices`` / ``--partition``: the design split over devices of ``--device``, else None."""
+    from stencilmap.jobs.partition import PartitionRequest, partitioned
+    from stencilmap.model.devices import load_device
+
+    request = PartitionRequest(config.devices, config.partition)
+    if not request.wanted:
+        if config.device is not None:
+            raise StencilmapError("--device applies to analyze with --devices or --partition")
+        return None
+    device = load_device(config.device) if config.device is not None else None
+    return partitioned(program, build_config, arch, device, request)
 
 
 def _analyze_cgra(

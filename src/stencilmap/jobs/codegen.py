@@ -124,6 +124,11 @@ def write_code(
     """The job for a design already built (the Python API): ``program`` is the design's shape-bound,
     chained program; ``supplied`` input arrays (the others generated from ``seed``)."""
     target(target_name)
+    if design.count("network"):
+        raise StencilmapError(
+            "the design spans several devices (network channels): code generation emits one device's "
+            "kernels, not SMI networking; generate the single-device design instead"
+        )
     values = make_inputs(program, supplied, seed)
     return publish_code(program, design, target_name, values, out_dir, verify, hls_include)
 

@@ -19,12 +19,13 @@ import numpy as np
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
 from stencilmap.backends.reference import run_reference, undefined_value
-from stencilmap.design.common import check_parameters, or_hint, with_iterate
+from stencilmap.design.common import check_parameters, memory_bank, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build, check_options
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file, read_npy
 from stencilmap.jobs.analyze import default_arch
+from stencilmap.jobs.partition import PartitionRequest, partitioned
 from stencilmap.model.devices import Device, load_device
 from stencilmap.model.timing import LANES as TIMED_ARCHS
 from stencilmap.model.timing import memory_rate, pins_banks, predicted_cycles
@@ -36,6 +37,7 @@ from stencilmap.sim.validate import Validation, validate
 from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
+    from stencilmap.design.partition import Partition
     from stencilmap.sim.cgra import CgraRun
     from stencilmap.sim.emax import EmaxRun
 
@@ -69,6 +71,8 @@ class SimulateConfig:
     fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
     workers: int | None = None  # --arch cgra: workers w (default: the §VI roofline's)
     strip: int | None = None  # --arch cgra: vertical strip width
+    devices: int | None = None  # StencilFlow split over this many devices (design.partition)
+    partition: Path | None = None  # ... or as this file says
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +171,7 @@ class SimulateReport:
     predicted_cycles: int = 0  # the model's cycles for this design on this memory (``predict``)
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
     cgra: CgraRun | None = None  # --arch cgra: the CGRA simulation (GFLOPS, % of the roofline)
+    partition: Partition | None = None  # --devices / --partition: the split over devices
 
     @property
     def valid(self) -> bool:
@@ -189,7 +194,9 @@ def simulate(
     check_output_dir(out_dir)
     arch = config.arch or default_arch(program)
     check_options(arch, _build_config(config))
-    design = build(arch, program, _build_config(config))
+    request = PartitionRequest(config.devices, config.partition)
+    split = partitioned(program, _build_config(config), arch, device, request) if request.wanted else None
+    design = build(arch, program, _build_config(config)) if split is None else split.design
     check_simulation_size(design, config.trace_cycles if config.trace is not None else 0)
     facts = prediction(program, design)
     emax_run = cgra_run = None
@@ -217,7 +224,7 @@ def simulate(
     return SimulateReport(
         program, arch, design, device, result, validation, facts, bandwidth, written, trace,
         time.perf_counter() - start, emax_run, predict(program, design, facts, bandwidth), fusion.fused,
-        cgra_run,
+        cgra_run, None if split is None else split.partition,
     )  # fmt: skip
 
 
@@ -402,9 +409,10 @@ def _bandwidth(program: Program, design: Design, result: SimResult, device: Devi
             continue
         name = str(m.param("field"))
         moved = (result.bytes_read if m.kind == "reader" else result.bytes_written).get(name, 0.0)
+        moved /= sum(1 for n in design.modules if n.kind == m.kind and n.param("field") == name)
         direction: Literal["read", "write"] = "read" if m.kind == "reader" else "write"
         full_rate = _port_bytes(program, m) / _beats(program, design, m)
-        ports.append(PortTraffic(name, direction, _int(m.param("bank"), 0), float(moved), full_rate))
+        ports.append(PortTraffic(name, direction, memory_bank(m), float(moved), full_rate))
     return Bandwidth(
         tuple(ports),
         result.cycles,

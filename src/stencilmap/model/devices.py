@@ -151,6 +151,24 @@ class MemoryBlocks:
 
 
 @dataclass(frozen=True, slots=True)
+class Network:
+    """The links joining two devices of this kind (StencilFlow §VI-B: SMI over the QSFP ports): ``links``
+    links of ``link_bandwidth_gbs`` each between two communicating devices, ``link_latency_ns`` per hop."""
+
+    link_bandwidth_gbs: float
+    link_latency_ns: float
+    links: int
+
+    def bytes_per_cycle(self, clock_mhz: float) -> float:
+        """What all the links between two devices carry per cycle of a design clocked at ``clock_mhz``."""
+        return self.links * self.link_bandwidth_gbs * 1e9 / (clock_mhz * 1e6)
+
+    def latency_cycles(self, clock_mhz: float) -> int:
+        """The latency of one hop in design cycles (at least 1)."""
+        return max(1, round(self.link_latency_ns * clock_mhz / 1e3))
+
+
+@dataclass(frozen=True, slots=True)
 class Device:
     """One board or fabric. Bandwidths in GB/s (10⁹ bytes/s), clocks in MHz, ``onchip_bits`` in bits."""
 
@@ -177,6 +195,7 @@ class Device:
     memory_interleaved: bool = False  # global memory interleaved across all banks unless pinned
     clock_model: ClockModel | None = None  # the clock against logic utilization (OpenCL Fig. 10)
     memory_kind: Literal["ddr", "hbm"] = "ddr"  # hbm: every bank is one HBM pseudo-channel
+    network: Network | None = None  # links to other devices (StencilFlow §VI-B, SMI)
 
     def interleaved_banks(self, pinned: bool) -> int:
         """Banks one memory port's traffic spreads over: all N_mem on a ``memory_interleaved`` device
@@ -255,6 +274,13 @@ class Device:
                 "resource": self.clock_model.resource,
                 "points": [list(p) for p in self.clock_model.points],
             },
+            "network": None
+            if self.network is None
+            else {
+                "link_bandwidth_gbs": self.network.link_bandwidth_gbs,
+                "link_latency_ns": self.network.link_latency_ns,
+                "links": self.network.links,
+            },
             "sources": list(self.sources),
         }
 
@@ -312,6 +338,12 @@ class _BlocksSpec(_Strict):
     shapes: list[tuple[int, int]] = Field(min_length=1)
 
 
+class _NetworkSpec(_Strict):
+    link_bandwidth_gbs: float = Field(gt=0)
+    link_latency_ns: float = Field(ge=0)
+    links: int = Field(gt=0)
+
+
 class _DeviceSpec(_Strict):
     name: str
     description: str
@@ -335,6 +367,7 @@ class _DeviceSpec(_Strict):
     archs: list[Arch] = Field(min_length=1)
     resource_model: _ResourceModelSpec | None = None
     clock_model: _ClockModelSpec | None = None
+    network: _NetworkSpec | None = None
     sources: list[str] = Field(default_factory=list)
 
 
@@ -389,6 +422,7 @@ def _device(spec: _DeviceSpec) -> Device:
         clock_model=None
         if spec.clock_model is None
         else ClockModel(spec.clock_model.resource, tuple((u, f) for u, f in spec.clock_model.points)),
+        network=None if spec.network is None else Network(**spec.network.model_dump()),
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.design.common import check_parameters, with_iterate
@@ -50,6 +51,9 @@ from stencilmap.program.data import bind_shape
 from stencilmap.program.load import as_program
 from stencilmap.transform.fusion import fuse_if
 
+if TYPE_CHECKING:
+    from stencilmap.design.partition import Partitioned
+
 __all__ = ["EstimateConfig", "EstimateReport", "estimate"]
 
 
@@ -81,6 +85,8 @@ def estimate(config: EstimateConfig) -> EstimateReport:
             f"device '{device.name}' ({device.kind}) models {', '.join(device.archs)}, not '{arch}'"
         )
     _check_values(config)
+    if (config.devices is not None or config.partition is not None) and arch != "stencilflow":
+        raise StencilmapError(f"--devices / --partition split stencilflow designs, not {arch}")
     if config.tile is not None and arch != "soda":
         raise StencilmapError(f"tile sizes apply to the soda model, not to '{arch}'")
     clock = config.clock_mhz if config.clock_mhz is not None else device.clock_mhz
@@ -124,9 +130,12 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
     build_config = BuildConfig(
         unroll=cfg.unroll, iterate=cfg.iterate, vector=cfg.vector, device=cfg.device, tile=cfg.tile
     )
-    design = build(ctx.arch, ctx.program, build_config)
+    split = _partition(ctx, build_config)
+    design = build(ctx.arch, ctx.program, build_config) if split is None else split.design
     t = design_timing(design, ctx.program, ctx.device)
     resources = design_resources(design, with_iterate(ctx.program, t.q), ctx.device)
+    if split is not None:  # the fullest device's
+        resources = max((p.resources for p in split.partition.parts), key=_fullness)
     ctx, clock_notes = _modelled_clock(ctx, resources)
     extra: tuple[tuple[str, JsonScalar], ...] = ()
     if ctx.arch == "soda":
@@ -141,10 +150,38 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
         cycles=t.compute_cycles,
         launch_cycles=t.cycles(ctx.device, ctx.clock_mhz),
         scenario=t.scenario(ctx.device, ctx.clock_mhz),
-        notes=design.notes + _bank_notes(design, ctx.program, ctx.device) + clock_notes,
+        notes=design.notes + _bank_notes(design, ctx.program, ctx.device) + clock_notes + _link_notes(split),
         extra=extra,
     )
-    return _streamed(ctx, stream)
+    report = _streamed(ctx, stream)
+    return report if split is None else replace(report, partition=split.partition)
+
+
+def _partition(ctx: ModelContext, build_config: BuildConfig) -> Partitioned | None:
+    """``--devices`` / ``--partition``: the design split over devices (StencilFlow §VI-B), else None."""
+    from stencilmap.jobs.partition import PartitionRequest, partitioned
+
+    request = PartitionRequest(ctx.config.devices, ctx.config.partition)
+    if not request.wanted:
+        return None
+    return partitioned(ctx.program, build_config, ctx.arch, ctx.device, request, ctx.config.clock_mhz)
+
+
+def _link_notes(split: Partitioned | None) -> tuple[str, ...]:
+    """Say when the network links, not the pipeline, set the rate (StencilFlow §VIII-C)."""
+    if split is None or not split.partition.network_channels:
+        return ()
+    slow = min(split.partition.network_channels, key=lambda c: c.rate)
+    if slow.rate >= 1.0:
+        return ()
+    return (
+        f"network-bound: {slow.name} needs {slow.required_gbs:.3g} GB/s of the {slow.link_gbs:.3g} GB/s "
+        f"links, so the pipeline runs at {slow.rate:.3g} beats a cycle",
+    )
+
+
+def _fullness(usage: ResourceUsage) -> float:
+    return max((usage.utilization(name) for name, _ in usage.available), default=0.0)
 
 
 def _modelled_clock(ctx: ModelContext, resources: ResourceUsage) -> tuple[ModelContext, tuple[str, ...]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stencilmap.design.ir import ParamValue
 from stencilmap.design.registry import reject_options as refuse
@@ -12,6 +13,9 @@ from stencilmap.model.performance import Scenario, gops
 from stencilmap.model.resources import ResourceUsage
 from stencilmap.model.workload import Workload
 from stencilmap.program import Program
+
+if TYPE_CHECKING:
+    from stencilmap.design.partition import Partition
 
 JsonScalar = int | float | str | bool | None
 
@@ -33,6 +37,8 @@ class EstimateConfig:
     fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
     workers: int | None = None  # CGRA workers w (None: --unroll, else the §VI roofline's)
     strip: int | None = None  # CGRA vertical strip width
+    devices: int | None = None  # StencilFlow over this many devices (design.partition, min cut)
+    partition: Path | tuple[tuple[str, ...], ...] | None = None  # ... or over the user's parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +69,7 @@ class EstimateReport:
     notes: tuple[str, ...] = ()
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
     extra: tuple[tuple[str, JsonScalar], ...] = field(default=())
+    partition: Partition | None = None  # --devices / --partition: the split over devices
 
     @property
     def predicted_cycles(self) -> int:
@@ -114,6 +121,7 @@ class EstimateReport:
             "binding_resource": self.binding_resource,
             "fits": None if r is None else r.fits,
             **dict(self.extra),
+            **({} if self.partition is None else {"partition": self.partition.to_json()}),
             "notes": list(self.notes),
         }
 

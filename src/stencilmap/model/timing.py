@@ -39,8 +39,9 @@ import numpy.typing as npt
 from stencilmap.analysis.dag import Edge, pass_graph
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.latency import OperatorLatencies
+from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.analysis.windows import access_sets, strides
-from stencilmap.design.common import LINK_DEPTH, with_iterate
+from stencilmap.design.common import LINK_DEPTH, memory_bank, with_iterate
 from stencilmap.design.ir import Design, ParamValue
 from stencilmap.errors import StencilmapError
 from stencilmap.model.devices import Device
@@ -271,21 +272,49 @@ def design_timing(design: Design, program: Program, device: Device | None = None
         pe_latency.setdefault(st.name, 0)  # a stencil no output needs: not built
     chained = chain_latencies(program, q, [stream_shape], [lanes], pe_latency)
     vectors = tiles * -(-prod(stream_shape) // lanes)
+    hops, net_rate = network_timing(design, with_iterate(program, q), lanes)
     return DesignTiming(
         q=q,
         lanes=lanes,
-        latency=int(chained.latency[q - 1, 0, 0]),
+        latency=int(chained.latency[q - 1, 0, 0]) + hops,
         stream_shape=stream_shape,
         stream_points=tiles * prod(stream_shape),
         bytes_per_point=workload(program, shape).bytes_per_point,
-        drain=int(chained.drain[q - 1, 0, 0]),
+        drain=int(chained.drain[q - 1, 0, 0]) + hops,
         vectors=vectors,
         tiles=tiles,
-        chain_rate=design_chain_rate(design),
+        chain_rate=min(design_chain_rate(design), net_rate),
         bubble=(tiles - 1) * int(chained.reach[0, 0]),
         banks=design_banks(design, program),
         pinned=pins_banks(program),
     )
+
+
+def network_timing(design: Design, program: Program, lanes: int) -> tuple[int, float]:
+    """What the network links of a design split over devices (``design.partition``) add: the cycles
+    they lengthen the critical path by — each cut edge arriving its link's latency plus one registered
+    hop later (StencilFlow §VI-B) — and the slowest link's rate in beats a cycle (1 without links),
+    which bounds the whole pipeline's: C = (L + hops) + V / rate. A reach behind a slow link fills while
+    the stream flows at that rate, so it is not stretched on top of V / rate."""
+    links = [m for m in design.modules if m.kind == "network"]
+    if not links:
+        return 0, 1.0
+    sent = {(str(m.param("producer")), m.param("dst_device")): m.latency + 1 for m in links}
+    units = _units(design)
+    extra: dict[str, int] = {}
+    for e in pass_graph(program).edges:
+        device = design.module(f"{e.consumer}.pe").param("device") if e.consumer in units else None
+        hop = sent.get((e.producer, device))
+        if hop is not None:
+            extra[e.key] = hop
+    shape = tuple(int(n or 0) for n in program.shape)
+    base = pipeline_timing(program, shape, lanes).latency
+    split = pipeline_timing(program, shape, lanes, extra=extra).latency
+    return split - base, min(float(str(m.param("rate", 1.0))) for m in links)
+
+
+def _units(design: Design) -> set[str]:
+    return {m.name[: -len(".pe")] for m in design.modules if m.kind == "pe"}
 
 
 def predicted_cycles(design: Design, program: Program, bytes_per_cycle_per_bank: float | None) -> int:
@@ -311,7 +340,7 @@ def design_banks(design: Design, program: Program) -> tuple[BankLoad, ...]:
         if m.kind not in ("reader", "writer"):
             continue
         size = itemsize(program.field_dtype(str(m.param("field"))))
-        bank = int_param(dict(m.params), "bank")
+        bank = memory_bank(m)
         if m.kind == "reader":
             read[bank] = read.get(bank, 0.0) + size * int_param(dict(m.params), "points")
         else:

@@ -164,7 +164,11 @@ def _result(
         for i, m in enumerate(d.modules)
     )  # fmt: skip
     peaks = {c.name: (packed.channel(i, K.C_PEAK), c.depth) for i, c in enumerate(d.channels)}
-    read = {f: packed.moved(i) for f, i in model.readers.items()}
+    read: dict[str, float] = {}
+    for i, m in enumerate(d.modules):  # an input replicated on several devices has a reader on each
+        if m.kind == "reader":
+            f = str(m.param("field"))
+            read[f] = read.get(f, 0.0) + packed.moved(i)
     written = {f: packed.moved(i) for f, i in model.writers.items()}
     text = {K.DONE: "done", K.DEADLOCK: "deadlock"}.get(status, "limit")
     deadlock = _deadlock(packed, now) if status == K.DEADLOCK else None

@@ -40,7 +40,7 @@ C_CAP, C_WIDTH, C_COUNT, C_HEAD, C_BASE, C_PUSH, C_POP, C_PEAK = range(8)
 CCOLS = 8
 
 # module kinds
-K_READER, K_WRITER, K_BCAST, K_FIFO, K_TAP, K_WINDOW, K_PE = range(7)
+K_READER, K_WRITER, K_BCAST, K_FIFO, K_TAP, K_WINDOW, K_PE, K_NET = range(8)
 # status
 RUNNING, DONE, DEADLOCK = 0, 1, 2
 # activity (trace codes); WAIT_BW: a memory port waiting for bandwidth credit (counted as blocked)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.design.common import port_name
+from stencilmap.design.common import memory_bank, port_name
 from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
@@ -25,6 +25,7 @@ from stencilmap.sim.bytecode import compile_stencil, round_value
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
+_RATE_ONE = 1 << 20  # a network link's rate in fixed point: beats per cycle times this
 _LANE = re.compile(r"^(?:lane|tap|o)(-?\d+)$")
 
 
@@ -155,7 +156,7 @@ class _Builder:
         handlers = {
             "reader": self.reader, "writer": self.writer, "broadcast": self.bcast, "fifo": self.fifo,
             "delay": self.fifo, "forward": self.tap, "internal_buffer": self.window,
-            "shift_register": self.window, "pe": self.pe,
+            "shift_register": self.window, "pe": self.pe, "network": self.network,
         }  # fmt: skip
         for i, m in enumerate(self.mods):
             handlers[m.kind](i, m)
@@ -166,7 +167,7 @@ class _Builder:
     def _bank(self, m: Module) -> int:
         if self.bw is None:
             return -1
-        bank = int(m.param("bank", 0) or 0)  # type: ignore[arg-type]
+        bank = memory_bank(m)
         self.banks.add(bank)
         return bank
 
@@ -230,6 +231,16 @@ class _Builder:
         self.kind[i] = K.K_FIFO
         self.ip[i, :2] = (beats, width)
         self.alloc(i, beats * width)
+
+    def network(self, i: int, m: Module) -> None:
+        """A link between devices: ``latency`` cycles, ``rate`` beats a cycle, ``depth`` beats in flight."""
+        width = self.ins(m)[0].width
+        depth = max(1, int(m.param("depth", 1) or 1))  # type: ignore[arg-type]
+        rate = float(m.param("rate", 1.0) or 1.0)  # type: ignore[arg-type]
+        self.kind[i] = K.K_NET
+        self.ip[i, :6] = (depth, width, max(1, m.latency), round(rate * _RATE_ONE), _RATE_ONE, self.pipe_size)
+        self.pipe_size += depth
+        self.alloc(i, depth * width)
 
     def _tokens_per_tile(self, lanes: int) -> int:
         return ceil(prod(self.stream_shape) / lanes)

@@ -506,6 +506,47 @@ INLINE int pe(const Ctx *x, i64 m, i64 now) {
     return (int)act;
 }
 
+/* A network link between two devices (StencilFlow §VI-B): a beat taken at cycle t leaves at t + latency
+ * at the earliest, at most cap beats in flight, and a token bucket of num/den beats per cycle (credit
+ * capped at one beat) limits the rate. Ready times live in the int64 pipe region at base P+5. */
+INLINE int net(const Ctx *x, i64 m, i64 now) {
+    i64 cap = MP(m, M_P), w = MP(m, M_P + 1), lat = MP(m, M_P + 2), num = MP(m, M_P + 3);
+    i64 den = MP(m, M_P + 4), ready = x->pipe + MP(m, M_P + 5);
+    i64 n = MP(m, M_S), h = MP(m, M_S + 1), credit = MP(m, M_S + 2) + num;
+    i64 c_in = LS(MP(m, M_IN0)), c_out = LS(MP(m, M_OUT0));
+    i64 mem = x->mem + MP(m, M_MEMB);
+    if (credit > den) credit = den;
+    int fired = 0, waiting = 0;
+    if (n > 0) {
+        if (x->I[ready + h] > now) {
+            waiting = 1;
+        } else if (room(x, c_out, now)) {
+            push(x, c_out, now, mem + h * w);
+            h = h + 1 == cap ? 0 : h + 1;
+            n -= 1;
+            fired = 1;
+        }
+    }
+    if (n < cap && avail(x, c_in, now)) {
+        if (credit >= den) {
+            i64 slot = h + n >= cap ? h + n - cap : h + n;
+            pop(x, c_in, now, mem + slot * w);
+            x->I[ready + slot] = now + lat;
+            n += 1;
+            credit -= den;
+            fired = 1;
+        } else {
+            waiting = 1;
+        }
+    }
+    MP(m, M_S) = n;
+    MP(m, M_S + 1) = h;
+    MP(m, M_S + 2) = credit;
+    if (fired) return BUSY;
+    if (waiting) return WAIT_BW;
+    return n == 0 ? STARVED : BLOCKED;
+}
+
 /* ---------------------------------------------------------------------------------------- cycle loop */
 
 /* What a cycle's evaluate phase learned: for the deadlock test and the done test. */
@@ -533,7 +574,7 @@ INLINE void account(const Ctx *x, Cycle *cy, int8_t *trace_row, i64 m, int act) 
 }
 
 /* Modules of each kind, in design order; memory ports (readers and writers) share one list. */
-enum { L_PORTS, L_BCAST, L_FIFO, L_TAP, L_WINDOW, L_PE, N_LISTS };
+enum { L_PORTS, L_BCAST, L_FIFO, L_TAP, L_WINDOW, L_NET, L_PE, N_LISTS };
 
 static int list_of(i64 kind) {
     switch (kind) {
@@ -542,6 +583,7 @@ static int list_of(i64 kind) {
     case K_FIFO: return L_FIFO;
     case K_TAP: return L_TAP;
     case K_WINDOW: return L_WINDOW;
+    case K_NET: return L_NET;
     default: return L_PE;
     }
 }
@@ -599,6 +641,7 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         for (i64 i = start[L_FIFO]; i < start[L_FIFO + 1]; i++) account(x, &cy, row, lists[i], fifo(x, lists[i], now));
         for (i64 i = start[L_TAP]; i < start[L_TAP + 1]; i++) account(x, &cy, row, lists[i], tap(x, lists[i], now));
         for (i64 i = start[L_WINDOW]; i < start[L_WINDOW + 1]; i++) account(x, &cy, row, lists[i], window(x, lists[i], now));
+        for (i64 i = start[L_NET]; i < start[L_NET + 1]; i++) account(x, &cy, row, lists[i], net(x, lists[i], now));
         for (i64 i = start[L_PE]; i < start[L_PE + 1]; i++) {
             i64 m = lists[i];
             int act = pe(x, m, now);

@@ -1,0 +1,280 @@
+"""Multi-device StencilFlow (StencilFlow §III Fig. 5, §VI-B, §VIII-C): split a design over N devices.
+
+Each stencil node of the unrolled DAG goes to one device; a stream a stencil sends to another device
+is a cut stream, carried by a network channel of the device file's link (``Device.network``: SMI over
+the QSFP links); inputs read on several devices are replicated, each device reading its own memory.
+
+``choose_parts`` minimises the streams cut (one per producer and destination device, as the network
+modules are built) subject to every device holding what its stencils use under the device's
+resources. As StencilFlow continues a chain on the next device (§VIII-C), each device holds a
+contiguous run of the nodes in topological order, so streams only flow to later devices; the search
+(``partition_search``) is exact over all such splits, every device gets at least one stencil, and among
+the least cuts it balances the devices (the fullest device's most used resource, least). The user may
+give the parts instead (``load_parts``: ``{"parts": [["stencil", ...], ...]}``), checked by
+``check_parts``. ``partition`` builds the partitioned design (``design.pipeline``) and its
+``Partition`` record: per device its stencils and resources, and the network channels.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from stencilmap.analysis.intensity import itemsize
+from stencilmap.design.common import LiveGraph, NetworkLink, live_graph, or_hint, with_iterate
+from stencilmap.design.ir import Design, Module
+from stencilmap.design.registry import BuildConfig, build
+from stencilmap.errors import StencilmapError
+from stencilmap.model.devices import Cost, Device
+from stencilmap.model.resources import ResourceUsage, design_resources
+from stencilmap.program.ir import Program
+
+Parts = tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkChannel:
+    """One cut stream: ``producer``'s output sent from device ``src`` to ``dst`` over the network."""
+
+    name: str
+    producer: str
+    src: int
+    dst: int
+    rate: float  # beats per cycle the link grants the stream (≤ 1)
+    latency: int  # cycles
+    required_gbs: float  # what the stream needs at one beat a cycle
+    link_gbs: float  # the links between the two devices, shared by their streams
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "producer": self.producer, "src": self.src, "dst": self.dst,
+            "rate": self.rate, "latency_cycles": self.latency, "required_gbs": round(self.required_gbs, 4),
+            "link_gbs": round(self.link_gbs, 4),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What one device holds: its stencil nodes and the resources they use there."""
+
+    device: int
+    stencils: tuple[str, ...]
+    resources: ResourceUsage
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "stencils": list(self.stencils),
+            "fits": self.resources.fits,
+            "resources": self.resources.to_json(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """A design split over devices of one kind (``device``)."""
+
+    device: str
+    parts: tuple[Part, ...]
+    network_channels: tuple[NetworkChannel, ...]
+    chosen: bool  # chosen by ``choose_parts`` (else given by the user)
+
+    @property
+    def streams_cut(self) -> int:
+        return len(self.network_channels)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "devices": len(self.parts),
+            "chosen": "min-cut" if self.chosen else "user",
+            "streams_cut": self.streams_cut,
+            "parts": [p.to_json() for p in self.parts],
+            "network_channels": [c.to_json() for c in self.network_channels],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Partitioned:
+    design: Design
+    partition: Partition
+
+
+def network_link(device: Device, clock_mhz: float | None = None) -> NetworkLink:
+    """The link between two devices of ``device``'s kind at the design clock (default: the device's)."""
+    if device.network is None:
+        raise StencilmapError(f"device '{device.name}' has no 'network' (links to other devices) in its file")
+    mhz = clock_mhz if clock_mhz is not None else device.clock_mhz
+    return NetworkLink(device.network.latency_cycles(mhz), device.network.bytes_per_cycle(mhz))
+
+
+def partition(
+    program: Program,
+    config: BuildConfig,
+    device: Device,
+    devices: int | None = None,
+    parts: Parts | None = None,
+    clock_mhz: float | None = None,
+    where: str = "partition",
+) -> Partitioned:
+    """The StencilFlow design of ``program`` on ``devices`` devices (min-cut parts), or on the user's
+    ``parts`` (``where``: their file, for errors): the partitioned design and its record."""
+    if (devices is None) == (parts is None):
+        raise StencilmapError("give either a number of devices or a partition, not both")
+    link = network_link(device, clock_mhz)
+    single = build("stencilflow", program, replace(config, parts=None, link=None, device=device.name))
+    chained = with_iterate(program, or_hint(config.iterate, program.iterate))
+    live = live_graph(chained)
+    if parts is None:
+        assert devices is not None
+        parts = choose_parts(live, node_costs(single, chained, device), device, devices)
+        chosen = True
+    else:
+        check_parts(parts, live, where)
+        chosen = False
+    design = build("stencilflow", program, replace(config, parts=parts, link=link, device=device.name))
+    return Partitioned(design, describe(design, chained, device, parts, chosen))
+
+
+def describe(design: Design, program: Program, device: Device, parts: Parts, chosen: bool) -> Partition:
+    """The record of a partitioned design: every device's stencils and resources, the network channels."""
+    on = module_devices(design)
+    records = []
+    for n, names in enumerate(parts):
+        mine = tuple(m for m in design.modules if on[m.name] == n)
+        keep = {m.name for m in mine}
+        chans = tuple(c for c in design.channels if c.src in keep and c.dst in keep)
+        usage = design_resources(Design(design.name, design.arch, mine, chans), program, device)
+        records.append(Part(n, names, usage))
+    net = device.network
+    assert net is not None
+    channels = []
+    for m in design.modules:
+        if m.kind == "network":
+            width, rate = _int(m.param("width")), float(str(m.param("rate")))
+            beat = width * itemsize(str(m.param("dtype")))
+            need = beat * device.clock_mhz * 1e6 / 1e9
+            src, dst = _int(m.param("src_device")), _int(m.param("dst_device"))
+            channels.append(NetworkChannel(m.name, str(m.param("producer")), src, dst, rate, m.latency,
+                                           need, net.links * net.link_bandwidth_gbs))  # fmt: skip
+    return Partition(device.name, tuple(records), tuple(channels), chosen)
+
+
+def module_devices(design: Design) -> dict[str, int]:
+    """The device of every module: its ``device`` parameter, a broadcast's that of what feeds it (0 for
+    a design on one device)."""
+    on: dict[str, int] = {}
+    for m in design.modules:
+        d = m.param("device")
+        if isinstance(d, int):
+            on[m.name] = d
+    for m in design.modules:
+        if m.name not in on:
+            on[m.name] = _feeder_device(design, m, on)
+    return on
+
+
+def _feeder_device(design: Design, m: Module, on: dict[str, int]) -> int:
+    for c in design.inputs_of(m.name):
+        if c.src in on:
+            return on[c.src]
+        return _feeder_device(design, design.module(c.src), on)
+    return 0
+
+
+def node_costs(design: Design, program: Program, device: Device) -> dict[str, Cost]:
+    """What each stencil node's modules (PE, internal buffers, delay buffers, output broadcast) and the
+    channels out of them use, without the device's base."""
+    live = live_graph(program)
+    owner: dict[str, list[Module]] = {n.name: [] for n in live.stencils}
+    for m in design.modules:
+        head = m.name.split(".", 1)[0]
+        if head in owner:
+            owner[head].append(m)
+    base = design_resources(Design("base", design.arch, (), ()), program, device).used
+    out: dict[str, Cost] = {}
+    for name, mods in owner.items():
+        keep = {m.name for m in mods}
+        chans = tuple(c for c in design.channels if c.src in keep)
+        used = design_resources(Design(name, design.arch, tuple(mods), chans), program, device).used
+        out[name] = Cost.of((k, v - base[k]) for k, v in used.amounts)
+    return out
+
+
+def cut_streams(live: LiveGraph, where: dict[str, int]) -> int:
+    """Streams cut by an assignment of stencil nodes to devices: one per (producer, other device)."""
+    return len(
+        {(e.producer, where[e.consumer]) for e in live.graph.edges
+         if e.producer in where and where[e.producer] != where[e.consumer]}
+    )  # fmt: skip
+
+
+def choose_parts(live: LiveGraph, costs: dict[str, Cost], device: Device, devices: int) -> Parts:
+    """The least-cut assignment of the stencil nodes to ``devices`` devices under the device's resources
+    (module docstring), as one tuple of node names per device in topological order."""
+    from stencilmap.design.partition_search import solve
+
+    nodes = tuple(n.name for n in live.stencils)
+    if devices < 1:
+        raise StencilmapError(f"--devices must be at least 1, got {devices}")
+    if devices > len(nodes):
+        raise StencilmapError(f"cannot split {len(nodes)} stencils over {devices} devices")
+    where = solve(live, costs, device, devices)
+    if where is None:
+        raise StencilmapError(
+            f"the design does not fit on {devices} {device.name} device{'s' if devices > 1 else ''}: "
+            "try more devices (--devices) or a smaller vector width"
+        )
+    return tuple(tuple(n for n in nodes if where[n] == p) for p in range(devices))
+
+
+def check_parts(parts: Parts, live: LiveGraph, where: str = "partition") -> None:
+    """Refuse a partition that names a stencil node twice, names one the design lacks, leaves one out,
+    or has an empty device."""
+    known = [n.name for n in live.stencils]
+    seen: dict[str, str] = {}
+    for p, names in enumerate(parts):
+        if not names:
+            raise StencilmapError(f"parts[{p}] is empty: every device needs a stencil", where)
+        for i, name in enumerate(names):
+            path = f"parts[{p}][{i}]"
+            if name not in known:
+                raise StencilmapError(f"{path}: unknown stencil '{name}' (known: {', '.join(known)})", where)
+            if name in seen:
+                raise StencilmapError(f"{path}: stencil '{name}' is already in {seen[name]}", where)
+            seen[name] = path
+    missing = [n for n in known if n not in seen]
+    if missing:
+        raise StencilmapError(f"no part holds stencil '{missing[0]}'", where)
+
+
+def load_parts(path: Path) -> Parts:
+    """A partition file: ``{"parts": [["stencil", ...], ...]}`` (stencil nodes of the unrolled DAG)."""
+    where = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise StencilmapError(f"cannot read the partition file: {exc.strerror}", where) from None
+    except json.JSONDecodeError as exc:
+        raise StencilmapError(f"line {exc.lineno}, column {exc.colno}: {exc.msg}", where) from None
+    if not isinstance(data, dict) or set(data) != {"parts"}:
+        raise StencilmapError('expected an object {"parts": [[stencil, ...], ...]}', where)
+    parts = data["parts"]
+    if not isinstance(parts, list) or not parts:
+        raise StencilmapError("parts: expected a non-empty list of lists of stencil names", where)
+    out = []
+    for p, names in enumerate(parts):
+        if not isinstance(names, list):
+            raise StencilmapError(f"parts[{p}]: expected a list of stencil names", where)
+        for i, name in enumerate(names):
+            if not isinstance(name, str):
+                raise StencilmapError(f"parts[{p}][{i}]: expected a stencil name (a string)", where)
+        out.append(tuple(names))
+    return tuple(out)
+
+
+def _int(value: object) -> int:
+    assert isinstance(value, int)
+    return value

@@ -1,0 +1,58 @@
+"""``--devices N`` / ``--partition FILE``: a StencilFlow design split over several devices.
+
+What ``simulate``, ``estimate``, ``analyze`` and the Python API share: check the request (StencilFlow
+designs only, on a device whose file gives its network links) and build the partitioned design with
+its ``Partition`` record (``design.partition``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from stencilmap.design.partition import Partitioned, Parts, load_parts, partition
+from stencilmap.design.registry import BuildConfig
+from stencilmap.errors import StencilmapError
+from stencilmap.model.devices import Device
+from stencilmap.program.ir import Program
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRequest:
+    """``devices``: split over that many devices (min cut); ``parts``: the user's split (a JSON file
+    ``{"parts": [[stencil, ...], ...]}`` or the parts themselves)."""
+
+    devices: int | None = None
+    parts: Path | Parts | None = None
+
+    @property
+    def wanted(self) -> bool:
+        return self.devices is not None or self.parts is not None
+
+
+def check_request(request: PartitionRequest, arch: str, device: Device | None) -> Device:
+    """Refuse a partition request that cannot apply; the device the design is split over."""
+    if request.devices is not None and request.parts is not None:
+        raise StencilmapError("give --devices or --partition, not both")
+    if request.devices is not None and request.devices < 1:
+        raise StencilmapError(f"--devices must be at least 1, got {request.devices}")
+    if arch != "stencilflow":
+        raise StencilmapError(f"--devices / --partition split stencilflow designs, not {arch}")
+    if device is None:
+        raise StencilmapError("--devices / --partition need --device: a board whose file gives its network")
+    return device
+
+
+def partitioned(
+    program: Program,
+    config: BuildConfig,
+    arch: str,
+    device: Device | None,
+    request: PartitionRequest,
+    clock_mhz: float | None = None,
+) -> Partitioned:
+    """The design of ``program`` split as ``request`` asks, with its record."""
+    dev = check_request(request, arch, device)
+    parts = load_parts(request.parts) if isinstance(request.parts, Path) else request.parts
+    where = str(request.parts) if isinstance(request.parts, Path) else "partition"
+    return partition(program, config, dev, request.devices, parts, clock_mhz, where)
