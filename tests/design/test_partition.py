@@ -142,7 +142,7 @@ def test_delay_buffers_absorb_the_link_latency() -> None:
     the local edges' delays grow by the link's latency in elements."""
     program = _program("dag_listing1.json")
     dev = load_device("stratix10")
-    one = build("stencilflow", program, BuildConfig())
+    one = build("stencilflow", program, BuildConfig(device="stratix10"))  # the same operator latencies
     split = partition(program, BuildConfig(), dev, parts=(("b0",), ("b1", "b2", "b3", "b4")))
     net = next(m for m in split.design.modules if m.kind == "network")
 

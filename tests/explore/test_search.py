@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import pytest
@@ -46,14 +45,12 @@ def test_pe_bound_is_a_lower_bound_on_the_resources() -> None:
     assert pe_bound(space, 1) == 250 and pe_bound(space, 16) == 15
 
 
-def test_more_than_100k_points_within_10_seconds() -> None:
-    """The issue's figure: ≥ 100,000 candidate points in under 10 s (here about 0.5 s)."""
+def test_more_than_100k_points() -> None:
+    """The issue's space: ≥ 100,000 candidate points evaluated, a design that fits chosen (how fast:
+    ``benchmarks/explore_bench.py``, not a timed test)."""
     cfg = config("jacobi3d.soda", "de5", (256, 256, 256), 1000, max_iterate=1024, tiles_per_axis=24)
-    start = time.perf_counter()
     result = explore(cfg)
-    elapsed = time.perf_counter() - start
     assert result.points_evaluated >= 100_000
-    assert elapsed < 10.0
     assert result.best is not None and result.best.fits
 
 

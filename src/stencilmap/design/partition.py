@@ -124,7 +124,9 @@ def partition(
     if (devices is None) == (parts is None):
         raise StencilmapError("give either a number of devices or a partition, not both")
     link = network_link(device, clock_mhz)
-    single = build("stencilflow", program, replace(config, parts=None, link=None, device=device.name))
+    single = build(
+        "stencilflow", program, replace(config, parts=None, link=None, device=config.device or device.name)
+    )
     chained = with_iterate(program, or_hint(config.iterate, program.iterate))
     live = live_graph(chained)
     if parts is None:
@@ -134,7 +136,9 @@ def partition(
     else:
         check_parts(parts, live, where)
         chosen = False
-    design = build("stencilflow", program, replace(config, parts=parts, link=link, device=device.name))
+    design = build(
+        "stencilflow", program, replace(config, parts=parts, link=link, device=config.device or device.name)
+    )
     return Partitioned(design, describe(design, chained, device, parts, chosen))
 
 
