@@ -152,3 +152,31 @@ def test_device_latencies_reach_the_pes_and_outputs_stay_exact(
 
 def _pes(design: Design) -> list[Module]:
     return sorted((m for m in design.modules if m.kind == "pe"), key=lambda m: m.name)
+
+
+def test_banks_a_device_lacks_fold_onto_its_banks() -> None:
+    """denoise2d names dram 0, 1, 2; the two-bank ku060 gets its output on bank 0 (2 mod 2), with a note,
+    and the model sees two banks, not three full-speed ones."""
+    from stencilmap.design.common import on_device_banks
+    from stencilmap.model.devices import load_device
+    from stencilmap.model.timing import design_banks
+    from stencilmap.program import load_program
+    from stencilmap.program.data import bind_shape
+    from tests.conftest import CORPUS
+
+    path = CORPUS / "soda" / "denoise2d.soda"
+    if not path.exists():
+        pytest.skip("corpus not available")
+    program = bind_shape(load_program(path), {}, (64, 32))
+    folded, notes = on_device_banks(program, 2, "ku060")
+    assert notes == ("dram 2 is bank 0 on ku060 (2 banks)",)
+    assert [i.banks for i in folded.inputs] == [(0,), (1,)] and folded.stencils[-1].banks == (0,)
+    assert on_device_banks(folded, 2, "ku060") == (folded, ())  # nothing left to move
+    assert on_device_banks(program, 4, "u250") == (program, ())
+    design = build("soda", program, BuildConfig(unroll=2, device="ku060"))
+    assert notes[0] in design.notes
+    ports = [m for m in design.modules if m.kind in ("reader", "writer")]
+    assert {m.param("bank") for m in ports} == {0, 1}
+    assert len(design_banks(design, program)) == load_device("ku060").dram_banks
+    assert {m.param("bank") for m in build("soda", program, BuildConfig(unroll=2)).modules
+            if m.kind == "writer"} == {2}  # fmt: skip

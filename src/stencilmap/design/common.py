@@ -93,6 +93,29 @@ def device_latencies(device: str | None) -> OperatorLatencies:
     return load_device(device).operator_latencies()
 
 
+def on_device_banks(program: Program, banks: int, device: str) -> tuple[Program, tuple[str, ...]]:
+    """``program`` with every DRAM bank it names taken modulo the ``banks`` the device has (SODA's
+    ``dram N`` numbers a board's banks; sodac's corpus names bank 2 on two-bank boards), and a note per
+    bank moved — a bank the board lacks is not modelled as an extra full-speed one."""
+    moved: dict[int, int] = {}
+
+    def fold(named: tuple[int, ...]) -> tuple[int, ...]:
+        for b in named:
+            if b >= banks:
+                moved[b] = b % banks
+        return tuple(b % banks for b in named)
+
+    inputs = tuple(replace(i, banks=fold(i.banks)) for i in program.inputs)
+    stencils = tuple(replace(st, banks=fold(st.banks)) for st in program.stencils)
+    if not moved:
+        return program, ()
+    notes = tuple(
+        f"dram {b} is bank {to} on {device} ({banks} bank{'s' if banks > 1 else ''})"
+        for b, to in sorted(moved.items())
+    )
+    return replace(program, inputs=inputs, stencils=stencils), notes
+
+
 def with_iterate(program: Program, q: int) -> Program:
     """The program chained ``q`` times (output i of copy c feeds input i of copy c + 1, or as its
     ``feedback`` names them), verified."""

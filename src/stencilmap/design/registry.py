@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from stencilmap.design.common import MAX_STAGES, NetworkLink, check_parameters
+from stencilmap.design.common import MAX_STAGES, NetworkLink, check_parameters, on_device_banks
 from stencilmap.design.ir import Design, verify_design
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
@@ -95,9 +95,20 @@ def build(name: str, program: Program, config: BuildConfig) -> Design:
         raise StencilmapError(f"iterate must be between 1 and {MAX_STAGES:,}, got {program.iterate:,}")
     if name not in _BUILDERS:
         raise StencilmapError(f"unknown architecture '{name}' (known: {', '.join(sorted(_BUILDERS))})")
+    notes: tuple[str, ...] = ()
+    if config.device is not None:
+        program, notes = _device_banks(program, config.device)
     design = _BUILDERS[name](program, config)
     verify_design(design)
-    return design
+    return replace(design, notes=design.notes + notes) if notes else design
+
+
+def _device_banks(program: Program, device: str) -> tuple[Program, tuple[str, ...]]:
+    """The program's banks on the device's (``design.common.on_device_banks``)."""
+    from stencilmap.model.devices import load_device  # the model layer, loaded only when a device is named
+
+    dev = load_device(device)
+    return on_device_banks(program, dev.dram_banks, dev.name)
 
 
 def _load() -> None:

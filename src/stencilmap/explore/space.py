@@ -21,7 +21,7 @@ from pathlib import Path
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.windows import access_sets
-from stencilmap.design.common import DEFAULT_BURST_WIDTH, with_iterate
+from stencilmap.design.common import DEFAULT_BURST_WIDTH, on_device_banks, with_iterate
 from stencilmap.errors import StencilmapError
 from stencilmap.model.devices import ClockModel, Device, load_device
 from stencilmap.model.estimate import check_clock
@@ -103,7 +103,7 @@ def design_space(config: ExploreConfig) -> Space:
         raise StencilmapError(f"--iterations must be ≥ 1, got {config.iterations}")
     check_clock(config.clock_mhz)
     loaded = bind_shape(as_program(config.program), {}, config.shape)
-    program = replace(loaded, iterate=1)
+    program, _ = on_device_banks(replace(loaded, iterate=1), device.dram_banks, device.name)
     iterations = config.iterations if config.iterations is not None else max(1, loaded.iterate)
     q_max = min(iterations, config.max_iterate) if _iterable(program) else 1
     return Space(
