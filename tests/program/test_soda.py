@@ -176,8 +176,10 @@ def test_feedback_parses_and_round_trips() -> None:
 
 def test_feedback_into_an_unknown_input_is_refused() -> None:
     p = parse_soda(FDTD_SODA.replace("hy -> Hy", "hy -> H"), "f.soda")
-    with pytest.raises(StencilmapError, match="into 'H': not an input"):
+    with pytest.raises(StencilmapError, match="into 'H': not an input") as err:
         verify(p)
+    line = FDTD_SODA[: FDTD_SODA.index("feedback:")].count("\n") + 1
+    assert str(err.value).startswith(f"f.soda:{line}:1: ")  # the feedback statement's line and column
 
 
 def test_feedback_given_twice_is_an_error() -> None:

@@ -136,6 +136,7 @@ class Program:
     #: undefined points under ``border: preserve``); ``()``: output i feeds input i (positional).
     feedback: tuple[tuple[str, str], ...] = ()
     path: str | None = field(default=None, compare=False)
+    feedback_loc: str | None = field(default=None, compare=False)  # SODA: file:line:col of ``feedback:``
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @property

@@ -164,6 +164,7 @@ class _Builder:
     tiles: list[tuple[tuple[int, ...] | None, str]] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # scalars in scope: lets of the current statement
     lhs_ranks: list[tuple[int, str, str]] = field(default_factory=list)  # (offsets, stencil, where)
+    feedback_loc: str | None = None
 
     def loc(self, node: lark.Tree[Any] | lark.Token) -> str:
         meta = node if isinstance(node, lark.Token) else node.meta
@@ -207,6 +208,7 @@ class _Builder:
             params=tuple(self.params),
             iterate=self.header.get("iterate", 1),
             feedback=self.header.get("feedback", ()),
+            feedback_loc=self.feedback_loc,
             border=self.header.get("border", "ignore"),
             hints=hints,
             path=self.filename,
@@ -251,6 +253,7 @@ class _Builder:
         """``feedback: ez -> Ez, hx -> Hx``: the output that becomes each input at the next step."""
         pairs = tuple((str(f.children[0]), str(f.children[1])) for f in node.children)
         self._set("feedback", pairs, node)
+        self.feedback_loc = self.loc(node)
 
     def _border(self, node: lark.Tree[Any]) -> None:
         value = str(node.children[0])

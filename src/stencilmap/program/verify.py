@@ -205,4 +205,4 @@ def _check_feedback(p: Program) -> None:
 def _feedback_where(p: Program, out: str) -> Location | str | None:
     if p.format == "stencilflow":
         return Location(p.path, json_path=f"feedback.{out}")
-    return p.path
+    return _where(p, p.feedback_loc)
