@@ -35,6 +35,7 @@ typedef struct {
     Evaluator ev;
     i64 **row;         /* the channel row of each entry of the input and output lists */
     i64 **rin, **rout; /* each module's first input and output channel row (NULL: none) */
+    const char *unit;  /* whether every channel of a module (a tap's next included) is one value wide */
 } Ctx;
 
 #define MP(m, col) x->I[x->mod + (m) * MCOLS + (col)] /* module table: parameters and state */
@@ -79,6 +80,28 @@ INLINE i64 pop_r(const Ctx *x, i64 *r, i64 now, i64 dst) {
     r[C_COUNT] -= 1;
     r[C_POP] = now;
     return w;
+}
+
+/* Width-1 channels: the value travels in a register instead of through the scratch area. */
+INLINE void push1_r(const Ctx *x, i64 *r, i64 now, double value) {
+    i64 cap = r[C_CAP], n = r[C_COUNT];
+    i64 slot = r[C_HEAD] + n;
+    if (slot >= cap) slot -= cap;
+    FV[r[C_BASE] + slot] = value;
+    n += 1;
+    r[C_COUNT] = n;
+    r[C_PUSH] = now;
+    if (n > r[C_PEAK]) r[C_PEAK] = n;
+}
+
+INLINE double pop1_r(const Ctx *x, i64 *r, i64 now) {
+    i64 cap = r[C_CAP], h = r[C_HEAD];
+    double value = FV[r[C_BASE] + h];
+    h += 1;
+    r[C_HEAD] = h == cap ? 0 : h;
+    r[C_COUNT] -= 1;
+    r[C_POP] = now;
+    return value;
 }
 
 INLINE int avail(const Ctx *x, i64 c, i64 now) { return avail_r(CHR(c), now); }
@@ -289,12 +312,17 @@ INLINE int tap(const Ctx *x, i64 m, i64 now) {
     i64 *next = x->rout[m]; /* a tap's row: its ``next`` channel, NULL at the chain's end */
     if (next && !room_r(next, now)) return BLOCKED;
     if (emit && !outs_room(x, m, now)) return BLOCKED;
-    pop_r(x, in, now, scr);
-    if (next) push_r(x, next, now, scr);
-    if (emit) {
-        push_all(x, m, now, scr);
-        M[M_S + 1] = sent + 1;
+    if (x->unit[m]) {
+        double value = pop1_r(x, in, now);
+        if (next) push1_r(x, next, now, value);
+        if (emit)
+            for (i64 i = M[M_OUT0], e = M[M_OUT1]; i < e; i++) push1_r(x, LR(i), now, value);
+    } else {
+        pop_r(x, in, now, scr);
+        if (next) push_r(x, next, now, scr);
+        if (emit) push_all(x, m, now, scr);
     }
+    if (emit) M[M_S + 1] = sent + 1;
     M[M_S] = recv + 1;
     return BUSY;
 }
@@ -613,16 +641,18 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         if (r[M_OUT1] > n_list) n_list = r[M_OUT1];
     }
     i64 **rows = malloc(sizeof(i64 *) * (size_t)(2 * n_mod + 2 + n_list + 1));
-    if (!lists || !rows) {
+    char *unit = malloc((size_t)n_mod + 1);
+    if (!lists || !rows || !unit) {
         free(lists);
         free(rows);
+        free(unit);
         outcome[0] = -1;
         return;
     }
     const Ctx ctx = {I, F, I[H_MOD], I[H_CH], I[H_LIST], I[H_PIPE], I[H_DEST], I[H_CODE], I[H_PINFO],
                      I[H_STORE], I[H_MEM], I[H_SCR], I[H_STACK], I[H_TEMPS], I[H_STREAM], I[H_OUT],
                      I[H_CONST], I[H_PVAL], I[H_MODF], I[H_BW], I[H_OUTX], ev, rows + 2 * n_mod + 2, rows,
-                     rows + n_mod + 1};
+                     rows + n_mod + 1, unit};
     const Ctx *x = &ctx;
     for (i64 m = 0; m < n_mod; m++) {
         rows[m] = MP(m, M_IN1) > MP(m, M_IN0) ? CHR(LS(MP(m, M_IN0))) : NULL;
@@ -630,6 +660,10 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         if (MP(m, M_KIND) == K_TAP) rows[n_mod + 1 + m] = MP(m, M_P + 3) >= 0 ? CHR(MP(m, M_P + 3)) : NULL;
         for (i64 i = MP(m, M_IN0); i < MP(m, M_IN1); i++) ctx.row[i] = CHR(LS(i));
         for (i64 i = MP(m, M_OUT0); i < MP(m, M_OUT1); i++) ctx.row[i] = CHR(LS(i));
+        unit[m] = 1;
+        for (i64 i = MP(m, M_IN0); i < MP(m, M_IN1); i++) unit[m] &= CH(LS(i), C_WIDTH) == 1;
+        for (i64 i = MP(m, M_OUT0); i < MP(m, M_OUT1); i++) unit[m] &= CH(LS(i), C_WIDTH) == 1;
+        if (MP(m, M_KIND) == K_TAP && MP(m, M_P + 3) >= 0) unit[m] &= CH(MP(m, M_P + 3), C_WIDTH) == 1;
     }
     i64 start[N_LISTS + 1] = {0};
     for (i64 m = 0; m < n_mod; m++) start[list_of(MP(m, M_KIND)) + 1] += 1;
@@ -694,6 +728,7 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
     }
     free(lists);
     free(rows);
+    free(unit);
     outcome[0] = status;
     outcome[1] = now;
     outcome[2] = firings;
