@@ -431,11 +431,15 @@ static void pe_fire(const Ctx *x, i64 m, i64 now) {
     i64 fired = MP(m, M_S), n_pipe = MP(m, M_S + 1), h = MP(m, M_S + 2);
     i64 scr = x->scr;
     i64 in0 = MP(m, M_IN0), in1 = MP(m, M_IN1);
-    for (i64 i = in0; i < in1; i++) {
-        i64 j = i - in0;
-        i64 got = pop_r(x, LR(i), now, scr + j * w);
-        if (got == 1)
-            for (i64 e = 1; e < w; e++) F[scr + j * w + e] = F[scr + j * w];
+    if (x->unit[m] && w == 1) {
+        for (i64 i = in0; i < in1; i++) F[scr + i - in0] = pop1_r(x, LR(i), now);
+    } else {
+        for (i64 i = in0; i < in1; i++) {
+            i64 j = i - in0;
+            i64 got = pop_r(x, LR(i), now, scr + j * w);
+            if (got == 1)
+                for (i64 e = 1; e < w; e++) F[scr + j * w + e] = F[scr + j * w];
+        }
     }
     i64 vals = scr + n_ports * w;
     i64 n_tile = MP(m, M_T); /* fired % v, and its point: kept in M_T.. rather than divided out */
@@ -706,8 +710,11 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         for (i64 i = start[L_PE]; i < start[L_PE + 1]; i++) {
             i64 m = lists[i];
             int act = pe(x, m, now);
-            /* a result in flight matures with time */
-            if (MP(m, M_S + 1) > 0 && I[x->pipe + MP(m, M_E + 7) + MP(m, M_S + 2)] > now) cy.waiting = 1;
+            /* a result in flight matures with time (asked only while the cycle shows neither progress
+             * nor waiting yet: either keeps the deadlock test from counting the cycle idle) */
+            if (!cy.progress && !cy.waiting && MP(m, M_S + 1) > 0 &&
+                I[x->pipe + MP(m, M_E + 7) + MP(m, M_S + 2)] > now)
+                cy.waiting = 1;
             account(x, &cy, row, m, act);
         }
         firings += cy.firings;
