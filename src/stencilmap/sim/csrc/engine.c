@@ -33,30 +33,28 @@ typedef struct {
     i64 mod, ch, list, pipe, dest, code, pinfo, store, mem, scr, stack, temps, stream, out, cnst, pval,
         modf, bw, outx;
     Evaluator ev;
+    i64 **row;         /* the channel row of each entry of the input and output lists */
+    i64 **rin, **rout; /* each module's first input and output channel row (NULL: none) */
+    const char *unit;  /* whether every channel of a module (a tap's next included) is one value wide */
 } Ctx;
 
 #define MP(m, col) x->I[x->mod + (m) * MCOLS + (col)] /* module table: parameters and state */
 #define CH(c, col) x->I[x->ch + (c) * CCOLS + (col)]  /* channel table */
 #define LS(i) x->I[x->list + (i)]                     /* CSR lists: input, output, group channels */
+#define LR(i) x->row[i]                               /* the channel row of list entry i */
 #define FV x->F
 
 /* ------------------------------------------------------------------------------------------ channels */
 
-INLINE int avail(const Ctx *x, i64 c, i64 now) {
-    i64 n = CH(c, C_COUNT);
-    if (CH(c, C_PUSH) == now) n -= 1;
-    return n > 0;
-}
+/* Channel rows by pointer (one address computation per channel and call, not one per column). */
+#define CHR(c) (x->I + x->ch + (c) * CCOLS)
 
-INLINE int room(const Ctx *x, i64 c, i64 now) {
-    i64 n = CH(c, C_COUNT);
-    if (CH(c, C_POP) == now) n += 1;
-    return n < CH(c, C_CAP);
-}
+INLINE int avail_r(const i64 *r, i64 now) { return r[C_COUNT] - (r[C_PUSH] == now) > 0; }
 
-/* Push one beat (width values from F[src:]) into channel c. */
-INLINE void push(const Ctx *x, i64 c, i64 now, i64 src) {
-    i64 *r = x->I + x->ch + c * CCOLS;
+INLINE int room_r(const i64 *r, i64 now) { return r[C_COUNT] + (r[C_POP] == now) < r[C_CAP]; }
+
+/* Push one beat (width values from F[src:]) into the channel of row r. */
+INLINE void push_r(const Ctx *x, i64 *r, i64 now, i64 src) {
     i64 cap = r[C_CAP], w = r[C_WIDTH], n = r[C_COUNT];
     i64 slot = r[C_HEAD] + n;
     if (slot >= cap) slot -= cap;
@@ -70,9 +68,8 @@ INLINE void push(const Ctx *x, i64 c, i64 now, i64 src) {
     if (n > r[C_PEAK]) r[C_PEAK] = n;
 }
 
-/* Pop one beat of channel c into F[dst:]; returns its width. */
-INLINE i64 pop(const Ctx *x, i64 c, i64 now, i64 dst) {
-    i64 *r = x->I + x->ch + c * CCOLS;
+/* Pop one beat of the channel of row r into F[dst:]; returns its width. */
+INLINE i64 pop_r(const Ctx *x, i64 *r, i64 now, i64 dst) {
     i64 cap = r[C_CAP], w = r[C_WIDTH], h = r[C_HEAD];
     const double *at = FV + r[C_BASE] + h * w;
     double *to = FV + dst;
@@ -85,20 +82,53 @@ INLINE i64 pop(const Ctx *x, i64 c, i64 now, i64 dst) {
     return w;
 }
 
+/* Width-1 channels: the value travels in a register instead of through the scratch area. */
+INLINE void push1_r(const Ctx *x, i64 *r, i64 now, double value) {
+    i64 cap = r[C_CAP], n = r[C_COUNT];
+    i64 slot = r[C_HEAD] + n;
+    if (slot >= cap) slot -= cap;
+    FV[r[C_BASE] + slot] = value;
+    n += 1;
+    r[C_COUNT] = n;
+    r[C_PUSH] = now;
+    if (n > r[C_PEAK]) r[C_PEAK] = n;
+}
+
+INLINE double pop1_r(const Ctx *x, i64 *r, i64 now) {
+    i64 cap = r[C_CAP], h = r[C_HEAD];
+    double value = FV[r[C_BASE] + h];
+    h += 1;
+    r[C_HEAD] = h == cap ? 0 : h;
+    r[C_COUNT] -= 1;
+    r[C_POP] = now;
+    return value;
+}
+
+INLINE int avail(const Ctx *x, i64 c, i64 now) { return avail_r(CHR(c), now); }
+
+INLINE int room(const Ctx *x, i64 c, i64 now) { return room_r(CHR(c), now); }
+
+INLINE void push(const Ctx *x, i64 c, i64 now, i64 src) { push_r(x, CHR(c), now, src); }
+
+INLINE i64 pop(const Ctx *x, i64 c, i64 now, i64 dst) { return pop_r(x, CHR(c), now, dst); }
+
 INLINE int outs_room(const Ctx *x, i64 m, i64 now) {
-    for (i64 i = MP(m, M_OUT0), e = MP(m, M_OUT1); i < e; i++)
-        if (!room(x, LS(i), now)) return 0;
+    const i64 *M = x->I + x->mod + m * MCOLS;
+    for (i64 i = M[M_OUT0], e = M[M_OUT1]; i < e; i++)
+        if (!room_r(LR(i), now)) return 0;
     return 1;
 }
 
 INLINE int ins_avail(const Ctx *x, i64 m, i64 now) {
-    for (i64 i = MP(m, M_IN0), e = MP(m, M_IN1); i < e; i++)
-        if (!avail(x, LS(i), now)) return 0;
+    const i64 *M = x->I + x->mod + m * MCOLS;
+    for (i64 i = M[M_IN0], e = M[M_IN1]; i < e; i++)
+        if (!avail_r(LR(i), now)) return 0;
     return 1;
 }
 
 INLINE void push_all(const Ctx *x, i64 m, i64 now, i64 src) {
-    for (i64 i = MP(m, M_OUT0), e = MP(m, M_OUT1); i < e; i++) push(x, LS(i), now, src);
+    const i64 *M = x->I + x->mod + m * MCOLS;
+    for (i64 i = M[M_OUT0], e = M[M_OUT1]; i < e; i++) push_r(x, LR(i), now, src);
 }
 
 /* ------------------------------------------------------------------------------------ the stack machine */
@@ -188,7 +218,7 @@ INLINE int writer(const Ctx *x, i64 m, i64 now) {
     }
     F[modf + 1] += cost;
     i64 o = x->scr;
-    for (i64 i = MP(m, M_IN0), e = MP(m, M_IN1); i < e; i++) o += pop(x, LS(i), now, o);
+    for (i64 i = MP(m, M_IN0), e = MP(m, M_IN1); i < e; i++) o += pop_r(x, LR(i), now, o);
     for (i64 i = 0; i < beat; i++)
         if (dest[i] >= 0) F[x->out + dest[i]] = F[x->scr + i];
     MP(m, M_S) = pos + beat;
@@ -207,25 +237,26 @@ INLINE int bcast(const Ctx *x, i64 m, i64 now) {
 /* A FIFO of depth beats with first-word fall-through: an element arriving at an empty FIFO leaves in
  * the same cycle, so a segment of d beats delays by d cycles as the shift register does. */
 INLINE int fifo(const Ctx *x, i64 m, i64 now) {
-    i64 depth = MP(m, M_P), w = MP(m, M_P + 1);
-    i64 n = MP(m, M_S), h = MP(m, M_S + 1);
-    i64 c_in = LS(MP(m, M_IN0)), c_out = LS(MP(m, M_OUT0));
-    i64 mem = x->mem + MP(m, M_MEMB);
-    int can_in = avail(x, c_in, now), can_out = room(x, c_out, now);
+    i64 *M = x->I + x->mod + m * MCOLS;
+    i64 depth = M[M_P], w = M[M_P + 1];
+    i64 n = M[M_S], h = M[M_S + 1];
+    i64 *in = x->rin[m], *out = x->rout[m];
+    i64 mem = x->mem + M[M_MEMB];
+    int can_in = avail_r(in, now), can_out = room_r(out, now);
     if (n == 0) {
         if (!can_in) return STARVED;
         if (can_out) { /* fall through */
-            pop(x, c_in, now, x->scr);
-            push(x, c_out, now, x->scr);
+            pop_r(x, in, now, x->scr);
+            push_r(x, out, now, x->scr);
             return BUSY;
         }
-        pop(x, c_in, now, mem + h * w);
-        MP(m, M_S) = 1;
+        pop_r(x, in, now, mem + h * w);
+        M[M_S] = 1;
         return BUSY;
     }
     int fired = 0;
     if (can_out) {
-        push(x, c_out, now, mem + h * w);
+        push_r(x, out, now, mem + h * w);
         h += 1;
         if (h == depth) h = 0;
         n -= 1;
@@ -234,12 +265,12 @@ INLINE int fifo(const Ctx *x, i64 m, i64 now) {
     if (n < depth && can_in) { /* a slot freed this cycle is reusable (SRL FIFO) */
         i64 slot = h + n;
         if (slot >= depth) slot -= depth;
-        pop(x, c_in, now, mem + slot * w);
+        pop_r(x, in, now, mem + slot * w);
         n += 1;
         fired = 1;
     }
-    MP(m, M_S) = n;
-    MP(m, M_S + 1) = h;
+    M[M_S] = n;
+    M[M_S + 1] = h;
     return fired ? BUSY : BLOCKED;
 }
 
@@ -247,15 +278,16 @@ INLINE int fifo(const Ctx *x, i64 m, i64 now) {
  * sends to the PEs, at PE firing n, element n + s of the lane (s = (x - r)/k; placeholders outside the
  * tile). */
 INLINE int tap(const Ctx *x, i64 m, i64 now) {
-    i64 s = MP(m, M_P), v = MP(m, M_P + 1), c_next = MP(m, M_P + 3);
-    i64 recv = MP(m, M_S), sent = MP(m, M_S + 1);
+    i64 *M = x->I + x->mod + m * MCOLS;
+    i64 s = M[M_P], v = M[M_P + 1];
+    i64 recv = M[M_S], sent = M[M_S + 1];
     if (recv >= v && sent >= v) {
-        if (MP(m, M_S + 2) + 1 >= MP(m, M_P + 4)) return FINISHED;
-        MP(m, M_S + 2) += 1;
+        if (M[M_S + 2] + 1 >= M[M_P + 4]) return FINISHED;
+        M[M_S + 2] += 1;
         recv = 0;
         sent = 0;
-        MP(m, M_S) = 0;
-        MP(m, M_S + 1) = 0;
+        M[M_S] = 0;
+        M[M_S + 1] = 0;
     }
     i64 want = sent + s; /* the lane element the PEs take next from this tap */
     i64 scr = x->scr;
@@ -265,7 +297,7 @@ INLINE int tap(const Ctx *x, i64 m, i64 now) {
         if (outs_room(x, m, now)) {
             x->F[scr] = 0.0;
             push_all(x, m, now, scr);
-            MP(m, M_S + 1) = sent + 1;
+            M[M_S + 1] = sent + 1;
             return BUSY;
         }
         blocked = 1;
@@ -275,17 +307,23 @@ INLINE int tap(const Ctx *x, i64 m, i64 now) {
     if (emit && blocked) return BLOCKED;
     if (!emit && want < recv && recv <= v - 1 + s)
         return blocked ? BLOCKED : IDLE; /* the PEs still need this element: keep it until they do */
-    i64 c_in = LS(MP(m, M_IN0));
-    if (!avail(x, c_in, now)) return blocked ? BLOCKED : STARVED;
-    if (c_next >= 0 && !room(x, c_next, now)) return BLOCKED;
+    i64 *in = x->rin[m];
+    if (!avail_r(in, now)) return blocked ? BLOCKED : STARVED;
+    i64 *next = x->rout[m]; /* a tap's row: its ``next`` channel, NULL at the chain's end */
+    if (next && !room_r(next, now)) return BLOCKED;
     if (emit && !outs_room(x, m, now)) return BLOCKED;
-    pop(x, c_in, now, scr);
-    if (c_next >= 0) push(x, c_next, now, scr);
-    if (emit) {
-        push_all(x, m, now, scr);
-        MP(m, M_S + 1) = sent + 1;
+    if (x->unit[m]) {
+        double value = pop1_r(x, in, now);
+        if (next) push1_r(x, next, now, value);
+        if (emit)
+            for (i64 i = M[M_OUT0], e = M[M_OUT1]; i < e; i++) push1_r(x, LR(i), now, value);
+    } else {
+        pop_r(x, in, now, scr);
+        if (next) push_r(x, next, now, scr);
+        if (emit) push_all(x, m, now, scr);
     }
-    MP(m, M_S) = recv + 1;
+    if (emit) M[M_S + 1] = sent + 1;
+    M[M_S] = recv + 1;
     return BUSY;
 }
 
@@ -346,7 +384,7 @@ INLINE int window(const Ctx *x, i64 m, i64 now) {
         if (oldest < 0) oldest = 0;
         if (recv + p - oldest <= size && ins_avail(x, m, now)) {
             i64 o = scr;
-            for (i64 i = MP(m, M_IN0), e = MP(m, M_IN1); i < e; i++) o += pop(x, LS(i), now, o);
+            for (i64 i = MP(m, M_IN0), e = MP(m, M_IN1); i < e; i++) o += pop_r(x, LR(i), now, o);
             i64 r = MP(m, M_T + 1); /* ring position of element recv */
             for (i64 j = 0; j < p; j++) {
                 mem[r] = F[scr + j];
@@ -365,9 +403,9 @@ INLINE int pe_retire(const Ctx *x, i64 m, i64 now) {
     i64 lat = MP(m, M_P + 5), w = MP(m, M_P + 7);
     i64 n_pipe = MP(m, M_S + 1), h = MP(m, M_S + 2);
     if (n_pipe == 0 || x->I[x->pipe + MP(m, M_E + 7) + h] > now) return IDLE;
-    i64 c_out = LS(MP(m, M_OUT0));
-    if (!room(x, c_out, now)) return BLOCKED;
-    push(x, c_out, now, x->mem + MP(m, M_MEMB) + h * w);
+    i64 *out = x->rout[m];
+    if (!room_r(out, now)) return BLOCKED;
+    push_r(x, out, now, x->mem + MP(m, M_MEMB) + h * w);
     h += 1;
     MP(m, M_S + 2) = h == lat ? 0 : h;
     MP(m, M_S + 1) = n_pipe - 1;
@@ -393,11 +431,15 @@ static void pe_fire(const Ctx *x, i64 m, i64 now) {
     i64 fired = MP(m, M_S), n_pipe = MP(m, M_S + 1), h = MP(m, M_S + 2);
     i64 scr = x->scr;
     i64 in0 = MP(m, M_IN0), in1 = MP(m, M_IN1);
-    for (i64 i = in0; i < in1; i++) {
-        i64 j = i - in0;
-        i64 got = pop(x, LS(i), now, scr + j * w);
-        if (got == 1)
-            for (i64 e = 1; e < w; e++) F[scr + j * w + e] = F[scr + j * w];
+    if (x->unit[m] && w == 1) {
+        for (i64 i = in0; i < in1; i++) F[scr + i - in0] = pop1_r(x, LR(i), now);
+    } else {
+        for (i64 i = in0; i < in1; i++) {
+            i64 j = i - in0;
+            i64 got = pop_r(x, LR(i), now, scr + j * w);
+            if (got == 1)
+                for (i64 e = 1; e < w; e++) F[scr + j * w + e] = F[scr + j * w];
+        }
     }
     i64 vals = scr + n_ports * w;
     i64 n_tile = MP(m, M_T); /* fired % v, and its point: kept in M_T.. rather than divided out */
@@ -594,15 +636,38 @@ static int list_of(i64 kind) {
  * DONE or DEADLOCK; -1 when memory ran out. */
 void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 trace_from, i64 now0,
          i64 limit, i64 *outcome, Evaluator ev) {
-    const Ctx ctx = {I, F, I[H_MOD], I[H_CH], I[H_LIST], I[H_PIPE], I[H_DEST], I[H_CODE], I[H_PINFO],
-                     I[H_STORE], I[H_MEM], I[H_SCR], I[H_STACK], I[H_TEMPS], I[H_STREAM], I[H_OUT],
-                     I[H_CONST], I[H_PVAL], I[H_MODF], I[H_BW], I[H_OUTX], ev};
-    const Ctx *x = &ctx;
     const i64 n_mod = I[H_NMOD], n_ch = I[H_NCH], n_bank = I[H_NBANK];
     i64 *lists = malloc(sizeof(i64) * (size_t)(n_mod + 1));
-    if (!lists) {
+    i64 n_list = 0;
+    for (i64 m = 0; m < n_mod; m++) {
+        i64 *r = I + I[H_MOD] + m * MCOLS;
+        if (r[M_IN1] > n_list) n_list = r[M_IN1];
+        if (r[M_OUT1] > n_list) n_list = r[M_OUT1];
+    }
+    i64 **rows = malloc(sizeof(i64 *) * (size_t)(2 * n_mod + 2 + n_list + 1));
+    char *unit = malloc((size_t)n_mod + 1);
+    if (!lists || !rows || !unit) {
+        free(lists);
+        free(rows);
+        free(unit);
         outcome[0] = -1;
         return;
+    }
+    const Ctx ctx = {I, F, I[H_MOD], I[H_CH], I[H_LIST], I[H_PIPE], I[H_DEST], I[H_CODE], I[H_PINFO],
+                     I[H_STORE], I[H_MEM], I[H_SCR], I[H_STACK], I[H_TEMPS], I[H_STREAM], I[H_OUT],
+                     I[H_CONST], I[H_PVAL], I[H_MODF], I[H_BW], I[H_OUTX], ev, rows + 2 * n_mod + 2, rows,
+                     rows + n_mod + 1, unit};
+    const Ctx *x = &ctx;
+    for (i64 m = 0; m < n_mod; m++) {
+        rows[m] = MP(m, M_IN1) > MP(m, M_IN0) ? CHR(LS(MP(m, M_IN0))) : NULL;
+        rows[n_mod + 1 + m] = MP(m, M_OUT1) > MP(m, M_OUT0) ? CHR(LS(MP(m, M_OUT0))) : NULL;
+        if (MP(m, M_KIND) == K_TAP) rows[n_mod + 1 + m] = MP(m, M_P + 3) >= 0 ? CHR(MP(m, M_P + 3)) : NULL;
+        for (i64 i = MP(m, M_IN0); i < MP(m, M_IN1); i++) ctx.row[i] = CHR(LS(i));
+        for (i64 i = MP(m, M_OUT0); i < MP(m, M_OUT1); i++) ctx.row[i] = CHR(LS(i));
+        unit[m] = 1;
+        for (i64 i = MP(m, M_IN0); i < MP(m, M_IN1); i++) unit[m] &= CH(LS(i), C_WIDTH) == 1;
+        for (i64 i = MP(m, M_OUT0); i < MP(m, M_OUT1); i++) unit[m] &= CH(LS(i), C_WIDTH) == 1;
+        if (MP(m, M_KIND) == K_TAP && MP(m, M_P + 3) >= 0) unit[m] &= CH(MP(m, M_P + 3), C_WIDTH) == 1;
     }
     i64 start[N_LISTS + 1] = {0};
     for (i64 m = 0; m < n_mod; m++) start[list_of(MP(m, M_KIND)) + 1] += 1;
@@ -645,8 +710,11 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         for (i64 i = start[L_PE]; i < start[L_PE + 1]; i++) {
             i64 m = lists[i];
             int act = pe(x, m, now);
-            /* a result in flight matures with time */
-            if (MP(m, M_S + 1) > 0 && I[x->pipe + MP(m, M_E + 7) + MP(m, M_S + 2)] > now) cy.waiting = 1;
+            /* a result in flight matures with time (asked only while the cycle shows neither progress
+             * nor waiting yet: either keeps the deadlock test from counting the cycle idle) */
+            if (!cy.progress && !cy.waiting && MP(m, M_S + 1) > 0 &&
+                I[x->pipe + MP(m, M_E + 7) + MP(m, M_S + 2)] > now)
+                cy.waiting = 1;
             account(x, &cy, row, m, act);
         }
         firings += cy.firings;
@@ -666,6 +734,8 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         }
     }
     free(lists);
+    free(rows);
+    free(unit);
     outcome[0] = status;
     outcome[1] = now;
     outcome[2] = firings;
