@@ -172,7 +172,7 @@ def codegen_cmd(
       stencilmap codegen examples/jacobi2d.soda --target hls --unroll 2 --out out/jacobi2d_hls --verify
       stencilmap codegen examples/laplace2d.soda --target opencl --iterate 2 --out out/laplace_cl --verify
       stencilmap codegen examples/dag_listing1.json --target opencl --vector 2 --out out/dag_cl --verify --json
-      stencilmap codegen examples/heat3d.json --target opencl --iterate 4 --device stratix10 --devices 2 --out out/heat3d_smi --verify
+      stencilmap codegen examples/dag_listing1.json --target opencl --device stratix10 --partition examples/partitions/dag_listing1.json --out out/dag_smi --verify
     """  # fmt: skip
     from stencilmap.jobs.codegen import CodegenConfig, codegen
 

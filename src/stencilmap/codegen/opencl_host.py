@@ -38,10 +38,10 @@ def host(
     w.line("#include <vector>")
     w.line()
     if smi_kernels:
-        w.line("// The SMI kernels take this rank's communicator from SMI's host runtime (its code generator's")
-        w.line("// SmiInit for this program and routing tables): build with -DSM_SMI_COMM_INIT=... giving it.")
+        w.line("// SMI kernels take this rank's SMI_Comm from SMI's host runtime (SmiInit of SMI's code")
+        w.line("// generator for this program, with its routing tables): define SM_SMI_COMM_INIT to give it.")
         w.line("#if !defined(SM_SMI_COMM_INIT)")
-        w.line('#error "define SM_SMI_COMM_INIT(rank, program, ctx, device): the SMI_Comm of SMI\'s host runtime"')
+        w.line('#error "define SM_SMI_COMM_INIT(rank, program, ctx, device) as SMI\'s host initialisation"')
         w.line("#endif")
     w.line(
         '#define CHECK(x) do { cl_int e_ = (x); if (e_ != CL_SUCCESS) { std::fprintf(stderr, "%s: %d\\n", #x, e_); return 1; } } while (0)'
@@ -90,15 +90,7 @@ def host(
                 w.line("cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);")
                 w.line("CHECK(clEnqueueTask(q, k, 0, nullptr, nullptr));")
                 w.line("queues.push_back(q); launched.push_back(k); }")
-        if smi_kernels:
-            w.line(f"SMI_Comm comm = SM_SMI_COMM_INIT({rank}, program, ctx, device);")
-        for k in smi_kernels or []:
-            w.line(f'{{ cl_kernel k = clCreateKernel(program, "{k}", &err); CHECK(err);')
-            with w.indent():
-                w.line("CHECK(clSetKernelArg(k, 0, sizeof(SMI_Comm), &comm));")
-                w.line("cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);")
-                w.line("CHECK(clEnqueueTask(q, k, 0, nullptr, nullptr));")
-                w.line("queues.push_back(q); launched.push_back(k); }")
+        _launch_smi(w, smi_kernels or [], rank)
         w.line("for (cl_command_queue q : queues) CHECK(clFinish(q));")
         for p in ports:
             if p.direction == "out":
@@ -180,8 +172,24 @@ Build on a board (needs the Intel FPGA SDK for OpenCL):
 """
 
 
+def _launch_smi(w: Writer, kernels: list[str], rank: int) -> None:
+    """Launch device ``rank``'s SMI endpoint kernels, each with the rank's communicator."""
+    if kernels:
+        w.line(f"SMI_Comm comm = SM_SMI_COMM_INIT({rank}, program, ctx, device);")
+    for k in kernels:
+        w.line(f'{{ cl_kernel k = clCreateKernel(program, "{k}", &err); CHECK(err);')
+        with w.indent():
+            w.line("CHECK(clSetKernelArg(k, 0, sizeof(SMI_Comm), &comm));")
+            w.line("cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);")
+            w.line("CHECK(clEnqueueTask(q, k, 0, nullptr, nullptr));")
+            w.line("queues.push_back(q); launched.push_back(k); }")
+
+
 def _serves(kernel: str, p: Port) -> bool:
     """Whether memory kernel ``kernel`` (``read_<field>`` / ``write_<field>``, on a partitioned design's
     device ``_d<N>`` after it) takes port ``p``."""
     base = re.sub(r"_d[0-9]+$", "", kernel)
-    return kernel.endswith(identifier(p.field)) or base == f"{'read' if p.direction == 'in' else 'write'}_{identifier(p.field)}"
+    return (
+        kernel.endswith(identifier(p.field))
+        or base == f"{'read' if p.direction == 'in' else 'write'}_{identifier(p.field)}"
+    )

@@ -45,7 +45,13 @@ def module_devices(design: Design) -> dict[str, int]:
             else:
                 feeders = design.inputs_of(m.name)
                 src = design.module(feeders[0].src) if feeders else None
-                on[m.name] = 0 if src is None else _int(src.param("dst_device")) if src.kind == "network" else device_of(src)
+                on[m.name] = (
+                    0
+                    if src is None
+                    else _int(src.param("dst_device"))
+                    if src.kind == "network"
+                    else device_of(src)
+                )
         return on[m.name]  # fmt: skip
 
     for m in design.modules:
@@ -149,7 +155,9 @@ def _emulation_main(
     design: Design, devices: list[tuple[Layout, ChannelEmitter, tuple[Port, ...]]], ports: tuple[Port, ...]
 ) -> str:
     w = Writer()
-    w.line(f"// Emulation of the {len(devices)} devices' channel kernels with g++ (stencilmap): every kernel a")
+    w.line(
+        f"// Emulation of the {len(devices)} devices' channel kernels with g++ (stencilmap): every kernel a"
+    )
     w.line("// thread, every SMI port a bounded FIFO (smi_emulation.h, a stand-in for SMI).")
     w.line("// Usage: emulate DATA_DIR OUT_DIR (raw little-endian <field>.bin files in and out).")
     w.line("#define SM_EMULATION")
@@ -163,13 +171,7 @@ def _emulation_main(
     mods0 = devices[0][1]
     with w.block("int main(int argc, char** argv)"):
         emulation_inputs(w, ports, mods0)
-        for m, port in smi_ports(design).items():
-            net = design.module(m)
-            c = design.inputs_of(m)[0]
-            count = len(devices[0][0].tiles) * devices[0][0].tokens * c.width
-            depth = _int(net.param("depth")) * c.width
-            src, dst = _int(net.param("src_device")), _int(net.param("dst_device"))
-            w.line(f'sm_smi_connect({port}, {src}, {dst}, {smi_type(c.dtype)}, {count}L, "{m}", {depth});')
+        _connect(w, design, devices[0][0])
         for d in range(len(devices)):
             w.line(f"const SMI_Comm comm{d} = {{{d}, {len(devices)}}};")
         w.line("sm_run_kernels({")
@@ -181,6 +183,17 @@ def _emulation_main(
         w.line("});")
         emulation_outputs(w, ports, mods0)
     return w.text()
+
+
+def _connect(w: Writer, design: Design, lay: Layout) -> None:
+    """The emulation's SMI ports: one per cut stream, a FIFO of the network module's depth (beats of W
+    elements), carrying every beat of every tile."""
+    for name, port in smi_ports(design).items():
+        net, c = design.module(name), design.inputs_of(name)[0]
+        count = len(lay.tiles) * lay.tokens * c.width
+        depth = _int(net.param("depth")) * c.width
+        src, dst = _int(net.param("src_device")), _int(net.param("dst_device"))
+        w.line(f'sm_smi_connect({port}, {src}, {dst}, {smi_type(c.dtype)}, {count}L, "{name}", {depth});')
 
 
 def _makefile(top: str, n: int) -> str:
