@@ -100,5 +100,8 @@ def test_split_builds_simulates_and_estimates_over_devices(tmp_path: Path) -> No
     assert report.partition is not None and report.partition.streams_cut == 1
     with pytest.raises(sm.Error, match="give devices or partition, not both"):
         sm.split(prog, "stratix10", devices=2, partition=[["T1"]])
-    with pytest.raises(sm.Error, match="spans several devices"):
-        sm.codegen(split.design, "opencl", tmp_path / "code")
+    code = sm.codegen(split.design, "opencl", tmp_path / "code", verify=True)  # one folder per device
+    assert code.verification is not None and code.verification.valid
+    assert {"device0/kernel.cl", "device1/kernel.cl"} <= set(code.files)
+    with pytest.raises(sm.Error, match="needs target opencl"):
+        sm.codegen(split.design, "hls", tmp_path / "hls")

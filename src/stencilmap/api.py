@@ -434,7 +434,9 @@ def codegen(
 ) -> CodegenReport:
     """Write ``target``'s code (``hls``, ``opencl``) for ``design`` into ``out_dir`` (all files or none),
     with the input data its host reads; ``verify`` runs it here (C simulation, PoCL or the channel
-    emulation) and compares it with the reference. ``program``: the design's (``build`` remembers it)."""
+    emulation) and compares it with the reference. ``program``: the design's (``build`` remembers it).
+    A StencilFlow design split over devices (``build(..., devices=N)``) takes ``opencl``: a folder per
+    device joined by SMI channels, verified in one emulation of all devices."""
     from stencilmap.jobs.codegen import write_code
 
     prog = program if program is not None else design.program

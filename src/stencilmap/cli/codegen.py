@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from stencilmap.cli.common import fuse_option, fused_line, parse_inputs, parse_shape, user_errors, warn
+from stencilmap.cli.common import (
+    fuse_option,
+    fused_line,
+    parse_inputs,
+    parse_shape,
+    partition_options,
+    user_errors,
+    warn,
+)
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.jobs.codegen import CodegenReport
@@ -124,6 +132,7 @@ def _print(report: CodegenReport) -> None:
     help="Compile --verify against these hls_stream.h / ap_int.h (e.g. $XILINX_HLS/include).",
 )  # fmt: skip
 @fuse_option
+@partition_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @user_errors
 def codegen_cmd(
@@ -143,12 +152,18 @@ def codegen_cmd(
     verify: bool,
     hls_include: Path | None,
     fuse: bool,
+    devices: int | None,
+    partition_file: Path | None,
     as_json: bool,
 ) -> None:
     """Generate vendor code for PROGRAM's design: Vitis HLS C++ (soda, stencilflow, pcm designs) or
     Intel FPGA OpenCL (pcm, stencilflow designs), with host program, Makefile and README. With --verify,
     run it here — HLS as a g++ C simulation, a PCM kernel on PoCL, StencilFlow channels in a threaded
     emulation — and compare with the reference; outputs go to DIR/csim/<output>.npy.
+
+    With --devices N / --partition FILE (a stencilflow design, --target opencl, a --device whose file
+    gives its network) the design is split over devices: DIR/deviceN/ holds each device's kernels, cut
+    streams become SMI send/receive kernels, and --verify runs all devices in one emulation (SMI stand-in).
 
     Exit status: 0 written (and valid); 1 mismatch or deadlock; 2 bad input.
 
@@ -157,12 +172,14 @@ def codegen_cmd(
       stencilmap codegen examples/jacobi2d.soda --target hls --unroll 2 --out out/jacobi2d_hls --verify
       stencilmap codegen examples/laplace2d.soda --target opencl --iterate 2 --out out/laplace_cl --verify
       stencilmap codegen examples/dag_listing1.json --target opencl --vector 2 --out out/dag_cl --verify --json
+      stencilmap codegen examples/dag_listing1.json --target opencl --device stratix10 --partition examples/partitions/dag_listing1.json --out out/dag_smi --verify
     """  # fmt: skip
     from stencilmap.jobs.codegen import CodegenConfig, codegen
 
     config = CodegenConfig(
         program, target, out_dir, arch, unroll, iterate, vector, tile, shape, device, inputs, seed, verify,
-        hls_include, "min" if delay_buffers == "min" else "computed", fuse=fuse,
+        hls_include, "min" if delay_buffers == "min" else "computed", fuse=fuse, devices=devices,
+        partition=partition_file,
     )  # fmt: skip
     report = codegen(config)
     warn(report.program.warnings)

@@ -1,6 +1,7 @@
 """Target ``opencl``: Intel FPGA OpenCL of a PCM design (one single-work-item kernel, ``opencl_pcm``)
-or of a StencilFlow design (one kernel per module joined by channels, ``opencl_channels``), with an
-OpenCL host program, a Makefile for ``aoc`` and a README.
+or of a StencilFlow design (one kernel per module joined by channels, ``opencl_channels``; split over
+devices: one folder per device joined by SMI, ``opencl_smi``), with an OpenCL host program, a Makefile
+for ``aoc`` and a README.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from stencilmap.program.ir import Program
 
 @register("opencl", ("pcm", "stencilflow"))
 def emit_opencl(design: Design, program: Program, values: Values) -> Generated:
+    if design.arch == "stencilflow" and design.count("network"):
+        from stencilmap.codegen.opencl_smi import emit_partitioned
+
+        return emit_partitioned(design, program, values)
     if design.arch == "stencilflow":
         from stencilmap.codegen.opencl_channels import emit_channels
 

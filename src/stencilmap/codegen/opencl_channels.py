@@ -25,6 +25,7 @@ from stencilmap.codegen.opencl_pcm import PRELUDE
 from stencilmap.codegen.registry import Generated, Port, Values
 from stencilmap.codegen.writer import Writer
 from stencilmap.design.ir import Channel, Design, Module
+from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 
 
@@ -41,7 +42,33 @@ class ChannelEmitter(ModuleEmitter):
 
     def emit(self, w: Writer, m: Module) -> None:
         self.current = m
-        super().emit(w, m)
+        if m.kind == "network":
+            self.smi_endpoint(w, m)
+        else:
+            super().emit(w, m)
+
+    def smi_endpoint(self, w: Writer, m: Module) -> None:
+        """One end of a cut stream (StencilFlow §VI-B): ``opencl_smi`` gives the device's ``network``
+        module an ``smi_role`` (send: it pops the stream; receive: it pushes it), its ``smi_port`` and
+        the ``smi_peer`` rank. SMI moves scalars: a W-wide beat goes as W elements, in order."""
+        role, port, peer = str(m.param("smi_role")), m.param("smi_port"), m.param("smi_peer")
+        send = role == "send"
+        c = (self.lay.ins(m) if send else self.lay.outs(m))[0]
+        count = len(self.lay.tiles) * self.lay.tokens * c.width
+        w.line(f"// {m.name}: SMI {role} {'to' if send else 'from'} device {peer}, port {port}")
+        opened = "SMI_Open_send_channel" if send else "SMI_Open_receive_channel"
+        with w.block(f"__kernel SM_SINGLE_WORK_ITEM void {self.names[m.name]}(SMI_Comm comm)"):
+            w.line(f"SMI_Channel chan = {opened}({count}, {smi_type(c.dtype)}, {peer}, {port}, comm);")
+            with w.block(f"for (long n = 0; n < {self.total()}; ++n)"):
+                w.line(f"{self.stype(c)} x;")
+                if send:
+                    w.line(f"x = {self.rd(0)};")
+                elems = ["x"] if c.width == 1 else [f"x.v[{e}]" for e in range(c.width)]
+                for x in elems:
+                    w.line(f"{'SMI_Push' if send else 'SMI_Pop'}(&chan, &{x});")
+                if not send:
+                    w.line(self.wr(0, "x") + ";")
+        w.line()
 
     def stype(self, c: Channel) -> str:
         if c.width == 1:
@@ -113,36 +140,28 @@ class ChannelEmitter(ModuleEmitter):
         return f"__kernel SM_AUTORUN void {name}(void)"
 
 
+#: SMI's scalar types (``SMI_Datatype``) of the program's dtypes; SMI has no 64-bit integers.
+SMI_TYPES = {
+    "bool": "SMI_CHAR", "int8": "SMI_CHAR", "uint8": "SMI_CHAR", "int16": "SMI_SHORT", "uint16": "SMI_SHORT",
+    "int32": "SMI_INT", "uint32": "SMI_INT", "float32": "SMI_FLOAT", "float64": "SMI_DOUBLE",
+}  # fmt: skip
+
+
+def smi_type(dtype: str) -> str:
+    """The ``SMI_Datatype`` a stream of ``dtype`` travels as (same size: SMI copies the bits)."""
+    c = concrete(dtype)
+    if c not in SMI_TYPES:
+        raise StencilmapError(f"a {c} stream cannot cross devices: SMI has no {c} type")
+    return SMI_TYPES[c]
+
+
 def emit_channels(design: Design, program: Program, values: Values) -> Generated:
     lay = layout(design, program)
     top = f"{identifier(program.name)}_stencilflow"
     ports = ports_of(lay)
-    exprs = ExprEmitter(program, {p.name: values[p.name] for p in program.params}, "opencl")
-    mods = ChannelEmitter(lay, exprs)
-    body = Writer()
-    for m in lay.order():
-        mods.emit(body, m)
-    stencils = mods.stencil_definitions()
-    w = Writer()
-    w.line(f"// {top}: Intel FPGA OpenCL of the StencilFlow design '{design.name}' (stencilmap).")
-    w.line("// Structure: StencilFlow §IV/§VI-A — one kernel per module (readers, writers, broadcasts, delay")
-    w.line("// buffers, each stencil unit's internal buffers and PE), channels with the design's depths.")
-    w.line(f"// Design parameters: {', '.join(f'{k}={v}' for k, v in design.parameters)}")
-    w.lines_of(PRELUDE)
-    w.line()
-    for dtype, width in sorted(mods.vectors):
-        w.line(f"typedef struct {{ {mods.ct(dtype)} v[{width}]; }} sm_vec_{SUFFIX[dtype]}_{width};")
-    w.line()
-    _channels(w, lay, mods)
-    w.line()
-    w.lines_of(helpers_text(exprs.helpers, "opencl"))
-    w.line()
-    w.lines_of(stencils)
-    w.line()
-    for text in body.lines:
-        w.line(text)
+    text, mods = channel_kernel(lay, values, top)
     files = {
-        "kernel.cl": w.text(),
+        "kernel.cl": text,
         "opencl_emulation.h": support_file("opencl_emulation.h"),
         "emulate.cpp": _emulation_main(lay, mods, ports),
         "host.cpp": opencl_host.host(
@@ -156,8 +175,49 @@ def emit_channels(design: Design, program: Program, values: Values) -> Generated
     }
     return Generated(
         "opencl", tuple(sorted(files.items())), top, ports, "csim", sources=("emulate.cpp",), include_dirs=(".",),
-        flags=("-std=c++17", "-O1", "-pthread"),  # -O1: the shift registers move memory every step
+        flags=EMULATION_FLAGS,
     )  # fmt: skip
+
+
+#: g++ flags of the channel emulation (-O1: the shift registers move memory every step).
+EMULATION_FLAGS = ("-std=c++17", "-O1", "-pthread")
+
+
+def channel_kernel(lay: Layout, values: Values, top: str) -> tuple[str, ChannelEmitter]:
+    """The ``kernel.cl`` of ``lay``'s design (one device's modules; its ``network`` modules become SMI
+    endpoints) and the emitter that wrote it (its kernel names and types)."""
+    design, program = lay.design, lay.program
+    exprs = ExprEmitter(program, {p.name: values[p.name] for p in program.params}, "opencl")
+    mods = ChannelEmitter(lay, exprs)
+    body = Writer()
+    for m in lay.order():
+        mods.emit(body, m)
+    stencils = mods.stencil_definitions()
+    w = Writer()
+    w.line(f"// {top}: Intel FPGA OpenCL of the StencilFlow design '{design.name}' (stencilmap).")
+    w.line("// Structure: StencilFlow §IV/§VI-A — one kernel per module (readers, writers, broadcasts, delay")
+    w.line("// buffers, each stencil unit's internal buffers and PE), channels with the design's depths.")
+    if design.count("network"):
+        w.line("// Streams to and from other devices: SMI send/receive kernels (StencilFlow §VI-B).")
+    w.line(f"// Design parameters: {', '.join(f'{k}={v}' for k, v in design.parameters)}")
+    w.lines_of(PRELUDE)
+    if design.count("network"):
+        w.line("#if !defined(SM_EMULATION)")
+        w.line("#include <smi.h>  // the Streaming Message Interface (SMI_Comm, SMI_Push, SMI_Pop)")
+        w.line("#endif")
+    w.line()
+    for dtype, width in sorted(mods.vectors):
+        w.line(f"typedef struct {{ {mods.ct(dtype)} v[{width}]; }} sm_vec_{SUFFIX[dtype]}_{width};")
+    w.line()
+    _channels(w, lay, mods)
+    w.line()
+    w.lines_of(helpers_text(exprs.helpers, "opencl"))
+    w.line()
+    w.lines_of(stencils)
+    w.line()
+    for text in body.lines:
+        w.line(text)
+    return w.text(), mods
 
 
 def _channels(w: Writer, lay: Layout, mods: ChannelEmitter) -> None:
@@ -186,39 +246,49 @@ def _emulation_main(lay: Layout, mods: ChannelEmitter, ports: tuple[Port, ...]) 
     w.line('#include "kernel.cl"')
     w.line()
     with w.block("int main(int argc, char** argv)"):
-        w.line('if (argc != 3) { std::fprintf(stderr, "usage: %s DATA_DIR OUT_DIR\\n", argv[0]); return 2; }')
-        w.line("const std::string in_dir = argv[1], out_dir = argv[2];")
-        for p in ports:
-            t = mods.ct(storage(p.dtype))
-            name = f"{p.direction}_{identifier(p.field)}"
-            w.line(f"std::vector<{t}> {name}({p.elements});")
-            if p.direction == "in":
-                with w.block(""):
-                    w.line(f'FILE* f = std::fopen((in_dir + "/{p.field}.bin").c_str(), "rb");')
-                    w.line(
-                        f"if (!f || std::fread({name}.data(), sizeof({t}), {p.elements}, f) != {p.elements}) return 1;"
-                    )
-                    w.line("std::fclose(f);")
+        emulation_inputs(w, ports, mods)
         w.line("sm_run_kernels({")
         with w.indent():
             for m in lay.order():
-                call = mods.names[m.name]
-                if m.kind in ("reader", "writer"):
-                    arg = (
-                        f"{'in' if m.kind == 'reader' else 'out'}_{identifier(str(m.param('field')))}.data()"
-                    )
-                    w.line(f'{{"{m.name}", [&]() {{ {call}({arg}); }}}},')
-                else:
-                    w.line(f'{{"{m.name}", [&]() {{ {call}(); }}}},')
+                w.line(f'{{"{m.name}", [&]() {{ {mods.names[m.name]}({kernel_argument(m)}); }}}},')
         w.line("});")
-        for p in ports:
-            if p.direction == "out":
-                t = mods.ct(storage(p.dtype))
-                with w.block(""):
-                    w.line(f'FILE* f = std::fopen((out_dir + "/{p.field}.bin").c_str(), "wb");')
-                    w.line(
-                        f"if (!f || std::fwrite(out_{identifier(p.field)}.data(), sizeof({t}), {p.elements}, f) != {p.elements}) return 1;"
-                    )
-                    w.line("std::fclose(f);")
-        w.line("return 0;")
+        emulation_outputs(w, ports, mods)
     return w.text()
+
+
+def kernel_argument(m: Module, comm: str = "") -> str:
+    """What the emulation passes a kernel: a reader's / writer's host array, an SMI endpoint's ``comm``."""
+    if m.kind in ("reader", "writer"):
+        return f"{'in' if m.kind == 'reader' else 'out'}_{identifier(str(m.param('field')))}.data()"
+    return comm if m.kind == "network" else ""
+
+
+def emulation_inputs(w: Writer, ports: tuple[Port, ...], mods: ChannelEmitter) -> None:
+    """The emulation's usage check, and a host array per port (inputs read from DATA_DIR)."""
+    w.line('if (argc != 3) { std::fprintf(stderr, "usage: %s DATA_DIR OUT_DIR\\n", argv[0]); return 2; }')
+    w.line("const std::string in_dir = argv[1], out_dir = argv[2];")
+    for p in ports:
+        t = mods.ct(storage(p.dtype))
+        name = f"{p.direction}_{identifier(p.field)}"
+        w.line(f"std::vector<{t}> {name}({p.elements});")
+        if p.direction == "in":
+            with w.block(""):
+                w.line(f'FILE* f = std::fopen((in_dir + "/{p.field}.bin").c_str(), "rb");')
+                w.line(
+                    f"if (!f || std::fread({name}.data(), sizeof({t}), {p.elements}, f) != {p.elements}) return 1;"
+                )
+                w.line("std::fclose(f);")
+
+
+def emulation_outputs(w: Writer, ports: tuple[Port, ...], mods: ChannelEmitter) -> None:
+    """The emulation's outputs written to OUT_DIR, and its exit."""
+    for p in ports:
+        if p.direction == "out":
+            t = mods.ct(storage(p.dtype))
+            with w.block(""):
+                w.line(f'FILE* f = std::fopen((out_dir + "/{p.field}.bin").c_str(), "wb");')
+                w.line(
+                    f"if (!f || std::fwrite(out_{identifier(p.field)}.data(), sizeof({t}), {p.elements}, f) != {p.elements}) return 1;"
+                )
+                w.line("std::fclose(f);")
+    w.line("return 0;")

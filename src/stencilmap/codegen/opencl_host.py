@@ -6,6 +6,8 @@ The host reads ``<field>.bin`` inputs (raw little-endian C order, bool as one by
 
 from __future__ import annotations
 
+import re
+
 from stencilmap.codegen.ctypes_ import bits
 from stencilmap.codegen.layout import identifier
 from stencilmap.codegen.registry import Port
@@ -14,9 +16,17 @@ from stencilmap.design.ir import Design
 from stencilmap.program.ir import Program
 
 
-def host(top: str, ports: tuple[Port, ...], kernels: list[str], aocx: str) -> str:
+def host(
+    top: str,
+    ports: tuple[Port, ...],
+    kernels: list[str],
+    aocx: str,
+    smi_kernels: list[str] | None = None,
+    rank: int = 0,
+) -> str:
     """``host KERNEL.aocx DATA_DIR OUT_DIR``; ``kernels``: "kernel" for the one kernel ``top``, else the
-    names of the memory kernels to launch (autorun kernels start by themselves)."""
+    names of the memory kernels to launch (autorun kernels start by themselves); ``smi_kernels``: the
+    SMI endpoints of device ``rank`` of a partitioned design, launched with its ``SMI_Comm``."""
     w = Writer()
     w.line(f"// OpenCL host of {top} for an Intel FPGA board (stencilmap).")
     w.line("// Usage: host KERNEL.aocx DATA_DIR OUT_DIR (raw little-endian <field>.bin files).")
@@ -27,6 +37,12 @@ def host(top: str, ports: tuple[Port, ...], kernels: list[str], aocx: str) -> st
     w.line("#include <string>")
     w.line("#include <vector>")
     w.line()
+    if smi_kernels:
+        w.line("// SMI kernels take this rank's SMI_Comm from SMI's host runtime (SmiInit of SMI's code")
+        w.line("// generator for this program, with its routing tables): define SM_SMI_COMM_INIT to give it.")
+        w.line("#if !defined(SM_SMI_COMM_INIT)")
+        w.line('#error "define SM_SMI_COMM_INIT(rank, program, ctx, device) as SMI\'s host initialisation"')
+        w.line("#endif")
     w.line(
         '#define CHECK(x) do { cl_int e_ = (x); if (e_ != CL_SUCCESS) { std::fprintf(stderr, "%s: %d\\n", #x, e_); return 1; } } while (0)'
     )
@@ -66,7 +82,7 @@ def host(top: str, ports: tuple[Port, ...], kernels: list[str], aocx: str) -> st
             kname = top if k == "kernel" else k
             w.line(f'{{ cl_kernel k = clCreateKernel(program, "{kname}", &err); CHECK(err);')
             with w.indent():
-                args = ports if k == "kernel" else [p for p in ports if k.endswith(identifier(p.field))]
+                args = ports if k == "kernel" else [p for p in ports if _serves(k, p)]
                 for n, p in enumerate(args):
                     w.line(
                         f"CHECK(clSetKernelArg(k, {n}, sizeof(cl_mem), &d_{p.direction}_{identifier(p.field)}));"
@@ -74,6 +90,7 @@ def host(top: str, ports: tuple[Port, ...], kernels: list[str], aocx: str) -> st
                 w.line("cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);")
                 w.line("CHECK(clEnqueueTask(q, k, 0, nullptr, nullptr));")
                 w.line("queues.push_back(q); launched.push_back(k); }")
+        _launch_smi(w, smi_kernels or [], rank)
         w.line("for (cl_command_queue q : queues) CHECK(clFinish(q));")
         for p in ports:
             if p.direction == "out":
@@ -153,3 +170,26 @@ Build on a board (needs the Intel FPGA SDK for OpenCL):
 
 `make emulator` builds for Intel's CPU emulator instead of a board.
 """
+
+
+def _launch_smi(w: Writer, kernels: list[str], rank: int) -> None:
+    """Launch device ``rank``'s SMI endpoint kernels, each with the rank's communicator."""
+    if kernels:
+        w.line(f"SMI_Comm comm = SM_SMI_COMM_INIT({rank}, program, ctx, device);")
+    for k in kernels:
+        w.line(f'{{ cl_kernel k = clCreateKernel(program, "{k}", &err); CHECK(err);')
+        with w.indent():
+            w.line("CHECK(clSetKernelArg(k, 0, sizeof(SMI_Comm), &comm));")
+            w.line("cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);")
+            w.line("CHECK(clEnqueueTask(q, k, 0, nullptr, nullptr));")
+            w.line("queues.push_back(q); launched.push_back(k); }")
+
+
+def _serves(kernel: str, p: Port) -> bool:
+    """Whether memory kernel ``kernel`` (``read_<field>`` / ``write_<field>``, on a partitioned design's
+    device ``_d<N>`` after it) takes port ``p``."""
+    base = re.sub(r"_d[0-9]+$", "", kernel)
+    return (
+        kernel.endswith(identifier(p.field))
+        or base == f"{'read' if p.direction == 'in' else 'write'}_{identifier(p.field)}"
+    )

@@ -27,6 +27,8 @@ from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build, check_options
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, read_npy
+from stencilmap.jobs.partition import PartitionRequest, check_request, partitioned
+from stencilmap.model.devices import load_device
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.sim.validate import Validation, validate
@@ -58,6 +60,8 @@ class CodegenConfig:
     delay_buffers: Literal["computed", "min"] = "computed"
     cache_dir: Path | None = None  # compiled executables, reused across runs (tests)
     fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
+    devices: int | None = None  # StencilFlow split over this many devices of ``device`` (design.partition)
+    partition: Path | None = None  # ... or as this file says
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +107,14 @@ def codegen(config: CodegenConfig) -> CodegenReport:
     program = fusion.program
     arch = config.arch or DEFAULT_ARCH[(config.target, program.format)]
     check_options(arch, _build_config(config))
-    design = build(arch, program, _build_config(config))
+    request = PartitionRequest(config.devices, config.partition)
+    if request.wanted:
+        device = load_device(config.device) if config.device is not None else None
+        check_request(request, arch, device)
+        check_single_device(config.target, True)
+        design = partitioned(program, _build_config(config), arch, device, request).design
+    else:
+        design = build(arch, program, _build_config(config))
     report = publish_code(
         program, design, config.target, values, config.out_dir, config.verify, config.hls_include,
         config.cache_dir,
@@ -124,11 +135,6 @@ def write_code(
     """The job for a design already built (the Python API): ``program`` is the design's shape-bound,
     chained program; ``supplied`` input arrays (the others generated from ``seed``)."""
     target(target_name)
-    if design.count("network"):
-        raise StencilmapError(
-            "the design spans several devices (network channels): code generation emits one device's "
-            "kernels, not SMI networking; generate the single-device design instead"
-        )
     values = make_inputs(program, supplied, seed)
     return publish_code(program, design, target_name, values, out_dir, verify, hls_include)
 
@@ -168,6 +174,7 @@ def stage_code(
     """Emit ``design``'s code and (with ``data``) its input data into the existing ``folder`` and, with
     ``verify``, run it here against the reference (``compile`` stages the code inside its own output
     folder; for grids too large to ship as data it passes only the params' values and ``data=False``)."""
+    check_single_device(target_name, design.count("network") > 0)
     start = time.perf_counter()
     generated = emit(target_name, design, program, values)
     seconds = time.perf_counter() - start
@@ -180,6 +187,15 @@ def stage_code(
     verification = _verify(program, values, generated, folder, hls_include, cache_dir) if verify else None
     files = tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()))
     return CodegenReport(program, design, generated, folder, files, seconds, verification)
+
+
+def check_single_device(target_name: str, several: bool) -> None:
+    """Refuse a design split over devices for a target without networking (only ``opencl`` has SMI)."""
+    if several and target_name != "opencl":
+        raise StencilmapError(
+            f"target '{target_name}' emits one device's kernels: a design split over devices "
+            "(--devices / --partition) needs --target opencl (SMI channels between devices)"
+        )
 
 
 def bind(config: CodegenConfig) -> tuple[Program, dict[str, Array]]:
