@@ -29,35 +29,15 @@ from stencilmap.codegen.opencl_channels import (
 from stencilmap.codegen.registry import Generated, Port, Values
 from stencilmap.codegen.writer import Writer
 from stencilmap.design.ir import Design, Module
+from stencilmap.design.partition import module_devices as design_module_devices
 from stencilmap.program.ir import Program
 
 
 def module_devices(design: Design) -> dict[str, int]:
-    """The device of every module but the network modules (which join two): its ``device`` parameter,
-    else that of what feeds it — the destination device when a network module feeds it."""
-    on: dict[str, int] = {}
-
-    def device_of(m: Module) -> int:
-        if m.name not in on:
-            d = m.param("device")
-            if isinstance(d, int):
-                on[m.name] = d
-            else:
-                feeders = design.inputs_of(m.name)
-                src = design.module(feeders[0].src) if feeders else None
-                on[m.name] = (
-                    0
-                    if src is None
-                    else _int(src.param("dst_device"))
-                    if src.kind == "network"
-                    else device_of(src)
-                )
-        return on[m.name]  # fmt: skip
-
-    for m in design.modules:
-        if m.kind != "network":
-            device_of(m)
-    return on
+    """The device of every module but the network modules (which join two): ``design.partition``'s
+    assignment (a broadcast after a network module is on the receiving device)."""
+    on = design_module_devices(design)
+    return {m.name: on[m.name] for m in design.modules if m.kind != "network"}
 
 
 def devices_of(design: Design) -> int:

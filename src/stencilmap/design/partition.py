@@ -167,8 +167,8 @@ def describe(design: Design, program: Program, device: Device, parts: Parts, cho
 
 
 def module_devices(design: Design) -> dict[str, int]:
-    """The device of every module: its ``device`` parameter, a broadcast's that of what feeds it (0 for
-    a design on one device)."""
+    """The device of every module: its ``device`` parameter, a broadcast's that of what feeds it — the
+    receiving end's when a network module feeds it (0 for a design on one device)."""
     on: dict[str, int] = {}
     for m in design.modules:
         d = m.param("device")
@@ -182,9 +182,14 @@ def module_devices(design: Design) -> dict[str, int]:
 
 def _feeder_device(design: Design, m: Module, on: dict[str, int]) -> int:
     for c in design.inputs_of(m.name):
+        src = design.module(c.src)
+        if src.kind == "network":
+            dst = src.param("dst_device")
+            assert isinstance(dst, int)
+            return dst
         if c.src in on:
             return on[c.src]
-        return _feeder_device(design, design.module(c.src), on)
+        return _feeder_device(design, src, on)
     return 0
 
 
