@@ -4,6 +4,7 @@ device's kernels verified together in one emulation against the reference."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -159,3 +160,17 @@ def test_a_deadlock_across_devices_is_reported(tmp_path: Path, csim_cache: Path)
     )  # fmt: skip
     assert result.exit_code == 1
     assert "INVALID (deadlock)" in result.stdout and "net." in result.stdout
+
+
+def test_json_and_text_report_the_partition(tmp_path: Path) -> None:
+    """`--json` carries the same `partition` object as analyze/estimate/simulate; the text shows its table."""
+    parts = EXAMPLES / "partitions" / "dag_listing1.json"
+    args = [str(EXAMPLES / "dag_listing1.json"), "--target", "opencl", "--device", "stratix10"]
+    args += ["--partition", str(parts)]
+    result = CliRunner().invoke(codegen_cmd, [*args, "--out", str(tmp_path / "j"), "--json"])
+    assert result.exit_code == 0, result.output
+    partition = json.loads(result.output)["partition"]
+    assert partition["chosen"] == "user" and partition["devices"] == len(load_parts(parts))
+    assert partition["streams_cut"] == len(partition["network_channels"]) > 0
+    text = CliRunner().invoke(codegen_cmd, [*args, "--out", str(tmp_path / "t")])
+    assert text.exit_code == 0 and "partition over 2 × stratix10 (user's parts" in text.output

@@ -18,9 +18,11 @@ import click
 from stencilmap.cli.common import (
     fuse_option,
     fused_line,
+    make_console,
     parse_inputs,
     parse_shape,
     partition_options,
+    partition_table,
     user_errors,
     warn,
 )
@@ -45,6 +47,8 @@ def codegen_json(report: CodegenReport) -> dict[str, Any]:
         "files": list(report.files),
         "generate_seconds": report.generate_seconds,
     }
+    if report.partition is not None:
+        out["partition"] = report.partition.to_json()
     if v is not None:
         val = v.validation
         first = val.first_mismatch
@@ -70,6 +74,8 @@ def _print(report: CodegenReport) -> None:
     for f in report.files:
         click.echo(f"  {f}")
     click.echo(f"generated in {report.generate_seconds:.2f} s")
+    if report.partition is not None:
+        make_console().print(partition_table(report.partition))
     v = report.verification
     if v is None:
         return

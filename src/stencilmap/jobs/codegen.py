@@ -24,6 +24,7 @@ from stencilmap.codegen.registry import Generated, emit, target
 from stencilmap.codegen.verify import run_csim, write_data
 from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.ir import Design
+from stencilmap.design.partition import Partition
 from stencilmap.design.registry import BuildConfig, build, check_options
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, read_npy
@@ -89,6 +90,7 @@ class CodegenReport:
     generate_seconds: float
     verification: Verification | None
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
+    partition: Partition | None = None  # --devices / --partition: how the design was split
 
     def moved_to(self, out_dir: Path) -> CodegenReport:
         """The report of the same files after their folder was renamed to ``out_dir``."""
@@ -112,14 +114,15 @@ def codegen(config: CodegenConfig) -> CodegenReport:
         device = load_device(config.device) if config.device is not None else None
         check_request(request, arch, device)
         check_single_device(config.target, True)
-        design = partitioned(program, _build_config(config), arch, device, request).design
+        split = partitioned(program, _build_config(config), arch, device, request)
+        design, partition = split.design, split.partition
     else:
-        design = build(arch, program, _build_config(config))
+        design, partition = build(arch, program, _build_config(config)), None
     report = publish_code(
         program, design, config.target, values, config.out_dir, config.verify, config.hls_include,
         config.cache_dir,
     )  # fmt: skip
-    return replace(report, fused=fusion.fused)
+    return replace(report, fused=fusion.fused, partition=partition)
 
 
 def write_code(
