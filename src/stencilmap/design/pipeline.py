@@ -78,7 +78,7 @@ def build_stencilflow(program: Program, config: BuildConfig) -> Design:
     parameters = params(
         W=w, delay_buffers=config.delay_buffers, shape=shape, devices=len(config.parts or ()) or None
     )
-    pipeline = _Pipeline(program, shape, w, delays, lat, devices, link)
+    pipeline = _Pipeline(program, shape, w, delays, lat, devices, link, config.delay_buffers == "computed")
     return pipeline.build(live, parameters, config.device)
 
 
@@ -100,13 +100,15 @@ def _crosses(e: Edge, devices: dict[str, int]) -> bool:
 
 class _Pipeline:
     def __init__(self, program: Program, shape: tuple[int, ...], w: int, delays: dict[str, int],
-                 lat: OperatorLatencies, devices: dict[str, int], link: NetworkLink) -> None:  # fmt: skip
+                 lat: OperatorLatencies, devices: dict[str, int], link: NetworkLink,
+                 relay: bool) -> None:  # fmt: skip
         self.program, self.shape, self.w, self.delays = program, shape, w, delays
-        self.devices, self.link = devices, link
+        self.devices, self.link, self.relay = devices, link, relay
         self.latency = {s.name: stencil_latency(s, lat) for s in program.stencils}
         self.wiring = Wiring()
         self.streams: dict[tuple[str, int], Stream] = {}  # (node name, device) -> its stream there
         self.crossing: dict[tuple[int, int], int] = {}  # (device a, device b) -> streams from a to b
+        self.relays: dict[tuple[str, int], tuple[Stream, int]] = {}  # replayed input -> last delay, its depth
 
     def build(self, live: LiveGraph, parameters: Params, device: str | None) -> Design:
         sent = {(e.producer, self.devices[e.consumer]) for e in live.graph.edges if _crosses(e, self.devices)}
@@ -153,6 +155,26 @@ class _Pipeline:
         self.wiring.feed(src, Sink(net))
         return Stream(net, "out", self.w, src.dtype)
 
+    def relayed(self, e: Edge) -> bool:
+        """Whether edge ``e`` carries an input no output feeds (FDTD's C1–C4), read by every chained copy
+        (not with ``delay_buffers="min"``: that design keeps one under-sized line per edge, Fig. 4)."""
+        fed = {i for i, _ in self.program.feeds()}
+        replayed = self.program.input(e.producer) is not None and e.producer not in fed
+        return self.relay and self.program.iterate > 1 and replayed
+
+    def source(self, e: Edge, device: int) -> tuple[Stream, int]:
+        """The stream edge ``e`` is fed from and the delay (elements) still to add. A replayed input's
+        delay lines are chained copy to copy — copy c's line continues the deepest one before it — so
+        they hold the last copy's delay, linear in q, instead of one line per copy from the reader
+        (quadratic; StencilFlow §IV-B sizes each edge's delay, the sum is what a chain of copies needs)."""
+        depth = self.delays.get(e.key, 0)
+        src = self.stream(e.producer, device)
+        if depth > 0 and self.relayed(e):
+            last, at = self.relays.get((e.producer, device), (src, 0))
+            if depth >= at:
+                return last, depth - at
+        return src, depth
+
     def unit(self, node: Node, edges: tuple[Edge, ...]) -> None:
         """The PE of one stencil copy, fed by an internal buffer (and maybe a delay) per field."""
         st = node.stencil
@@ -173,13 +195,15 @@ class _Pipeline:
             taps = tuple(linearize(a, axes, self.shape) for a in offsets[e.field])
             bp = params(**where, size=sizes[e.field], ports=mine, taps=taps, dtype=dtype)
             buf = self.wiring.add(Module(f"{node.name}.{e.field}.buf", "internal_buffer", bp))
-            sink = Sink(buf)
-            if self.delays.get(e.key, 0) > 0:
-                dp = params(**where, edge=e.key, depth=self.delays[e.key], dtype=dtype)
+            src, depth = self.source(e, here or 0)
+            if depth > 0:
+                dp = params(**where, edge=e.key, depth=depth, dtype=dtype)
                 delay = self.wiring.add(Module(f"{node.name}.{e.field}.delay", "delay", dp))
-                self.wiring.link(Stream(delay, "", self.w, dtype), sink)
-                sink = Sink(delay)
-            self.wiring.feed(self.stream(e.producer, here or 0), sink)
+                self.wiring.feed(src, Sink(delay))
+                src = Stream(delay, "", self.w, dtype)
+                if self.relayed(e):
+                    self.relays[(e.producer, here or 0)] = (src, self.delays[e.key])
+            self.wiring.feed(src, Sink(buf))
             for port in mine:
                 self.wiring.link(Stream(buf, port, self.w, dtype), Sink(pe, port))
         self.streams[(node.name, here or 0)] = Stream(pe, "out", self.w, st.dtype)
