@@ -82,18 +82,6 @@ class _Package(types.ModuleType):
     pass
 
 
-for _name in (
-    "Simulation",
-    "build",
-    "calibrate",
-    "codegen",
-    "compile",
-    "estimate",
-    "explore",
-    "load",
-    "run",
-    "simulate",
-    "split",
-):
+for _name in (n for n in __all__ if n not in ("Error", "__version__")):
     setattr(_Package, _name, _ApiFunction(_name))
 sys.modules[__name__].__class__ = _Package
