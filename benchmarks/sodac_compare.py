@@ -29,12 +29,11 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from table import print_table
 
-from stencilmap.analysis.storage import soda_method_storage
+from stencilmap.analysis.storage import Storage, soda_method_storage
 from stencilmap.design.common import live_graph
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.design.soda import chain_storage
@@ -56,20 +55,9 @@ COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Storage:
-    """Elements in reuse-chain buffers and in the streams between modules."""
-
-    reuse: int
-    streams: int
-
-    @property
-    def total(self) -> int:
-        return self.reuse + self.streams
-
-
 def sodac_storage(kernel_cpp: str) -> Storage:
-    """Reuse buffers and stream depths of one sodac-generated Xilinx HLS kernel (see the module doc)."""
+    """Reuse buffers and stream depths (``Storage.delay``: what sits in streams between modules) of one
+    sodac-generated Xilinx HLS kernel (see the module doc)."""
     per_module = {
         m.group(1): sum(int(n) for n in re.findall(r"_delayed_\d+_buf\[(\d+)\]", m.group(2)))
         for m in re.finditer(r"^void (Module\d+Func)\((.*?)^\} // \1", kernel_cpp, re.S | re.M)
@@ -120,7 +108,7 @@ def main() -> None:
         (
             name,
             str(k),
-            *(f"{n:,}" for n in (s.reuse, m.reuse, s.streams, m.streams, s.total, m.total)),
+            *(f"{n:,}" for n in (s.reuse, m.reuse, s.delay, m.delay, s.total, m.total)),
             f"{m.total / s.total:.2f}",
         )
         for name, k, s, m in rows(args.sodac, args.corpus)

@@ -103,7 +103,10 @@ class _Pipeline:
                  lat: OperatorLatencies, devices: dict[str, int], link: NetworkLink,
                  relay: bool) -> None:  # fmt: skip
         self.program, self.shape, self.w, self.delays = program, shape, w, delays
-        self.devices, self.link, self.relay = devices, link, relay
+        self.devices, self.link = devices, link
+        fed = {i for i, _ in program.feeds()}
+        chained = relay and program.iterate > 1
+        self.replayed = {i.name for i in program.inputs if chained and i.name not in fed}
         self.latency = {s.name: stencil_latency(s, lat) for s in program.stencils}
         self.wiring = Wiring()
         self.streams: dict[tuple[str, int], Stream] = {}  # (node name, device) -> its stream there
@@ -158,9 +161,7 @@ class _Pipeline:
     def relayed(self, e: Edge) -> bool:
         """Whether edge ``e`` carries an input no output feeds (FDTD's C1–C4), read by every chained copy
         (not with ``delay_buffers="min"``: that design keeps one under-sized line per edge, Fig. 4)."""
-        fed = {i for i, _ in self.program.feeds()}
-        replayed = self.program.input(e.producer) is not None and e.producer not in fed
-        return self.relay and self.program.iterate > 1 and replayed
+        return e.producer in self.replayed
 
     def source(self, e: Edge, device: int) -> tuple[Stream, int]:
         """The stream edge ``e`` is fed from and the delay (elements) still to add. A replayed input's

@@ -264,9 +264,18 @@ def load_device(name: str) -> Device:
     wrong, or lists the known names."""
     if is_device_path(name):
         return _device_file(Path(name))
+    if name not in _files():
+        raise StencilmapError(
+            f"unknown device '{name}' (known: {', '.join(sorted(_files()))}; or a PATH.json)"
+        )
+    return _catalog_device(name)
+
+
+@cache
+def _catalog_device(name: str) -> Device:
+    """A catalog device, parsed once per process (package data does not change; a ``Device`` is frozen).
+    A user's PATH.json is read afresh every time."""
     files = _files()
-    if name not in files:
-        raise StencilmapError(f"unknown device '{name}' (known: {', '.join(sorted(files))}; or a PATH.json)")
     where = f"device file {name}.json"
     device = _parse(files[name].read_text(encoding="utf-8"), where)
     if device.name != name:
