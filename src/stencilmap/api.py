@@ -30,11 +30,11 @@ if TYPE_CHECKING:
     from stencilmap.backends.reference import Result
     from stencilmap.design.ir import Design
     from stencilmap.design.partition import Partitioned
+    from stencilmap.device.catalog import Device
     from stencilmap.explore.report import ExploreResult
     from stencilmap.jobs.calibrate import CalibrationReport
     from stencilmap.jobs.codegen import CodegenReport
     from stencilmap.jobs.compile import CompileReport
-    from stencilmap.model.devices import Device
     from stencilmap.model.report import EstimateReport
     from stencilmap.program.ir import Program
     from stencilmap.sim.interface import SimResult
@@ -328,7 +328,7 @@ def _bind(program: str | Path | Program, supplied: Mapping[str, Array]) -> Progr
 
 
 def _device(device: str | Device | None) -> Device | None:
-    from stencilmap.model.devices import load_device
+    from stencilmap.device.catalog import load_device
 
     if device is None or not isinstance(device, str):
         return device

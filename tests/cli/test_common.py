@@ -56,7 +56,7 @@ def test_flat_spells_nested_values_as_dotted_keys() -> None:
 
 def test_devices_through_a_pipe_shows_every_value_whole() -> None:
     """Issue 13 §3: ``stencilmap devices | cat`` showed ``xeon-…`` three times."""
-    from stencilmap.model.devices import device_names
+    from stencilmap.device.catalog import device_names
 
     result = runner.invoke(main, ["devices"])
     assert result.exit_code == 0 and "…" not in result.stdout
@@ -66,7 +66,7 @@ def test_devices_through_a_pipe_shows_every_value_whole() -> None:
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "table"])
 def test_devices_in_every_format(fmt: str) -> None:
-    from stencilmap.model.devices import device_names
+    from stencilmap.device.catalog import device_names
 
     result = runner.invoke(main, ["devices", "--format", fmt])
     assert result.exit_code == 0, result.output

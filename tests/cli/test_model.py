@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from stencilmap.cli.devices import devices_cmd
 from stencilmap.cli.estimate import estimate_cmd
 from stencilmap.cli.roofline import roofline_cmd
-from stencilmap.model.devices import device_names
+from stencilmap.device.catalog import device_names
 from tests.conftest import EXAMPLE_FILES
 
 runner = CliRunner()

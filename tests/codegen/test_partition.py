@@ -16,9 +16,9 @@ from stencilmap.codegen.opencl_smi import device_design, module_devices, smi_por
 from stencilmap.codegen.registry import emit
 from stencilmap.design.partition import load_parts
 from stencilmap.design.registry import BuildConfig
+from stencilmap.device.catalog import load_device
 from stencilmap.jobs.codegen import CodegenConfig, bind, codegen
 from stencilmap.jobs.partition import PartitionRequest, partitioned
-from stencilmap.model.devices import load_device
 from tests.codegen.helpers import SHAPES
 from tests.conftest import EXAMPLES
 

@@ -102,7 +102,7 @@ def _slow_device(tmp_path: Path) -> str:
     import json
     from importlib import resources
 
-    spec = json.loads((resources.files("stencilmap.model") / "devices" / "ku060.json").read_text())
+    spec = json.loads((resources.files("stencilmap.device") / "files" / "ku060.json").read_text())
     spec["latencies"].update(add=19, mul=11)
     path = tmp_path / "slow.json"
     path.write_text(json.dumps(spec))
@@ -158,7 +158,7 @@ def test_banks_a_device_lacks_fold_onto_its_banks() -> None:
     """denoise2d names dram 0, 1, 2; the two-bank ku060 gets its output on bank 0 (2 mod 2), with a note,
     and the model sees two banks, not three full-speed ones."""
     from stencilmap.design.common import on_device_banks
-    from stencilmap.model.devices import load_device
+    from stencilmap.device.catalog import load_device
     from stencilmap.model.timing import design_banks
     from stencilmap.program import load_program
     from stencilmap.program.data import bind_shape

@@ -25,8 +25,8 @@ from stencilmap.design.partition import (
     partition,
 )
 from stencilmap.design.registry import BuildConfig, build
+from stencilmap.device.catalog import Cost, Device, load_device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Cost, Device, load_device
 from stencilmap.program.data import bind_shape
 from stencilmap.program.ir import Program
 from stencilmap.program.load import as_program

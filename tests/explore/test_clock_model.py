@@ -14,7 +14,7 @@ from stencilmap.model.report import EstimateConfig
 from tests.conftest import EXAMPLES
 
 SHAPE = (32768, 4096)
-DE5 = Path(__file__).resolve().parents[2] / "src/stencilmap/model/devices/de5.json"
+DE5 = Path(__file__).resolve().parents[2] / "src/stencilmap/device/files/de5.json"
 
 
 def _steep_de5(tmp_path: Path) -> str:

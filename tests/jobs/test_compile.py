@@ -147,7 +147,7 @@ def test_the_cgra_gets_its_assembly_run_by_its_simulator(tmp_path: Path) -> None
 
 def test_a_device_file_by_path(tmp_path: Path) -> None:
     doc = json.loads(
-        (Path(__file__).resolve().parents[2] / "src/stencilmap/model/devices/ku060.json").read_text()
+        (Path(__file__).resolve().parents[2] / "src/stencilmap/device/files/ku060.json").read_text()
     )
     doc["clock_mhz"] = 300.0
     path = tmp_path / "my_ku060.json"

@@ -10,10 +10,10 @@ import pytest
 
 from stencilmap.design.common import with_iterate
 from stencilmap.design.registry import BuildConfig, build
+from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.jobs.calibrate import CalibrateConfig, calibrate, read_reports
 from stencilmap.model.calibrate import quality
-from stencilmap.model.devices import load_device
 from stencilmap.model.resources import design_resources
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape

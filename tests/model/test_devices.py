@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from stencilmap.analysis.latency import OperatorLatencies
+from stencilmap.device.catalog import device_names, load_device, practical_bandwidth
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import device_names, load_device, practical_bandwidth
 
 REQUIRED = {
     "ku060", "stratix10", "de5", "395-d8", "395-ab", "cgra-tia", "emax", "v100", "p100", "xeon-e5-2690v3",
@@ -88,10 +88,10 @@ def test_unknown_device_lists_the_known_ones() -> None:
 def test_a_device_file_given_by_path_works_where_a_name_does(tmp_path: Path) -> None:
     import json
 
-    from stencilmap.model.devices import load_device
+    from stencilmap.device.catalog import load_device
 
     doc = json.loads(
-        (Path(__file__).resolve().parents[2] / "src/stencilmap/model/devices/ku060.json").read_text()
+        (Path(__file__).resolve().parents[2] / "src/stencilmap/device/files/ku060.json").read_text()
     )
     doc["clock_mhz"] = 300
     path = tmp_path / "ku060_300.json"
@@ -113,7 +113,7 @@ def test_a_device_file_given_by_path_works_where_a_name_does(tmp_path: Path) -> 
 def _catalog_file(name: str) -> dict:  # type: ignore[type-arg]
     import json
 
-    path = Path(__file__).resolve().parents[2] / f"src/stencilmap/model/devices/{name}.json"
+    path = Path(__file__).resolve().parents[2] / f"src/stencilmap/device/files/{name}.json"
     return json.loads(path.read_text())  # type: ignore[no-any-return]
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import load_device
 
-DEVICES = Path(__file__).resolve().parents[2] / "src/stencilmap/model/devices"
+DEVICES = Path(__file__).resolve().parents[2] / "src/stencilmap/device/files"
 
 
 def test_stratix10_has_the_520n_links() -> None:

@@ -18,8 +18,8 @@ import pytest
 from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.cli.estimate import estimate_cmd
 from stencilmap.design.registry import BuildConfig, build
+from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import load_device
 from stencilmap.model.estimate import EstimateConfig, estimate
 from stencilmap.model.performance import opencl_compute_cycles, opencl_latency_cycles
 from stencilmap.model.resources import design_resources, pcm_resources, pe_cost
@@ -302,7 +302,7 @@ def test_clock_model_is_piecewise_linear_and_flat_outside() -> None:
 def test_clock_model_is_validated(tmp_path: Path, model: dict, message: str) -> None:  # type: ignore[type-arg]
     import json
 
-    doc = json.loads(example("../src/stencilmap/model/devices/de5.json").read_text())
+    doc = json.loads(example("../src/stencilmap/device/files/de5.json").read_text())
     doc["clock_model"] = model
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from stencilmap.analysis.halos import program_halo
-from stencilmap.model.devices import load_device
+from stencilmap.device.catalog import load_device
 from stencilmap.model.estimate import EstimateConfig, estimate
 from stencilmap.model.performance import soda_ideal_throughput
 from stencilmap.model.resources import ram_blocks, soda_resources, storage_cost

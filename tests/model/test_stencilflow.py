@@ -18,7 +18,7 @@ import pytest
 from stencilmap.analysis import analyze_program
 from stencilmap.cli.estimate import estimate_cmd
 from stencilmap.cli.roofline import roofline_cmd
-from stencilmap.model.devices import load_device
+from stencilmap.device.catalog import load_device
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape
 from tests.model.helpers import example, run_json, write_json_program

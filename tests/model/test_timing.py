@@ -10,7 +10,7 @@ import pytest
 from stencilmap.analysis.latency import OperatorLatencies, stencil_latency
 from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.design.registry import BuildConfig, build
-from stencilmap.model.devices import load_device
+from stencilmap.device.catalog import load_device
 from stencilmap.model.estimate import EstimateConfig, estimate
 from stencilmap.model.timing import chain_latencies, design_timing, launch_cycles, segment_rate
 from stencilmap.program import load_program

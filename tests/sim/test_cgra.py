@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from stencilmap.backends.reference import run_reference
-from stencilmap.design.cgra import CgraMapping, Queue, map_cgra
+from stencilmap.design.cgra.mapping import CgraMapping, Queue, map_cgra
 from stencilmap.design.registry import BuildConfig
-from stencilmap.model.devices import load_device
+from stencilmap.device.catalog import load_device
 from stencilmap.model.roofline import roofline_of
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs

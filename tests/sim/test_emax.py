@@ -20,8 +20,8 @@ from stencilmap.cli.estimate import estimate_cmd
 from stencilmap.cli.simulate import simulate_cmd
 from stencilmap.design.emax import EmaxMapping, map_emax
 from stencilmap.design.registry import BuildConfig
+from stencilmap.device.catalog import load_device
 from stencilmap.model import emax as model
-from stencilmap.model.devices import load_device
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.sim.emax import EmaxRun, Execution, schedule_states, simulate_emax

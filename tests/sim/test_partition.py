@@ -11,7 +11,7 @@ import pytest
 from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.partition import partition
 from stencilmap.design.registry import BuildConfig
-from stencilmap.model.devices import Device, Network, load_device
+from stencilmap.device.catalog import Device, Network, load_device
 from stencilmap.model.timing import predicted_cycles
 from stencilmap.program.ir import Program
 from tests.conftest import CORPUS_STENCILFLOW, EXAMPLES, corpus_or_skip

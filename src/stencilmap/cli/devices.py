@@ -1,4 +1,4 @@
-"""``stencilmap devices``: the device catalog (``stencilmap.model.devices``) as a table or JSON."""
+"""``stencilmap devices``: the device catalog (``stencilmap.device.catalog``) as a table or JSON."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from stencilmap.cli.common import echo_csv, format_options, make_console, output
 
 
 def devices_json() -> list[dict[str, Any]]:
-    from stencilmap.model.devices import device_names, load_device
+    from stencilmap.device.catalog import device_names, load_device
 
     return [load_device(name).to_json() for name in device_names()]
 
 
 def print_devices(console: Console) -> None:
-    from stencilmap.model.devices import device_names, load_device
+    from stencilmap.device.catalog import device_names, load_device
 
     table = Table(title="device catalog", title_justify="left")
     for col in ("device", "kind", "clock", "DRAM", "peak BW", "E_coef", "practical", "peak fp32", "models"):
@@ -50,7 +50,7 @@ CSV_COLUMNS = (
 
 
 def devices_csv() -> None:
-    from stencilmap.model.devices import device_names, load_device
+    from stencilmap.device.catalog import device_names, load_device
 
     rows = []
     for name in device_names():

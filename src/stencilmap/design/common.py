@@ -88,7 +88,7 @@ def device_latencies(device: str | None) -> OperatorLatencies:
     or a PATH.json), or with no device the default table (``OperatorLatencies.default()``)."""
     if device is None:
         return OperatorLatencies.default()
-    from stencilmap.model.devices import load_device  # the model layer, loaded only when a device is named
+    from stencilmap.device.catalog import load_device  # the model layer, loaded only when a device is named
 
     return load_device(device).operator_latencies()
 

@@ -36,9 +36,9 @@ from typing import Literal
 from stencilmap.design.common import concrete_shape
 from stencilmap.design.ir import Channel, Design, Module, params
 from stencilmap.design.registry import BuildConfig, register
+from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.model import emax as model
-from stencilmap.model.devices import Device, load_device
 from stencilmap.program.dtypes import is_float
 from stencilmap.program.expr import Binary, Cast, Const, Expr, Ref, Unary, Var, refs
 from stencilmap.program.ir import Program, Stencil

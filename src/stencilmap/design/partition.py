@@ -26,8 +26,8 @@ from stencilmap.analysis.intensity import itemsize
 from stencilmap.design.common import LiveGraph, NetworkLink, live_graph, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build
+from stencilmap.device.catalog import Cost, Device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Cost, Device
 from stencilmap.model.resources import ResourceUsage, design_resources
 from stencilmap.program.ir import Program
 

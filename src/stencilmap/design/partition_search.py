@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from stencilmap.design.common import LiveGraph
-from stencilmap.model.devices import Cost, Device
+from stencilmap.device.catalog import Cost, Device
 
 Array = npt.NDArray[np.float64]
 

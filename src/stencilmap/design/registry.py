@@ -105,7 +105,7 @@ def build(name: str, program: Program, config: BuildConfig) -> Design:
 
 def _device_banks(program: Program, device: str) -> tuple[Program, tuple[str, ...]]:
     """The program's banks on the device's (``design.common.on_device_banks``)."""
-    from stencilmap.model.devices import load_device  # the model layer, loaded only when a device is named
+    from stencilmap.device.catalog import load_device  # the model layer, loaded only when a device is named
 
     dev = load_device(device)
     return on_device_banks(program, dev.dram_banks, dev.name)

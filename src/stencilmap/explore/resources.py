@@ -27,7 +27,7 @@ from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.design.common import LINK_DEPTH, live_graph, with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build
-from stencilmap.model.devices import Cost, Device
+from stencilmap.device.catalog import Cost, Device
 from stencilmap.model.resources import design_resources, forwarding_cost, storage_cost
 from stencilmap.program.ir import Program
 

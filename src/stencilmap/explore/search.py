@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from stencilmap.design.common import live_graph
+from stencilmap.device.catalog import Cost
 from stencilmap.errors import StencilmapError
 from stencilmap.explore.evaluate import LaneTimes, lane_times
 from stencilmap.explore.report import Candidate, Cloud, ExploreResult
@@ -34,7 +35,6 @@ from stencilmap.explore.resources import ResourceTable
 from stencilmap.explore.space import ExploreConfig, Space, design_space
 from stencilmap.explore.tables import ArchTables, arch_tables
 from stencilmap.explore.winner import check_winner
-from stencilmap.model.devices import Cost
 from stencilmap.model.resources import pe_cost
 
 Array = npt.NDArray[Any]

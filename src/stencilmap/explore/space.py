@@ -22,8 +22,8 @@ from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.windows import access_sets
 from stencilmap.design.common import DEFAULT_BURST_WIDTH, on_device_banks, with_iterate
+from stencilmap.device.catalog import ClockModel, Device, load_device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import ClockModel, Device, load_device
 from stencilmap.model.estimate import check_clock
 from stencilmap.program import Program
 from stencilmap.program.data import bind_shape

@@ -19,7 +19,7 @@ from stencilmap.program.verify import verify
 from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
-    from stencilmap.design.cgra import CgraMapping
+    from stencilmap.design.cgra.mapping import CgraMapping
     from stencilmap.design.emax import EmaxMapping
     from stencilmap.design.partition import Partition, Partitioned
 
@@ -110,8 +110,8 @@ def _partitioned(
     config: AnalyzeConfig, program: Program, build_config: BuildConfig, arch: str
 ) -> Partitioned | None:
     """``--devices`` / ``--partition``: the design split over devices of ``--device``, else None."""
+    from stencilmap.device.catalog import load_device
     from stencilmap.jobs.partition import PartitionRequest, partitioned
-    from stencilmap.model.devices import load_device
 
     request = PartitionRequest(config.devices, config.partition)
     if not request.wanted:
@@ -131,8 +131,8 @@ def _analyze_cgra(
     fused: tuple[tuple[str, str], ...],
 ) -> AnalyzeReport:
     """The CGRA worker mapping: its assembly (``--asm``) and its DFG coloured by op (``--dot``, §V)."""
-    from stencilmap.design.cgra import map_cgra
-    from stencilmap.design.cgra_text import assembly, cgra_dot
+    from stencilmap.design.cgra.mapping import map_cgra
+    from stencilmap.design.cgra.text import assembly, cgra_dot
 
     mapping = map_cgra(program, build_config)
     texts = [(config.asm, assembly(mapping)), (config.dot, cgra_dot(mapping))]

@@ -22,6 +22,7 @@ from stencilmap.analysis.intensity import itemsize
 from stencilmap.design.common import with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build
+from stencilmap.device.catalog import Cost, Device, device_text, load_device, parse_device
 from stencilmap.errors import Location, StencilmapError
 from stencilmap.model.calibrate import (
     TERM_LABELS,
@@ -32,7 +33,6 @@ from stencilmap.model.calibrate import (
     fitted_resource_model,
     quality,
 )
-from stencilmap.model.devices import Cost, Device, device_text, load_device, parse_device
 from stencilmap.model.resources import COMPUTE, design_resources, forwarding_cost
 from stencilmap.program import Program
 from stencilmap.program.data import bind_shape

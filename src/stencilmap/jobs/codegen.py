@@ -26,10 +26,10 @@ from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.partition import Partition
 from stencilmap.design.registry import BuildConfig, build, check_options
+from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, read_npy
 from stencilmap.jobs.partition import PartitionRequest, check_request, partitioned
-from stencilmap.model.devices import load_device
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.sim.validate import Validation, validate

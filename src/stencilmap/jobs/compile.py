@@ -22,11 +22,11 @@ from typing import Any
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
 from stencilmap.design.ir import Design
+from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.jobs.codegen import publish_folder, stage_folder
 from stencilmap.jobs.compile_flows import Choice, Csim, Flow, SimOutcome, flow_for
 from stencilmap.jobs.compile_report import write_report
-from stencilmap.model.devices import Device, load_device
 from stencilmap.program.data import bind_shape
 from stencilmap.program.ir import Program
 from stencilmap.program.load import as_program

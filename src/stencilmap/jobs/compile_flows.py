@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stencilmap.design.ir import Design
+from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Device
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:

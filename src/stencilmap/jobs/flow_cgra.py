@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from stencilmap.design.common import with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
+from stencilmap.device.catalog import Device
 from stencilmap.jobs.compile_flows import (
     Choice,
     Csim,
@@ -23,12 +24,11 @@ from stencilmap.jobs.compile_flows import (
     validate_outputs,
     verdict,
 )
-from stencilmap.model.devices import Device
 from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:
-    from stencilmap.design.cgra import CgraMapping
+    from stencilmap.design.cgra.mapping import CgraMapping
     from stencilmap.jobs.compile import CompileConfig
 
 
@@ -61,7 +61,7 @@ class CgraFlow:
         return build("cgra", with_iterate(choice.program, choice.q), self._config(choice))
 
     def generate(self, choice: Choice, design: Design | None, folder: Path) -> tuple[str, ...]:
-        from stencilmap.design.cgra_text import assembly, cgra_dot
+        from stencilmap.design.cgra.text import assembly, cgra_dot
 
         mapping = self._mapping(choice, choice.program)
         folder.mkdir(parents=True)
@@ -99,6 +99,6 @@ class CgraFlow:
         return BuildConfig(device=choice.device_ref, workers=int(dict(choice.parameters)["workers"]))
 
     def _mapping(self, choice: Choice, program: Program) -> CgraMapping:
-        from stencilmap.design.cgra import map_cgra
+        from stencilmap.design.cgra.mapping import map_cgra
 
         return map_cgra(with_iterate(program, choice.q), self._config(choice))

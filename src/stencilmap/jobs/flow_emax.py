@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
+from stencilmap.device.catalog import Device
 from stencilmap.jobs.compile_flows import Choice, Csim, Report, SimOutcome, shrink_outer, time_steps, verdict
-from stencilmap.model.devices import Device
 from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from stencilmap.design.common import with_iterate
 from stencilmap.design.ir import Design
+from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
 from stencilmap.jobs.compile_flows import Choice, Csim, Report, SimOutcome, verdict
-from stencilmap.model.devices import Device
 from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 

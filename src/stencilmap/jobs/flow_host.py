@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stencilmap.design.ir import Design
+from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
 from stencilmap.jobs.compile_flows import (
     Choice,
@@ -23,7 +24,6 @@ from stencilmap.jobs.compile_flows import (
     validate_outputs,
     verdict,
 )
-from stencilmap.model.devices import Device
 from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 

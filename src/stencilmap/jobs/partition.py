@@ -12,8 +12,8 @@ from pathlib import Path
 
 from stencilmap.design.partition import Partitioned, Parts, load_parts, partition
 from stencilmap.design.registry import BuildConfig
+from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Device
 from stencilmap.program.ir import Program
 
 

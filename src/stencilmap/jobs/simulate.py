@@ -22,11 +22,11 @@ from stencilmap.backends.reference import run_reference, undefined_value
 from stencilmap.design.common import check_parameters, memory_bank, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build, check_options
+from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file, read_npy
 from stencilmap.jobs.analyze import default_arch
 from stencilmap.jobs.partition import PartitionRequest, partitioned
-from stencilmap.model.devices import Device, load_device
 from stencilmap.model.timing import LANES as TIMED_ARCHS
 from stencilmap.model.timing import memory_rate, pins_banks, predicted_cycles
 from stencilmap.program import Program, load_program
@@ -262,7 +262,7 @@ def _simulate_cgra(
     config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
 ) -> tuple[SimResult, CgraRun, Device]:
     """CGRA worker mappings run on their own simulator (``sim.cgra``): PEs, queues, loads and stores."""
-    from stencilmap.design.cgra import fabric, map_cgra
+    from stencilmap.design.cgra.mapping import fabric, map_cgra
     from stencilmap.model.roofline import roofline_of
     from stencilmap.sim.cgra import simulate_cgra
 

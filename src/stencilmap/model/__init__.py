@@ -4,7 +4,7 @@ Imports ``design``, ``analysis`` and ``program``; nothing imports ``model`` but 
 (``explore``) and the simulator's checks.
 """
 
-from stencilmap.model.devices import Cost, Device, MemoryBlocks, ResourceModel, device_names, load_device
+from stencilmap.device.catalog import Cost, Device, MemoryBlocks, ResourceModel, device_names, load_device
 from stencilmap.model.estimate import estimate
 from stencilmap.model.report import EstimateConfig, EstimateReport
 from stencilmap.model.roofline import RooflineConfig, RooflineReport, roofline, roofline_of

@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from stencilmap.device.catalog import Cost
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Cost
 
 TermName = Literal["base", "compute", "forwarding"]
 TERM_LABELS: dict[str, str] = {

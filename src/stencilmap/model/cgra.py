@@ -19,13 +19,13 @@ from math import ceil
 from typing import TYPE_CHECKING
 
 from stencilmap.analysis.ops import is_constant, stencil_ops
-from stencilmap.model.devices import Device
+from stencilmap.device.catalog import Device
 from stencilmap.program.dtypes import bits
 from stencilmap.program.expr import Binary, Expr, walk
 from stencilmap.program.ir import Program, Stencil
 
 if TYPE_CHECKING:  # design.cgra imports choose_workers from here
-    from stencilmap.design.cgra import CgraMapping
+    from stencilmap.design.cgra.mapping import CgraMapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +154,8 @@ def drain(m: CgraMapping) -> float:
     those points to compute after its source's last one — one a cycle per worker, so chained stages
     (a time-step chain, §IV-like) add up their lags. Shrink reads cancel: their output region ends as
     far before the grid's end."""
-    from stencilmap.design.cgra_plan import places
-    from stencilmap.design.cgra_regions import source
+    from stencilmap.design.cgra.plan import places
+    from stencilmap.design.cgra.regions import source
 
     width = max((b - a for spans in m.spans for a, b in spans), default=1)
     feed = {f: m.stages[k].name for f, k in _feeds(m)}

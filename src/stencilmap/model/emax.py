@@ -21,8 +21,8 @@ from typing import Literal
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.intensity import itemsize
+from stencilmap.device.catalog import Cost
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Cost
 from stencilmap.model.report import EstimateReport, ModelContext, reject_options
 from stencilmap.model.resources import ResourceUsage
 from stencilmap.model.roofline import roofline_of

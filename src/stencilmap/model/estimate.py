@@ -23,9 +23,9 @@ from stencilmap.analysis.halos import program_halo
 from stencilmap.design.common import check_parameters, with_iterate
 from stencilmap.design.ir import Design, ParamValue
 from stencilmap.design.registry import BuildConfig, build
+from stencilmap.device.catalog import Cost, Device, load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.model.cgra import predict
-from stencilmap.model.devices import Cost, Device, load_device
 from stencilmap.model.emax import estimate_emax
 from stencilmap.model.performance import (
     Scenario,
@@ -222,7 +222,7 @@ def _bank_notes(design: Design, program: Program, device: Device) -> tuple[str, 
 def _cgra(ctx: ModelContext) -> EstimateReport:
     """CGRA §III/§IV/§VI: the worker mapping ``design.cgra`` builds (workers, strips, layers) and its
     cycles (``model.cgra.predict``: the busiest reader or writer, or the memory, plus the pipeline)."""
-    from stencilmap.design.cgra import map_cgra
+    from stencilmap.design.cgra.mapping import map_cgra
 
     cfg = ctx.config
     reject_options(ctx, ("vector", cfg.vector))

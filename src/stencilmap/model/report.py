@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from stencilmap.design.ir import ParamValue
 from stencilmap.design.registry import reject_options as refuse
-from stencilmap.model.devices import Device
+from stencilmap.device.catalog import Device
 from stencilmap.model.performance import Scenario, gops
 from stencilmap.model.resources import ResourceUsage
 from stencilmap.model.workload import Workload

@@ -25,8 +25,8 @@ from math import ceil, isfinite
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.ops import is_constant, stencil_ops
 from stencilmap.design.ir import Channel, Design, Module
+from stencilmap.device.catalog import Cost, Device, ResourceModel
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Cost, Device, ResourceModel
 from stencilmap.program.expr import Binary, Cast, Const, Expr, Unary, children, walk
 from stencilmap.program.ir import Program, Stencil
 

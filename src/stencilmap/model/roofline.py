@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.model.cgra import Workers, choose_workers, pes_per_worker
-from stencilmap.model.devices import Device, load_device
 from stencilmap.model.performance import attainable_gops, ridge_intensity
 from stencilmap.model.plot import check_plot_path, write_roofline_plot
 from stencilmap.model.workload import Workload, workload

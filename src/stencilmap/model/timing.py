@@ -43,8 +43,8 @@ from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.analysis.windows import access_sets, strides
 from stencilmap.design.common import LINK_DEPTH, memory_bank, with_iterate
 from stencilmap.design.ir import Design, ParamValue
+from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Device
 from stencilmap.model.performance import Scenario, required_bandwidth
 from stencilmap.model.workload import workload
 from stencilmap.program.ir import Program

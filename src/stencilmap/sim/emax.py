@@ -36,7 +36,7 @@ import numpy.typing as npt
 from numpy.lib.stride_tricks import sliding_window_view
 
 from stencilmap.design.emax import EmaxMapping, Instruction, execution_order
-from stencilmap.model.devices import Device
+from stencilmap.device.catalog import Device
 from stencilmap.model.emax import Timeline, step_timeline
 
 Array = npt.NDArray[Any]

@@ -1,6 +1,6 @@
 """A device of the catalog as frozen dataclasses: ``Device`` (clock, off-chip and on-chip memory, resources,
 operator latencies, archs), its FPGA ``ResourceModel`` and ``ClockModel``, ``MemoryBlocks``, ``Network``
-and the resource amounts ``Cost``. The device files' schema and loading are ``model.devices``."""
+and the resource amounts ``Cost``. The device files' schema and loading are ``device.catalog``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.analysis.latency import OperatorLatencies
+from stencilmap.device.latencies import OperatorLatencies
 from stencilmap.errors import StencilmapError
 
 DeviceKind = Literal["fpga", "cgra", "gpu", "cpu"]

@@ -8,7 +8,7 @@ have room (§II-A). A pass is a pipeline of workers (§III-A):
   and a ``LOAD``, which broadcasts what it loads to the filters of the compute workers;
 * **compute workers** — worker c computes the outputs with x ≡ c (mod w) by a chain of one ``MUL`` and a
   ``MAC`` per further product (Fig. 5), coefficients as constants. The chain takes the products in the
-  order their operands arrive (``cgra_terms.arrival_order``): for a 2-D star the y neighbours of the
+  order their operands arrive (``cgra.terms.arrival_order``): for a 2-D star the y neighbours of the
   rows above, the row's x neighbours, the rows below — §III-B's y chain of 2r_y MUL/MACs fed by the
   reader that owns the column, and the x contributions of §III-A, its partial sums added by chaining
   (the y chain's MACs accumulate onto the x chain's sum: 1 MUL + 4r MACs, §VI's 49 PEs at r = 12).
@@ -26,21 +26,21 @@ vertical strips (§III-B, Fig. 10), each re-reading its halo columns; ``--strip`
 §VI: w from the roofline (``model.cgra.choose_workers``) unless ``--workers``.
 
 Programs that are not linear map their expression DAG one operation per PE in the same scheme
-(``cgra_dag``); constant and copy boundaries and ``border: preserve`` get filters that fill (the
-paper's mux). The steps are in ``cgra_plan`` (stages, workers, strips, depths), ``cgra_regions`` (what
-each stage computes where) and ``cgra_place`` (the PEs, queues and grid places).
+(``cgra.dag``); constant and copy boundaries and ``border: preserve`` get filters that fill (the
+paper's mux). The steps are in ``cgra.plan`` (stages, workers, strips, depths), ``cgra.regions`` (what
+each stage computes where) and ``cgra.place`` (the PEs, queues and grid places).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stencilmap.design.cgra_regions import Box, Span, Stage
-from stencilmap.design.cgra_terms import LinearStencil, Offset
+from stencilmap.design.cgra.regions import Box, Span, Stage
+from stencilmap.design.cgra.terms import LinearStencil, Offset
 from stencilmap.design.ir import Channel, Design, Module, ParamValue, params
 from stencilmap.design.registry import BuildConfig, register
+from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.devices import Device, load_device
 from stencilmap.program.ir import Program
 
 
@@ -168,7 +168,7 @@ def map_cgra(program: Program, config: BuildConfig) -> CgraMapping:
     names the workers too (as ``estimate --arch cgra`` always took it)."""
     from dataclasses import replace
 
-    from stencilmap.design.cgra_plan import plan_mapping
+    from stencilmap.design.cgra.plan import plan_mapping
 
     if config.vector is not None:
         raise StencilmapError("--vector does not apply to the CGRA mapping (its workers are its lanes)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stencilmap.design.cgra_terms import Offset
+from stencilmap.design.cgra.terms import Offset
 
 Box = tuple[int, int, int, int, int, int]  # z0, z1, y0, y1, x0, x1 (half-open)
 Span = tuple[int, int]

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from math import ceil
 
-from stencilmap.design.cgra import CgraMapping, Fabric, Pe, Queue
-from stencilmap.design.cgra_dag import Access, OpNode
-from stencilmap.design.cgra_plan import Plan, dag_depths, input_strides, places, queue_depths, reader_width
-from stencilmap.design.cgra_regions import Box, Span, needs, source
-from stencilmap.design.cgra_terms import refusal
+from stencilmap.design.cgra.dag import Access, OpNode
+from stencilmap.design.cgra.mapping import CgraMapping, Fabric, Pe, Queue
+from stencilmap.design.cgra.plan import Plan, dag_depths, input_strides, places, queue_depths, reader_width
+from stencilmap.design.cgra.regions import Box, Span, needs, source
+from stencilmap.design.cgra.terms import refusal
 from stencilmap.program.dtypes import bits
 from stencilmap.program.ir import Program
 

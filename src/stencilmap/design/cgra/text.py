@@ -6,7 +6,7 @@ as in Fig. 7, and the JSON summary of ``analyze --json``. Deterministic text (de
 
 from __future__ import annotations
 
-from stencilmap.design.cgra import CgraMapping, Pe, Queue
+from stencilmap.design.cgra.mapping import CgraMapping, Pe, Queue
 from stencilmap.model.cgra import reads_of, stores_of
 
 #: Fig. 7's colours: MUL orange, MAC red, ADD green, address generators cyan, the broadcasting loads light

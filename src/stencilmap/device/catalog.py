@@ -1,4 +1,4 @@
-"""The device catalog: one JSON file per board or fabric under ``model/devices/``, loaded into ``Device``.
+"""The device catalog: one JSON file per board or fabric under ``device/files/``, loaded into ``Device``.
 
 A device file gives the clock, the off-chip memory (banks × bus width × data rate, with the memory
 controller's efficiency E_coef), the host link, on-chip memory, resource counts, operator latencies,
@@ -35,8 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stencilmap.errors import StencilmapError
-from stencilmap.model.device import (
+from stencilmap.device.types import (
     DTYPE_CLASSES,
     Arch,
     ClockModel,
@@ -49,6 +48,7 @@ from stencilmap.model.device import (
     ResourceModel,
     practical_bandwidth,
 )
+from stencilmap.errors import StencilmapError
 
 __all__ = [
     "DTYPE_CLASSES",
@@ -239,7 +239,7 @@ def _check_clock_model(device: Device, where: str) -> None:
 
 
 def _files() -> dict[str, Any]:
-    folder = resources.files("stencilmap.model") / "devices"
+    folder = resources.files("stencilmap.device") / "files"
     return {p.name[: -len(".json")]: p for p in folder.iterdir() if p.name.endswith(".json")}
 
 
@@ -260,7 +260,7 @@ def is_device_path(name: str) -> bool:
 @cache
 def load_device(name: str) -> Device:
     """The catalog's device ``name``, or the device file at ``name`` (``PATH.json``, the catalog's schema:
-    see any file of ``model/devices/``); a StencilmapError names the file and the JSON path of what is
+    see any file of ``device/files/``); a StencilmapError names the file and the JSON path of what is
     wrong, or lists the known names."""
     if is_device_path(name):
         return _device_file(Path(name))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stencilmap.design.cgra_terms import Offset, refusal
+from stencilmap.design.cgra.terms import Offset, refusal
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
 from stencilmap.program.ir import Program, Stencil

@@ -1,6 +1,6 @@
 """How a program becomes a CGRA worker mapping: its stages (one linear MUL/MAC chain, or expression DAGs),
 the workers (§VI), the strips (§III-B), the queue depths that keep it deadlock-free, then the PEs
-(``cgra_place``). ``plan_mapping`` is the outline; each step is one function.
+(``cgra.place``). ``plan_mapping`` is the outline; each step is one function.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from itertools import pairwise
 from math import ceil, prod
 
-from stencilmap.design.cgra import CgraMapping, Fabric
-from stencilmap.design.cgra_dag import Access, OpNode, StageDag, stage_dag
-from stencilmap.design.cgra_regions import Box, Span, Stage, needs, regions, source
-from stencilmap.design.cgra_terms import LinearStencil, Term, linear_stencil, refusal
+from stencilmap.design.cgra.dag import Access, OpNode, StageDag, stage_dag
+from stencilmap.design.cgra.mapping import CgraMapping, Fabric
+from stencilmap.design.cgra.regions import Box, Span, Stage, needs, regions, source
+from stencilmap.design.cgra.terms import LinearStencil, Term, linear_stencil, refusal
 from stencilmap.design.common import concrete_shape
 from stencilmap.design.registry import BuildConfig
 from stencilmap.errors import StencilmapError
@@ -52,7 +52,7 @@ class Plan:
 
 def plan_mapping(program: Program, config: BuildConfig, fab: Fabric) -> CgraMapping:
     """Stages → regions → workers → strips → depths → PEs (see the module docstring)."""
-    from stencilmap.design.cgra_place import assemble
+    from stencilmap.design.cgra.place import assemble
 
     plan = make_plan(program)
     regs = regions(plan.stages, plan.feed, plan.shape, plan.q, plan.preserve)
