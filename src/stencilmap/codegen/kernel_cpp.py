@@ -15,6 +15,7 @@ from stencilmap.codegen.expr import ExprEmitter
 from stencilmap.codegen.layout import Layout
 from stencilmap.codegen.writer import Writer
 from stencilmap.design.ir import Channel, Module
+from stencilmap.names import comment
 from stencilmap.program.ir import Program
 
 
@@ -97,7 +98,7 @@ class ModuleEmitter:
         return f"static void {self.names[m.name]}({', '.join(args)})"
 
     def emit(self, w: Writer, m: Module) -> None:
-        w.line(f"// {m.name}: {m.kind}{self._about(m)}")
+        w.line(f"// {comment(m.name)}: {m.kind}{self._about(m)}")
         handler = {
             "reader": self.reader, "writer": self.writer, "broadcast": self.broadcast, "fifo": self.copy,
             "delay": self.copy, "forward": self.tap, "internal_buffer": self.window,

@@ -15,6 +15,7 @@ from math import ceil, prod
 
 from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.errors import StencilmapError
+from stencilmap.names import identifier
 from stencilmap.program.ir import Program
 
 _LANE = re.compile(r"^(?:lane|tap|o)(-?\d+)$")
@@ -27,13 +28,6 @@ Box = tuple[tuple[int, int], ...]
 def port_key(port: str) -> int:
     m = _LANE.match(port)
     return int(m.group(1)) if m else 0
-
-
-def identifier(name: str) -> str:
-    """A C identifier for a module name: ``stage0.b.in.c1.tap[-5]`` → ``stage0_b_in_c1_tap_m5``."""
-    text = name.replace("-", "m").replace("@", "_at_")
-    text = re.sub(r"\W+", "_", text).strip("_")
-    return text if text and not text[0].isdigit() else f"m_{text}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from stencilmap.codegen import opencl_host
 from stencilmap.codegen.hls import ports_of
-from stencilmap.codegen.layout import identifier, layout
+from stencilmap.codegen.layout import layout
 from stencilmap.codegen.opencl_pcm import PcmKernel
 from stencilmap.codegen.registry import Generated, Values, register
 from stencilmap.design.ir import Design
+from stencilmap.names import identifier
 from stencilmap.program.ir import Program
 
 

@@ -20,12 +20,13 @@ from stencilmap.codegen.expr import ExprEmitter
 from stencilmap.codegen.helpers import helpers_text
 from stencilmap.codegen.hls import ports_of, support_file
 from stencilmap.codegen.kernel_cpp import ModuleEmitter, fifo_storage
-from stencilmap.codegen.layout import Layout, identifier, layout
+from stencilmap.codegen.layout import Layout, layout
 from stencilmap.codegen.opencl_pcm import PRELUDE
 from stencilmap.codegen.registry import Generated, Port, Values
 from stencilmap.codegen.writer import Writer
 from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.errors import StencilmapError
+from stencilmap.names import c_string, comment, identifier
 from stencilmap.program.ir import Program
 
 
@@ -55,7 +56,7 @@ class ChannelEmitter(ModuleEmitter):
         send = role == "send"
         c = (self.lay.ins(m) if send else self.lay.outs(m))[0]
         count = len(self.lay.tiles) * self.lay.tokens * c.width
-        w.line(f"// {m.name}: SMI {role} {'to' if send else 'from'} device {peer}, port {port}")
+        w.line(f"// {comment(m.name)}: SMI {role} {'to' if send else 'from'} device {peer}, port {port}")
         opened = "SMI_Open_send_channel" if send else "SMI_Open_receive_channel"
         with w.block(f"__kernel SM_SINGLE_WORK_ITEM void {self.names[m.name]}(SMI_Comm comm)"):
             w.line(f"SMI_Channel chan = {opened}({count}, {smi_type(c.dtype)}, {peer}, {port}, comm);")
@@ -194,7 +195,7 @@ def channel_kernel(lay: Layout, values: Values, top: str) -> tuple[str, ChannelE
         mods.emit(body, m)
     stencils = mods.stencil_definitions()
     w = Writer()
-    w.line(f"// {top}: Intel FPGA OpenCL of the StencilFlow design '{design.name}' (stencilmap).")
+    w.line(f"// {top}: Intel FPGA OpenCL of the StencilFlow design '{comment(design.name)}' (stencilmap).")
     w.line("// Structure: StencilFlow §IV/§VI-A — one kernel per module (readers, writers, broadcasts, delay")
     w.line("// buffers, each stencil unit's internal buffers and PE), channels with the design's depths.")
     if design.count("network"):
@@ -229,11 +230,11 @@ def _channels(w: Writer, lay: Layout, mods: ChannelEmitter) -> None:
         decls.append((c, mods.chan[c.name], mods.stype(c), depth))
     w.line("#if defined(SM_EMULATION)")
     for c, name, t, depth in decls:
-        w.line(f'static sm_channel<{t}> {name}("{c.name}", {depth});')
+        w.line(f'static sm_channel<{t}> {name}("{c_string(c.name)}", {depth});')
     w.line("#else")
     w.line("#pragma OPENCL EXTENSION cl_intel_channels : enable")
     for c, name, t, depth in decls:
-        w.line(f"channel {t} {name} __attribute__((depth({depth})));  // {c.name}")
+        w.line(f"channel {t} {name} __attribute__((depth({depth})));  // {comment(c.name)}")
     w.line("#endif")
 
 
@@ -250,7 +251,7 @@ def _emulation_main(lay: Layout, mods: ChannelEmitter, ports: tuple[Port, ...]) 
         w.line("sm_run_kernels({")
         with w.indent():
             for m in lay.order():
-                w.line(f'{{"{m.name}", [&]() {{ {mods.names[m.name]}({kernel_argument(m)}); }}}},')
+                w.line(f'{{"{c_string(m.name)}", [&]() {{ {mods.names[m.name]}({kernel_argument(m)}); }}}},')
         w.line("});")
         emulation_outputs(w, ports, mods)
     return w.text()

@@ -28,11 +28,11 @@ from stencilmap.codegen.boundary import inside, port_reads, preserve_box
 from stencilmap.codegen.ctypes_ import ctype, literal
 from stencilmap.codegen.expr import ExprEmitter, port_variable
 from stencilmap.codegen.helpers import helpers_text
-from stencilmap.codegen.layout import identifier
 from stencilmap.codegen.registry import Port, Values
 from stencilmap.codegen.writer import Writer
 from stencilmap.design.common import port_name
 from stencilmap.design.ir import Design
+from stencilmap.names import comment, identifier
 from stencilmap.program.graph import stencil_order
 from stencilmap.program.ir import Input, Program, Stencil
 
@@ -81,7 +81,7 @@ class PcmKernel:
 
     def header(self) -> str:
         w = Writer()
-        w.line(f"// {self.top}: parameters of the PCM kernel of '{self.program.name}' (stencilmap).")
+        w.line(f"// {self.top}: parameters of the PCM kernel of '{comment(self.program.name)}' (stencilmap).")
         w.line("// OpenCL FPGA platform §3: D pipelined computation modules of P_CELL PEs each. Edit D and")
         w.line("// P_CELL here; every size and lag below follows from them.")
         w.line(f"#ifndef {self.top.upper()}_H")
@@ -159,7 +159,7 @@ class PcmKernel:
         self._body(body, ports)
         w = Writer()
         w.line(
-            f"// {self.top}: Intel FPGA OpenCL single-work-item kernel of the PCM design of '{self.program.name}'"
+            f"// {self.top}: Intel FPGA OpenCL single-work-item kernel of the PCM design of '{comment(self.program.name)}'"
         )
         w.line("// (stencilmap). Structure: OpenCL FPGA platform §3, Algorithm 1 — one loop, one beat of")
         w.line("// P_CELL cells per cycle, D chained PCMs of shift registers and PE lanes.")
@@ -225,7 +225,9 @@ class PcmKernel:
             T = ctype(inp.dtype, "opencl")
             out = self.chained.get(inp.name)
             ahead = "0" if out is None or self.d == 1 else f"(LAG_PASS - LAG_{identifier(out)})"
-            w.line(f"{T} x_{identifier(inp.name)}[P_CELL];  // input {inp.name}, {ahead} beats ahead")
+            w.line(
+                f"{T} x_{identifier(inp.name)}[P_CELL];  // input {comment(inp.name)}, {ahead} beats ahead"
+            )
             w.line("SM_UNROLL")
             with w.block("for (int j = 0; j < P_CELL; ++j)"):
                 w.line(f"const long i = (c + {ahead}) * P_CELL + j;")
@@ -237,7 +239,9 @@ class PcmKernel:
     def _replay(self, w: Writer, inp: Input) -> None:
         """PCM t's P_CELL cells of an input fed by no output: the beat PCM t's pass is at."""
         name = identifier(inp.name)
-        w.line(f"{ctype(inp.dtype, 'opencl')} x_{name}[D][P_CELL];  // input {inp.name}, read by every PCM")
+        w.line(
+            f"{ctype(inp.dtype, 'opencl')} x_{name}[D][P_CELL];  // input {comment(inp.name)}, read by every PCM"
+        )
         w.line("SM_UNROLL")
         with w.block("for (int t = 0; t < D; ++t)"):
             w.line("SM_UNROLL")
@@ -274,7 +278,7 @@ class PcmKernel:
     def _stencil(self, w: Writer, st: Stencil) -> None:
         prog = self.program
         name = identifier(st.name)
-        w.line(f"// PCM t, stencil {st.name}: shift its registers, fire P_CELL lanes")
+        w.line(f"// PCM t, stencil {comment(st.name)}: shift its registers, fire P_CELL lanes")
         with w.block(""):
             for f in self.fields(st):
                 sr = f"sr_{self._sr(st, f)}[t]"
@@ -292,7 +296,7 @@ class PcmKernel:
                         f"for (int j = 0; j < P_CELL; ++j) {sr}[P_CELL - 1 - j] = "
                         f"t == 0 ? x_{identifier(f)}[j] : ({T})y_{out}[t - 1][j];"
                     )
-            w.line(f"const long n = c - t * LAG_PASS - LAG_{name};  // this PCM's beat of {st.name}")
+            w.line(f"const long n = c - t * LAG_PASS - LAG_{name};  // this PCM's beat of {comment(st.name)}")
             w.line("SM_UNROLL")
             with w.block("for (int j = 0; j < P_CELL; ++j)"):
                 w.line("const long addr = n * P_CELL + j;")

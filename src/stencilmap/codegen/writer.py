@@ -3,8 +3,12 @@ opens ``{ … }`` around an indented body. Output ends with exactly one newline.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+#: Characters no generated line may hold: each line is one line, whatever the names in it.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\u0085\u2028\u2029]")
 
 
 class Writer:
@@ -16,6 +20,8 @@ class Writer:
         self.lines: list[str] = []
 
     def line(self, text: str = "") -> None:
+        if _CONTROL.search(text):  # a name that reached the text unescaped (see ``stencilmap.names``)
+            raise ValueError(f"generated line holds a control character: {text!r}")
         self.lines.append(" " * (self.unit * self.depth) + text if text else "")
 
     def lines_of(self, text: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from stencilmap.design.ir import Design, Module
+from stencilmap.names import dot_string
 
 _SHAPES = {
     "reader": "invhouse",
@@ -18,11 +19,6 @@ _SHAPES = {
 _SHOWN = ("field", "stencil", "lane", "stage", "depth", "size", "offset", "bank", "width", "taps")
 
 
-def _quote(text: str) -> str:
-    """A DOT string; ``\\n`` sequences in labels stay DOT line breaks."""
-    return '"' + text.replace('"', '\\"') + '"'
-
-
 def _label(m: Module) -> str:
     lines = [m.name, m.kind]
     for key in _SHOWN:
@@ -31,26 +27,26 @@ def _label(m: Module) -> str:
             lines.append(f"{key}={value}")
     if m.latency:
         lines.append(f"latency={m.latency}")
-    return "\\n".join(lines)
+    return "\n".join(lines)
 
 
 def to_dot(design: Design) -> str:
     """Deterministic DOT text (modules and channels in design order)."""
     out = [
-        f"digraph {_quote(design.name)} {{",
+        f"digraph {dot_string(design.name)} {{",
         "  rankdir=LR;",
         '  node [fontname="Helvetica", fontsize=10];',
     ]
     params = ", ".join(f"{k}={v}" for k, v in design.parameters)
-    out.append(f"  label={_quote(f'{design.name} ({design.arch}) {params}')};")
+    out.append(f"  label={dot_string(f'{design.name} ({design.arch}) {params}')};")
     for m in design.modules:
         shape = _SHAPES.get(m.kind, "box")
-        label = "" if m.kind == "broadcast" else f", label={_quote(_label(m))}"
-        out.append(f"  {_quote(m.name)} [shape={shape}{label}];")
+        label = "" if m.kind == "broadcast" else f", label={dot_string(_label(m), line_breaks=True)}"
+        out.append(f"  {dot_string(m.name)} [shape={shape}{label}];")
     for c in design.channels:
         label = f"{c.depth}" + (f"×{c.width}" if c.width > 1 else "")
         if c.dst_port:
             label += f" {c.dst_port}"
-        out.append(f"  {_quote(c.src)} -> {_quote(c.dst)} [label={_quote(label)}];")
+        out.append(f"  {dot_string(c.src)} -> {dot_string(c.dst)} [label={dot_string(label)}];")
     out.append("}")
     return "\n".join(out) + "\n"

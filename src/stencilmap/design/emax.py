@@ -39,6 +39,7 @@ from stencilmap.design.registry import BuildConfig, register
 from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.model import emax as model
+from stencilmap.names import comment
 from stencilmap.program.dtypes import is_float
 from stencilmap.program.expr import Binary, Cast, Const, Expr, Ref, Unary, Var, refs
 from stencilmap.program.ir import Program, Stencil
@@ -413,8 +414,8 @@ def _itemsize(dtype: str) -> int:
 def mnemonics(m: EmaxMapping) -> str:
     """One line per instruction (Fig. 3): row, col, unit, ALU OP / MEM OP, dst ← operands, RGI, dist."""
     lines = [
-        f"# {m.program}: EMAX mapping of a degree-{m.degree} star, p = {m.p}, {m.rows} rows × "
-        f"{m.columns} columns, dist {m.dist}, {m.x_chunks} X chunk(s) of {m.chunk} points on {m.device}",
+        f"# {comment(m.program)}: EMAX mapping of a degree-{m.degree} star, p = {m.p}, {m.rows} rows × "
+        f"{m.columns} columns, dist {m.dist}, {m.x_chunks} X chunk(s) of {m.chunk} points on {comment(m.device)}",
         f"# {'row':>3s} {'col':>3s} {'unit':<4s} {'op':<5s} {'dst <- operands':<44s} {'rgi':<8s} dist",
     ]
     for i in m.instructions:

@@ -26,6 +26,7 @@ OpenCL paper's Fig. 10 on the DE5: about 300 MHz below 75% of the ALMs, falling 
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
 from itertools import pairwise
@@ -48,7 +49,8 @@ from stencilmap.device.types import (
     ResourceModel,
     practical_bandwidth,
 )
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import Location, StencilmapError
+from stencilmap.names import check_name
 
 __all__ = [
     "DTYPE_CLASSES",
@@ -191,9 +193,41 @@ def _device(spec: _DeviceSpec) -> Device:
     )
 
 
+#: A device's name and part reach generated code, scripts and reports: short visible names only.
+_DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ()._+-]{0,63}")
+_RESOURCE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _check_names(device: Device, where: str) -> None:
+    """Names a device file gives (name, part, resources, memory blocks) are short visible names; its
+    prose (description, sources) is one line each, without control or format characters."""
+    named = [("name", device.name, _DEVICE_NAME)]
+    if device.part is not None:
+        named.append(("part", device.part, _PART))
+    named += [(f"resources.{r}", r, _RESOURCE) for r, _ in device.resources]
+    if device.memory_blocks is not None:
+        named.append(("memory_blocks.name", device.memory_blocks.name, _RESOURCE))
+    for path, value, pattern in named:
+        if not pattern.fullmatch(value):
+            raise StencilmapError(
+                f"{value!a} is not a name of at most 64 letters, digits and {_allowed(pattern)}",
+                Location(where, json_path=path),
+            )
+    prose = [("description", device.description)]
+    prose += [(f"sources[{i}]", s) for i, s in enumerate(device.sources)]
+    for path, text in prose:
+        check_name(text, "the text", Location(where, json_path=path))
+
+
+def _allowed(pattern: re.Pattern[str]) -> str:
+    return {_DEVICE_NAME: "'._+-'", _PART: "' ()._+-'"}.get(pattern, "'_'")
+
+
 def _check(device: Device, where: str) -> None:
     """The catalog's invariants: the quoted peak bandwidth is S_bus × f_mem × N_mem (within 1%), an FPGA
     has a resource model whose resources it counts, and the float32 peak is given."""
+    _check_names(device, where)
     computed = practical_bandwidth(device.bus_width_bits, device.mem_clock_mhz, device.dram_banks, 1.0)
     if abs(computed - device.bandwidth_gbs) > 0.01 * device.bandwidth_gbs:
         raise StencilmapError(

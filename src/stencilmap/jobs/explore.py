@@ -15,6 +15,7 @@ from stencilmap.errors import StencilmapError
 from stencilmap.explore import Candidate, ExploreConfig, ExploreResult
 from stencilmap.explore.resources import build_candidate
 from stencilmap.io import OutputSet, check_output_dir
+from stencilmap.names import comment
 
 #: The files ``save_winner`` writes into its folder.
 SAVED_FILES = ("design.json", "design.dot", "commands.txt")
@@ -54,15 +55,16 @@ def winner_commands(result: ExploreResult, config: ExploreConfig) -> str:
     space = result.space
     design = _design_options(best, space.shape)
     program = shlex.quote(str(config.program))
-    estimate = ["stencilmap", "estimate", program, "--device", space.device.name, *design,
+    device = shlex.quote(config.device)  # as given: a catalog name or the user's PATH.json
+    estimate = ["stencilmap", "estimate", program, "--device", device, *design,
                 "--shape", _csv(space.shape), "--iterations", str(space.iterations)]  # fmt: skip
     if config.clock_mhz is not None:
         estimate += ["--clock-mhz", f"{config.clock_mhz:g}"]
     sim_shape = result.winner.shape if result.winner is not None else space.shape
-    simulate = ["stencilmap", "simulate", program, "--device", space.device.name, *design,
+    simulate = ["stencilmap", "simulate", program, "--device", device, *design,
                 "--shape", _csv(sim_shape)]  # fmt: skip
     lines = [
-        f"# The winner of stencilmap explore on {space.device.name}: {best.arch}, "
+        f"# The winner of stencilmap explore on {comment(space.device.name)}: {best.arch}, "
         + ", ".join(f"{k}={v}" for k, v in best.parameters().items() if v is not None and k != "arch"),
         "# Its prediction on the explored grid (the model explore ranks by):",
         " ".join(estimate),
@@ -73,7 +75,8 @@ def winner_commands(result: ExploreResult, config: ExploreConfig) -> str:
     ]
     if config.clock_mhz is not None:
         lines.insert(
-            4, f"# (simulate runs at {space.device.name}'s own clock, not at {config.clock_mhz:g} MHz)"
+            4,
+            f"# (simulate runs at {comment(space.device.name)}'s own clock, not at {config.clock_mhz:g} MHz)",
         )
     return "\n".join(lines) + "\n"
 

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 
 from stencilmap.errors import Location, StencilmapError
+from stencilmap.names import check_name
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import MAX_DEPTH, Expr, Ref, Var, depth, walk
 from stencilmap.program.graph import find_cycle
@@ -82,6 +83,7 @@ def _product(sizes: list[int]) -> int:
 def _check_names(p: Program) -> None:
     if not p.name or len(p.name) > MAX_NAME or p.name.startswith(".") or "/" in p.name or "\0" in p.name:
         raise StencilmapError(f"program name {_shown(p.name)} is not a usable folder name", p.path)
+    check_name(p.name, "program name", p.path)  # it reaches generated code's comments and file names
     names = [i.name for i in p.inputs] + [s.name for s in p.stencils]
     names += [q.name for q in p.params] + [c.name for c in p.constants]
     temps = [t.name for s in p.stencils for t in s.temps]

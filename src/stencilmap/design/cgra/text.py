@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from stencilmap.design.cgra.mapping import CgraMapping, Pe, Queue
 from stencilmap.model.cgra import reads_of, stores_of
+from stencilmap.names import comment, dot_string
 
 #: Fig. 7's colours: MUL orange, MAC red, ADD green, address generators cyan, the broadcasting loads light
 #: blue (the paper's demux), the filters light yellow (its mux), everything else gray.
@@ -49,7 +50,7 @@ def assembly(m: CgraMapping) -> str:
     """One line per PE: row, column, op, name, its input queues ``port←source[depth]``, its operand."""
     counts = ", ".join(f"{op} {n}" for op, n in m.op_counts().items())
     lines = [
-        f"# {m.program}: CGRA worker mapping on {m.device} (CGRA §III): {m.workers} workers, {m.layers} layer(s), "
+        f"# {comment(m.program)}: CGRA worker mapping on {comment(m.device)} (CGRA §III): {m.workers} workers, {m.layers} layer(s), "
         f"{len(m.strips)} strip(s), grid {m.grid[0]}×{m.grid[1]}",
         f"# {len(m.pes)} PEs: {counts}",
         "# a PE fires when every input queue holds a ready token and each queue it feeds has room",
@@ -124,16 +125,16 @@ def _minus(axis: str, d: int) -> str:
 def cgra_dot(m: CgraMapping) -> str:
     """The DFG (§V, Fig. 7): one oval per PE coloured by op, labelled with its op, name and place."""
     out = [
-        f'digraph "{m.program}" {{',
+        f"digraph {dot_string(m.program)} {{{{",
         "  rankdir=TB;",
         '  node [shape=ellipse, style=filled, fontname="Helvetica", fontsize=9];',
-        f'  label="{m.program}: {m.workers} workers, {m.layers} layer(s), {len(m.strips)} strip(s) on {m.device}";',
+        f"  label={dot_string(f'{m.program}: {m.workers} workers, {m.layers} layer(s), {len(m.strips)} strip(s) on {m.device}')};",
     ]
     for p in m.pes:
         colour = COLOURS.get(p.op, "gray")
-        label = f"{p.op}\\n{p.name}\\n({p.row},{p.col})"
-        out.append(f'  "{p.name}" [fillcolor={colour}, label="{label}"];')
+        label = dot_string(f"{p.op}\n{p.name}\n({p.row},{p.col})", line_breaks=True)
+        out.append(f"  {dot_string(p.name)} [fillcolor={colour}, label={label}];")
     for q in m.queues:
-        out.append(f'  "{q.src}" -> "{q.dst}" [label="{q.port}" fontsize=7];')
+        out.append(f"  {dot_string(q.src)} -> {dot_string(q.dst)} [label={dot_string(q.port)} fontsize=7];")
     out.append("}")
     return "\n".join(out) + "\n"
