@@ -9,8 +9,9 @@ a string or start a line of its own:
   overrides) and separators at the front door: a name is one line of visible text;
 * ``identifier`` maps a name to an ASCII C identifier (``[A-Za-z_][A-Za-z0-9_]*``);
 * ``comment`` makes any text safe inside a line comment of C, C++, OpenCL, Make, Tcl, shell or CMake and in
-  Markdown text: characters outside a small visible set are percent-encoded (``%0A``, ``%5C``, ``%60``),
-  so no newline, backslash (a comment's line continuation), backtick, ``<``, ``$`` or ``*/`` survives;
+  a Markdown code span: characters outside a small visible set are percent-encoded (``%0A``, ``%5C``,
+  ``%60``), so no newline, backslash (a comment's line continuation), backtick, quote, ``$`` or ``*/``
+  survives (``<`` and ``>`` stay: HTML needs its own escaping, outside a code span);
 * ``c_string`` is the body of a C/C++/OpenCL string literal (``"`` ``\\`` ``?`` and every non-printable or
   non-ASCII byte as an octal escape);
 * ``dot_string`` is a Graphviz double-quoted string.
@@ -28,7 +29,7 @@ from stencilmap.errors import Location, StencilmapError
 _REFUSED = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
 #: The ASCII a comment keeps as it is; everything else outside letters and digits is percent-encoded.
 _COMMENT_ASCII = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _-.,:;=+()[]'!@#^|~/*"
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _-.,:;=+()[]<>'!@#^|~/*"
 )
 _C_STRING_ASCII = frozenset(chr(c) for c in range(0x20, 0x7F)) - {'"', "\\", "?"}
 
