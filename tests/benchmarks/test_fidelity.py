@@ -1,0 +1,102 @@
+"""benchmarks/fidelity.py and its published rows (benchmarks/published/rows.csv): the schema, unique ids,
+the calibration split declared in the device files, and the JSON the script prints. No accuracy
+thresholds: how close the models are is the script's output, not a test."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.conftest import ROOT
+
+SCRIPT = ROOT / "benchmarks" / "fidelity.py"
+
+
+def fidelity() -> ModuleType:
+    sys.path.insert(0, str(SCRIPT.parent))  # fidelity imports its sibling table.py
+    spec = importlib.util.spec_from_file_location("fidelity_under_test", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rows_follow_the_schema() -> None:
+    fid = fidelity()
+    rows = fid.load_rows()
+    assert rows and all(tuple(r) == fid.COLUMNS for r in rows)
+    for r in rows:
+        assert r["paper"] in fid.PAPERS, r["id"]
+        assert r["id"].startswith(r["paper"] + "-"), r["id"]
+        assert r["kind"] in ("measured", "model"), r["id"]
+        assert math.isfinite(float(r["measured"])), r["id"]
+        assert r["source"] and r["quantity"] and r["unit"] and r["rounding"] and r["device"], r["id"]
+        if r["program"] != "-":
+            path = r["program"]
+            assert path.startswith(("examples/", "corpus:")), r["id"]
+            if path.startswith("examples/"):
+                assert (ROOT / path).is_file(), r["id"]
+
+
+def test_row_ids_are_unique() -> None:
+    ids = [r["id"] for r in fidelity().load_rows()]
+    assert len(ids) == len(set(ids))
+
+
+def test_fitted_rows_are_exactly_those_the_device_files_name() -> None:
+    fid = fidelity()
+    ids = {r["id"] for r in fid.load_rows()}
+    fitted = fid.fitted_rows()
+    assert fitted, "no device declares what it was fitted on"
+    assert set(fitted) <= ids, sorted(set(fitted) - ids)  # every declared row exists
+    named = set()
+    for path in sorted(fid.DEVICES.glob("*.json")):
+        for line in json.loads(path.read_text(encoding="utf-8"))["sources"]:
+            if "fitted:" in line:
+                assert line.startswith("fitted: "), (path.name, line)
+                named.add(line.removeprefix("fitted: ").split()[0])
+    assert named == set(fitted)
+
+
+def test_a_row_not_declared_is_held_out(tmp_path: Path) -> None:
+    fid = fidelity()
+    rows = [r for r in fid.load_rows() if r["paper"] == "cgra"]
+    results = fid.predict(rows, tmp_path)
+    fitted = fid.fitted_rows()
+    assert [r.fitted for r in results] == [r["id"] in fitted for r in rows]
+
+
+def test_json_output_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    fid = fidelity()
+    assert fid.main(["--json", "--paper", "cgra"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"rows", "summary"}
+    rows = out["rows"]
+    expected = [r["id"] for r in fid.load_rows() if r["paper"] == "cgra"]
+    assert [r["item"] for r in rows] == expected
+    for r in rows:
+        assert {"paper", "item", "measured", "predicted", "error", "fitted"} <= set(r)
+        assert r["paper"] == "cgra" and isinstance(r["fitted"], bool)
+        assert isinstance(r["measured"], float)
+        if r["predicted"] is None:
+            assert r["error"] is None
+        else:
+            assert r["error"] == pytest.approx(r["predicted"] / r["measured"] - 1)
+    assert out["summary"]["rows"] == len(rows)
+    assert out["summary"]["fitted"] + out["summary"]["held_out"] == len(rows)
+
+
+def test_markdown_output_has_a_line_per_row_and_the_medians(capsys: pytest.CaptureFixture[str]) -> None:
+    fid = fidelity()
+    assert fid.main(["--markdown", "--paper", "emax"]) == 0
+    out = capsys.readouterr().out
+    n = sum(1 for r in fid.load_rows() if r["paper"] == "emax")
+    assert sum(1 for line in out.splitlines() if line.startswith("| emax |")) == n
+    assert "median |error| fitted" in out and "held out" in out
