@@ -183,8 +183,8 @@ def predict_stencilflow(rows: list[Row], corpus: Path) -> dict[str, float | None
     s10 = load_device("stratix10")
     for row in rows:
         c, qty, path = config(row), row["quantity"], program_path(row, corpus)
-        if qty == "bandwidth":  # access points × bytes each at 300 MHz, capped at B_prac (§VIII-D)
-            requested = 48 * 4 * s10.clock_mhz / 1e3
+        if qty == "bandwidth":  # operands × 4 B at the clock, capped at B_prac (§VIII-D)
+            requested = int(c["operands"]) * 4 * s10.clock_mhz / 1e3
             out[row["id"]] = min(requested, s10.practical_bandwidth_gbs)
             continue
         if "stencils" in c:
@@ -415,6 +415,14 @@ def median_abs(results: list[Result]) -> float | None:
 
 
 def summary(results: list[Result]) -> dict[str, object]:
+    """Counts and medians of |error| over all rows, and the same per paper (``papers``)."""
+    out = counts(results)
+    out["papers"] = {p: counts([r for r in results if r.row["paper"] == p]) for p in PAPERS
+                     if any(r.row["paper"] == p for r in results)}  # fmt: skip
+    return out
+
+
+def counts(results: list[Result]) -> dict[str, object]:
     fitted = [r for r in results if r.fitted]
     held = [r for r in results if not r.fitted]
     return {
@@ -462,14 +470,25 @@ def main(argv: list[str] | None = None) -> int:
     ]  # fmt: skip
     print_table(columns, lines, args.markdown)
     s = summary(results)
-    med = {
-        k: "-" if v is None else f"{100 * float(v):.1f}%" for k, v in s.items() if str(k).startswith("median")
-    }  # type: ignore[arg-type]
     print()
-    print(f"{s['rows']} rows: {s['fitted']} fitted, {s['held_out']} held out, {s['predicted']} predicted; "
-          f"median |error| fitted {med['median_abs_error_fitted']}, held out {med['median_abs_error_held_out']} "
-          f"(measured rows only: {med['median_abs_error_held_out_measured']}); {s['over_25_percent']} rows over 25%")  # fmt: skip
+    papers: dict[str, dict[str, object]] = s["papers"]  # type: ignore[assignment]
+    per_paper = [(p, *summary_cells(c)) for p, c in papers.items()] + [("all", *summary_cells(s))]
+    print_table(("paper", "rows", "fitted", "held out", "predicted", "median abs error fitted",
+                 "median abs error held out", "held out, measured only", "over 25%"), per_paper, args.markdown)  # fmt: skip
+    print()
+    print(f"{s['rows']} rows: {s['fitted']} fitted, {s['held_out']} held out; median |error| fitted "
+          f"{percent(s['median_abs_error_fitted'])}, held out {percent(s['median_abs_error_held_out'])}")  # fmt: skip
     return 0
+
+
+def percent(x: object) -> str:
+    return "-" if x is None else f"{100 * float(x):.1f}%"  # type: ignore[arg-type]
+
+
+def summary_cells(c: dict[str, object]) -> tuple[str, ...]:
+    return (str(c["rows"]), str(c["fitted"]), str(c["held_out"]), str(c["predicted"]),
+            percent(c["median_abs_error_fitted"]), percent(c["median_abs_error_held_out"]),
+            percent(c["median_abs_error_held_out_measured"]), str(c["over_25_percent"]))  # fmt: skip
 
 
 if __name__ == "__main__":
