@@ -114,8 +114,13 @@ def predict_soda(rows: list[Row], corpus: Path) -> dict[str, float | None]:
         return sm.explore(prog, "ku060", archs=("soda",), iterations=360, top=1, simulate=False).best
 
     out: dict[str, float | None] = {}
+    # Table 1's configuration of each program: its throughput row's (from the whole CSV, so that one row
+    # alone, as ``predict`` retries them, still finds it)
+    everything = load_rows() + rows
     table1 = {
-        r["program"]: config(r) for r in rows if r["quantity"] == "throughput" and r["device"] == "ku060"
+        r["program"]: config(r)
+        for r in everything
+        if r["quantity"] == "throughput" and r["device"] == "ku060"
     }
     for row in rows:
         path = program_path(row, corpus)
@@ -205,6 +210,10 @@ def predict_stencilflow(rows: list[Row], corpus: Path) -> dict[str, float | None
             out[row["id"]] = r.launches * r.cycles_per_launch / (r.clock_mhz * 1e6) * 1e6
         elif qty == "compute-gops":
             out[row["id"]] = r.ops / (r.launches * r.cycles_per_launch / (r.clock_mhz * 1e6)) / 1e9
+        elif qty == "required-bw":
+            out[row["id"]] = r.required_bandwidth_gbs
+        elif qty == "latency-share":  # L of eq. 1 against the cycles of the launch
+            out[row["id"]] = 100 * r.latency_cycles / r.cycles_per_launch
         elif qty.startswith("kernel-pct-"):
             out[row["id"]] = kernel_percent(r, qty.removeprefix("kernel-pct-"))
         elif qty == "percent-roof":  # Table II's %Roof: against intensity × the data-sheet bandwidth
@@ -267,9 +276,9 @@ def predict_opencl(rows: list[Row], corpus: Path) -> dict[str, float | None]:
                 out[row["id"]] = float(b.iterate)
             elif qty == "opt-clock":
                 out[row["id"]] = float(b.clock_mhz)
-            else:  # opt-gops
+            else:  # opt-gops, opt-epr (Eq. 12: performance over the device's peak)
                 r = pcm(path, shape, dev, b.lanes, b.iterate, None)
-                out[row["id"]] = r.gops
+                out[row["id"]] = r.gops if qty == "opt-gops" else 100 * r.gops / r.device.peak("float32")
             continue
         p, d = int(c["P"]), int(c["d"])
         r = pcm(path, shape, dev, p, d, 270.0 if qty == "time-270" else None)
