@@ -470,9 +470,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from table import print_table
 
-    columns = ("paper", "item", "source", "measured", "predicted", "error", "fitted", "notes")
+    columns = ("paper", "item", "source", "kind", "measured", "predicted", "error", "fitted", "notes")
     lines = [
-        (r.row["paper"], r.row["id"], r.row["source"], f"{fmt(r.measured)} {r.row['unit']}", fmt(r.predicted),
+        (r.row["paper"], r.row["id"], r.row["source"], r.row["kind"], f"{fmt(r.measured)} {r.row['unit']}",
+         fmt(r.predicted),
          "-" if r.error is None else f"{100 * r.error:+.1f}%", "yes" if r.fitted else "",
          (r.row["notes"] or r.why).replace("|", "/"))
         for r in results
