@@ -157,10 +157,10 @@ def _jacobi(path: Path, stencils: int, w: int, devices: int) -> Any:
 
 
 @cache
-def _hdiff(path: Path, device: str, w: int | None) -> Any:
+def _hdiff(path: Path, device: str, w: int | None, shape: tuple[int, ...]) -> Any:
     import stencilmap as sm
 
-    prog = sm.load(path)
+    prog = sm.load(path, shape=shape)
     if device == "stratix10":
         return sm.estimate(prog, device, "stencilflow", vector=w)
     return sm.estimate(prog, device, "roofline")
@@ -201,7 +201,7 @@ def predict_stencilflow(rows: list[Row], corpus: Path) -> dict[str, float | None
                 out[row["id"]] = kernel_share(r, qty.removeprefix("kernel-"))
             continue
         w = int(c["W"].split()[0]) if "W" in c else None
-        r = _hdiff(path, row["device"], w)
+        r = _hdiff(path, row["device"], w, grid(row))
         if qty == "kernel-us":
             out[row["id"]] = kernel_seconds(r) * 1e6
         elif qty == "kernel-gops":
@@ -217,12 +217,12 @@ def predict_stencilflow(rows: list[Row], corpus: Path) -> dict[str, float | None
         elif qty.startswith("kernel-pct-"):
             out[row["id"]] = kernel_percent(r, qty.removeprefix("kernel-pct-"))
         elif qty == "percent-roof":  # Table II's %Roof: against intensity × the data-sheet bandwidth
-            prog = sm.load(path)
+            prog = sm.load(path, shape=grid(row))
             dev = load_device(row["device"])
             roof = roofline_of(prog, tuple(int(n or 0) for n in prog.shape), dev, 1)
             out[row["id"]] = 100 * (r.ops / kernel_seconds(r) / 1e9) / roof.attainable_peak_bandwidth_gops
         elif qty in ("attainable", "attainable-peak"):
-            prog = sm.load(path)
+            prog = sm.load(path, shape=grid(row))
             roof = roofline_of(prog, tuple(int(n or 0) for n in prog.shape), s10, 1)
             out[row["id"]] = (
                 roof.attainable_gops if qty == "attainable" else roof.attainable_peak_bandwidth_gops
