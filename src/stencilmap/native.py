@@ -65,7 +65,17 @@ class _Registry:
 
     def check_open(self) -> None:
         if self.closing:
-            raise StencilmapError("interrupted")
+            raise Closing
+
+
+class Closing(BaseException):
+    """Raised in a thread that asks for a child or a temporary, or whose child was killed, once ``clean_up``
+    has begun: the process is ending (a BaseException, so that no error is reported for it)."""
+
+
+def closing() -> bool:
+    """Whether ``clean_up`` has begun (the process is ending: errors seen now are its consequences)."""
+    return _REGISTRY.closing
 
 
 _REGISTRY = _Registry()
@@ -81,6 +91,16 @@ def temporary_folder(prefix: str, parent: Path | None = None, suffix: str = "") 
     return path
 
 
+def temporary_file(prefix: str, parent: Path, suffix: str = "") -> Path:
+    """A new empty private file (``tempfile.mkstemp``), registered as ``temporary_folder``'s folders are."""
+    with _REGISTRY.lock:
+        _REGISTRY.check_open()
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=parent)
+        _REGISTRY.temporaries.add(Path(name))
+    os.close(fd)
+    return Path(name)
+
+
 def release(path: Path) -> None:
     """Stop tracking ``path`` (it was renamed into place: it is no longer a temporary)."""
     with _REGISTRY.lock:
@@ -89,8 +109,16 @@ def release(path: Path) -> None:
 
 def remove(path: Path) -> None:
     """Remove a registered temporary now."""
-    shutil.rmtree(path, ignore_errors=True)
+    _delete(path)
     release(path)
+
+
+def _delete(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 @contextlib.contextmanager
@@ -113,7 +141,7 @@ def clean_up() -> None:
         _REGISTRY.temporaries.clear()
     _stop(children)
     for path in temporaries:
-        shutil.rmtree(path, ignore_errors=True)
+        _delete(path)
 
 
 atexit.register(clean_up)
@@ -200,6 +228,7 @@ def _run(
     try:
         try:
             out, err = child.communicate(stdin, timeout)
+            _REGISTRY.check_open()  # killed by clean_up: not a result
         except subprocess.TimeoutExpired:
             _stop([child])
             out, err = child.communicate()
