@@ -125,8 +125,9 @@ class Interrupted(BaseException):
 
 class StencilmapGroup(click.Group):
     """The ``stencilmap`` group: every command runs on a thread with a deep stack; a usage error is one
-    line with exit status 2; an interrupt (SIGINT, SIGTERM) removes unpublished temporary files, lets a
-    publish in progress finish, and exits with 128 + the signal number."""
+    line with exit status 2; an interrupt (SIGINT, SIGTERM) kills the process groups of the children running
+    (``native``), removes unpublished and other registered temporary files, lets a publish in progress finish,
+    and exits with 128 + the signal number."""
 
     def main(
         self,
