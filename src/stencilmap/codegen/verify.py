@@ -110,7 +110,10 @@ def run_csim(
                 )
             if done.returncode != 0:
                 status: Literal["deadlock", "failed"] = "deadlock" if done.returncode == 4 else "failed"
-                lines = done.stderr.strip().splitlines() or [done.ending]
+                lines = done.stderr.strip().splitlines()
+                if done.returncode < 0:  # killed: the signal first, then what it said last
+                    return CsimResult(status, {}, compile_s, run_s, ": ".join([done.ending, *lines[-1:]]))
+                lines = lines or [done.ending]
                 tail = next((ln for ln in lines if ln.startswith(("deadlock", "error"))), lines[-1])
                 return CsimResult(status, {}, compile_s, run_s, tail)
             note = "" if done.isolated else NOT_ISOLATED
