@@ -6,7 +6,8 @@ Its job comes as one JSON object on stdin: ``source`` (the ``.cl`` file), ``incl
 ``-I``), ``top`` (the kernel), ``ports`` (``[field, direction, NumPy storage dtype, elements]`` in argument
 order), ``data`` (``<field>.bin`` of every input) and ``out`` (where ``<field>.bin`` of every output goes).
 It answers with one JSON line on stdout: ``status`` ("done" or "failed"), ``compile_seconds``,
-``run_seconds`` and ``message``.
+``run_seconds`` and ``message``. The file runs as a script (``runpy.run_path``) and imports nothing of
+stencilmap, so the child starts without loading the package.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
     import pyopencl as cl
 
-    from stencilmap.codegen.opencl_run import cpu_device
-
-    ctx = cl.Context([cpu_device()])
+    device = cpu_device()
+    if device is None:
+        return _answer("failed", 0.0, 0.0, "no OpenCL CPU runtime found")
+    ctx = cl.Context([device])
     queue = cl.CommandQueue(ctx)
     start = time.perf_counter()
     try:
@@ -59,6 +61,19 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     for field, arr in outputs.items():
         arr.tofile(Path(job["out"]) / f"{field}.bin")
     return _answer("done", compile_s, run_s, "")
+
+
+def cpu_device() -> Any:
+    """PoCL's CPU device (any CPU OpenCL device when PoCL is absent); None when there is none."""
+    import pyopencl as cl
+
+    try:
+        platforms = cl.get_platforms()
+    except Exception:  # pyopencl raises its own LogicError/RuntimeError when no ICD is installed
+        platforms = []
+    devices = [d for p in platforms for d in p.get_devices() if d.type & cl.device_type.CPU]
+    pocl = [d for d in devices if "Portable Computing Language" in d.platform.name]
+    return next(iter(pocl or devices), None)
 
 
 def _answer(status: str, compile_s: float, run_s: float, message: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from stencilmap import native
+from stencilmap.codegen import opencl_child
 from stencilmap.codegen.ctypes_ import storage
 from stencilmap.codegen.registry import Generated
 from stencilmap.codegen.verify import NOT_ISOLATED, RUN_TIMEOUT_S, Array, CsimResult
@@ -25,20 +26,15 @@ INSTALL = "install PoCL (apt-get install pocl-opencl-icd ocl-icd-libopencl1, or 
 def cpu_device() -> Any:
     """PoCL's CPU device (any CPU OpenCL device when PoCL is absent)."""
     try:
-        import pyopencl as cl
+        import pyopencl  # noqa: F401
     except ImportError:
         raise StencilmapError(
             f"pyopencl is not installed: running OpenCL here needs it and PoCL ({INSTALL})"
         ) from None
-    try:
-        platforms = cl.get_platforms()
-    except Exception:  # pyopencl raises its own LogicError/RuntimeError when no ICD is installed
-        platforms = []
-    devices = [d for p in platforms for d in p.get_devices() if d.type & cl.device_type.CPU]
-    pocl = [d for d in devices if "Portable Computing Language" in d.platform.name]
-    if not (pocl or devices):
+    device = opencl_child.cpu_device()
+    if device is None:
         raise StencilmapError(f"no OpenCL CPU runtime found: {INSTALL}")
-    return (pocl or devices)[0]
+    return device
 
 
 def pocl_available() -> bool:
@@ -77,9 +73,8 @@ def run_pocl(gen: Generated, root: Path, data: Path, shape: tuple[int, ...]) -> 
 
 
 def _child_command() -> list[str]:
-    """This Python running ``opencl_child``, with this stencilmap on its path."""
-    package = Path(__file__).resolve().parents[2]
-    code = f"import sys; sys.path.insert(0, {str(package)!r}); from stencilmap.codegen.opencl_child import main; main()"
+    """This Python running ``opencl_child.py`` as a script (the package is not loaded there)."""
+    code = f"import runpy; runpy.run_path({opencl_child.__file__!r}, run_name='__main__')"
     return [sys.executable, "-c", code]
 
 
