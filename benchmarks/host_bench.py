@@ -25,8 +25,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from stencilmap.backends.ccompile import build
-from stencilmap.backends.cpu import run_cpu
+from stencilmap.backends.cpu import build, run_cpu
 from stencilmap.backends.reference import run_reference
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.program.ir import Program

@@ -1,5 +1,7 @@
 """The ``stencilmap`` executable: answers SIGINT and SIGTERM from the very start (while the package and
-its libraries load, nothing is written yet: exit at once, one line), then runs the command line."""
+its libraries load, nothing is written yet: exit at once, one line), then runs the command line, whose group
+replaces these handlers by its own (``cli.common``; keeping them until then leaves no moment where a signal
+would find Python's defaults)."""
 
 from __future__ import annotations
 
@@ -17,9 +19,8 @@ def _early_exit(signum: int, _frame: FrameType | None) -> None:
 
 def main() -> None:
     """Entry point of the ``stencilmap`` script and of ``python -m stencilmap``."""
-    previous = {s: signal.signal(s, _early_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, _early_exit)
     from stencilmap.cli import main as cli
 
-    for s, handler in previous.items():
-        signal.signal(s, handler)
     cli()

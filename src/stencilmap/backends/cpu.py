@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from stencilmap import native
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 
 from . import cgen, cost
-from .ccompile import build
 from .cexpr import Unsupported
 from .plan import Plan, make_plan
 from .reference import Result, undefined_value
@@ -38,6 +38,35 @@ class SmBuf(ctypes.Structure):
         ("k", ctypes.c_int64),  # ring slots (the wavefront driver's own buffers); 0 here
         ("q", ctypes.c_int64),
     ]
+
+
+#: -fwrapv: signed overflow wraps (the documented semantics); -ffp-contract=off: no fused multiply-add, so
+#: float results equal NumPy's operation by operation; -fexcess-precision=standard: every _Float16 cast rounds;
+#: -fno-math-errno / -fno-trapping-math change no value, they only let sqrt and conditionals vectorise.
+FLAGS = (
+    "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11", "-fwrapv", "-ffp-contract=off",
+    "-fexcess-precision=standard", "-fno-math-errno", "-fno-trapping-math", "-fno-strict-aliasing",
+)  # fmt: skip
+
+
+def compiler() -> str:
+    """``$CC``, else gcc, else cc; a clear error when there is none."""
+    cc = native.find_compiler([os.environ["CC"]] if os.environ.get("CC") else ["gcc", "cc"])
+    if cc is None:
+        raise StencilmapError("the cpu backend needs a C compiler with OpenMP (gcc); none was found")
+    return cc
+
+
+def build(source: str) -> tuple[ctypes.CDLL, bool]:
+    """The loaded library of generated C (``native`` builds it with ``FLAGS`` and caches it under
+    ``<cache>/cpu``) and whether it had to be compiled now (False: from the cache)."""
+    unit = native.Unit("sm", compiler(), (("kernel.c", source),), ("kernel.c",), FLAGS, ("-lm",))
+    try:
+        return native.library(unit, ("cpu",))
+    except native.CompileError as exc:
+        raise RuntimeError(
+            f"the C compiler rejected generated code: {exc.first_line}\n{exc.stderr}"
+        ) from None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from stencilmap import native
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 
@@ -320,8 +320,7 @@ def run_dask_to_files(
     try:
         with _client(options.scheduler) as client:
             for name, arr in outs.items():
-                fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".npy.tmp", dir=out_dir)
-                os.close(fd)
+                tmp = str(native.temporary_file(f".{name}.", out_dir, ".npy.tmp"))  # an interrupt removes it
                 staged[name] = tmp
                 _store(arr, masks[name], tmp, client)
                 regions[name] = _region(tmp, masks[name] is not None)
@@ -335,6 +334,7 @@ def run_dask_to_files(
     for name, tmp in staged.items():
         final = out_dir / f"{name}.npy"
         os.replace(tmp, final)
+        native.release(Path(tmp))
         written[name] = final
     return written, regions, Execution(Result({}, {}), seconds, compile_seconds)
 

@@ -85,7 +85,8 @@ def _print(report: CodegenReport) -> None:
     )
     if v.valid:
         exact = "bit-exact" if val.bit_exact else f"within tolerance (max abs error {val.max_abs_error:.3g})"
-        click.echo(f"verified by {runner}: valid, {exact} against the reference")
+        note = f" ({v.message})" if v.message else ""  # e.g. it ran with the network (no unshare)
+        click.echo(f"verified by {runner}: valid, {exact} against the reference{note}")
     else:
         why = v.message or f"{sum(o.mismatches for o in val.outputs)} points beyond tolerance"
         click.echo(f"verified by {runner}: INVALID ({val.status}): {why}")

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from stencilmap.errors import StencilmapError
-from stencilmap.io import discard_pending
+from stencilmap.io import PUBLISH_LOCK, discard_pending
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -106,8 +106,12 @@ def user_errors(fn: F) -> F:
 
 
 def fail(message: str, status: int = 2) -> None:
-    """Print ``error: message`` as one line on stderr and exit."""
-    click.echo("error: " + " ".join(message.split()), err=True)
+    """Print ``error: message`` as one line on stderr and exit (silently once an interrupt is being handled:
+    the error is its consequence, and the interrupt has its own line)."""
+    from stencilmap import native
+
+    if not native.closing():
+        click.echo("error: " + " ".join(message.split()), err=True)
     sys.exit(status)
 
 
@@ -121,8 +125,9 @@ class Interrupted(BaseException):
 
 class StencilmapGroup(click.Group):
     """The ``stencilmap`` group: every command runs on a thread with a deep stack; a usage error is one
-    line with exit status 2; an interrupt (SIGINT, SIGTERM) removes unpublished temporary files, lets a
-    publish in progress finish, and exits with 128 + the signal number."""
+    line with exit status 2; an interrupt (SIGINT, SIGTERM) kills the process groups of the children running
+    (``native``), removes unpublished and other registered temporary files, lets a publish in progress finish,
+    and exits with 128 + the signal number."""
 
     def main(
         self,
@@ -159,25 +164,38 @@ class StencilmapGroup(click.Group):
 
 
 def _interrupted(signum: int) -> None:
-    discard_pending()
+    """Clean up, then exit: the children's process groups are killed and every registered temporary is
+    removed (staged outputs, staging folders, build and scratch folders; a publish in progress finishes
+    first); one line says so; the exit status is 128 + the signal number."""
+    from stencilmap import native
+
+    for s in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the cleanup short
+        signal.signal(s, signal.SIG_IGN)
+    with PUBLISH_LOCK:
+        native.clean_up()
+        discard_pending()
     click.echo(f"error: interrupted ({signal.Signals(signum).name})", err=True)
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(128 + signum)  # the command's thread may still be running: do not wait for it
+    os._exit(128 + signum)  # the command's thread may still be running: everything is cleaned, do not wait
 
 
 @contextlib.contextmanager
 def _signals_raise() -> Iterator[None]:
-    """While active (in the main thread only), SIGTERM raises ``Interrupted`` as SIGINT raises
-    KeyboardInterrupt."""
+    """While active (in the main thread only), SIGTERM raises ``Interrupted`` and SIGINT KeyboardInterrupt
+    (replacing ``entry``'s handlers of the start-up, which stay until then)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    previous = {
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+        signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_interrupted),
+    }
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:

@@ -2,17 +2,13 @@
 PoCL (``opencl_run``). Inputs go in as raw files, outputs come back as arrays for the caller to
 compare with the reference.
 
-Executables are cached by the SHA-256 of everything compiled (sources, headers, flags), so a test
-session compiles each design once.
+``native`` builds the executables (cached in a folder the caller names, so a test session compiles each
+design once; else built in a temporary folder, removed after the run) and runs them in a scratch folder,
+with no network where ``unshare`` allows.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from stencilmap import native
 from stencilmap.codegen.ctypes_ import storage
 from stencilmap.codegen.registry import Generated, Port
 from stencilmap.errors import StencilmapError
@@ -32,6 +29,8 @@ Array = npt.NDArray[Any]
 CSIM_FLAGS = ("-std=c++14", "-O0", "-ffp-contract=off", "-fno-fast-math", "-Wno-unknown-pragmas", "-w")
 #: A C simulation that runs longer than this has gone wrong (designs here run in well under a second).
 RUN_TIMEOUT_S = 300.0
+#: Said once in the verdict of a run that could not be cut off from the network.
+NOT_ISOLATED = "ran with the network: unshare --net is not available here"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,69 +65,22 @@ def read_outputs(folder: Path, ports: tuple[Port, ...], shape: tuple[int, ...]) 
 
 
 def gxx() -> str:
-    found = shutil.which("g++")
+    found = native.find_compiler(["g++"])
     if found is None:
         raise StencilmapError("g++ not found: C simulation of generated code needs it on PATH")
     return found
 
 
-def _include_dirs(gen: Generated, root: Path, hls_include: Path | None) -> list[Path]:
-    dirs = []
-    for d in gen.include_dirs:
-        if hls_include is not None and d in gen.standins:
-            dirs.append(hls_include)
-        else:
-            dirs.append(root / d)
-    return dirs
-
-
-def _fingerprint(gen: Generated, includes: list[Path], extra: tuple[str, ...]) -> str:
-    h = hashlib.sha256()
-    for name, text in gen.files:
-        h.update(name.encode())
-        h.update(text.encode())
-    for d in includes:
-        h.update(str(d.resolve()).encode())
-    h.update(" ".join(CSIM_FLAGS + extra).encode())
-    return h.hexdigest()[:24]
-
-
-def compile_csim(
-    gen: Generated, root: Path, hls_include: Path | None, cache: Path | None
-) -> tuple[Path, float]:
-    """The C-simulation executable of the files under ``root`` (cached), and the seconds compiling took."""
+def csim_unit(gen: Generated, hls_include: Path | None) -> native.Unit:
+    """The C simulation's build: the generated files, compiled with ``CSIM_FLAGS`` and the target's own,
+    the include folders (``--hls-include`` in place of the stand-in headers)."""
     if hls_include is not None and not hls_include.is_dir():
         raise StencilmapError(f"--hls-include {hls_include}: no such folder")
-    compiler = gxx()
-    includes = _include_dirs(gen, root, hls_include)
-    key = _fingerprint(gen, includes, gen.flags)
-    folder = cache if cache is not None else Path(tempfile.mkdtemp(prefix="stencilmap-csim-"))
-    folder.mkdir(parents=True, exist_ok=True)
-    exe = folder / f"csim-{key}"
-    if exe.exists():
-        return exe, 0.0
-    start = time.perf_counter()
-    tmp = folder / f".csim-{key}.{os.getpid()}.tmp"
-    cmd = [
-        compiler,
-        *CSIM_FLAGS,
-        *gen.flags,
-        *(f"-I{d}" for d in includes),
-        *(str(root / s) for s in gen.sources),
-        "-o",
-        str(tmp),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        lines = [ln for ln in done.stderr.splitlines() if "error" in ln] or done.stderr.splitlines() or ["?"]
-        raise CompileError(lines[0].strip())
-    os.replace(tmp, exe)
-    return exe, time.perf_counter() - start
-
-
-class CompileError(Exception):
-    """The generated code did not compile (a bug of the emitter or of the headers given)."""
+    includes = tuple(
+        str(hls_include.resolve()) if hls_include is not None and d in gen.standins else d
+        for d in gen.include_dirs
+    )
+    return native.Unit("csim", gxx(), gen.files, gen.sources, (*CSIM_FLAGS, *gen.flags), (), includes)
 
 
 def run_csim(
@@ -139,25 +91,32 @@ def run_csim(
     hls_include: Path | None = None,
     cache: Path | None = None,
 ) -> CsimResult:
-    """Compile (or reuse) and run the C simulation on ``data``; read the outputs back."""
+    """Compile (or reuse, from ``cache``) and run the C simulation on ``data``; read the outputs back. It
+    runs in a scratch folder with no network where ``native.network_isolation()``. ``root``, where the files
+    were written, is not read: they are compiled from ``gen``, and keyed by their text."""
+    del root
+    unit = csim_unit(gen, hls_include)
     try:
-        exe, compile_s = compile_csim(gen, root, hls_include, cache)
-    except CompileError as exc:
-        return CsimResult("failed", {}, 0.0, 0.0, f"g++ failed: {exc}")
-    with tempfile.TemporaryDirectory(prefix="stencilmap-csim-out-") as out:
-        start = time.perf_counter()
-        try:
-            done = subprocess.run(
-                [str(exe), str(data), out], capture_output=True, text=True, timeout=RUN_TIMEOUT_S
-            )
-        except subprocess.TimeoutExpired:
-            return CsimResult(
-                "failed", {}, compile_s, RUN_TIMEOUT_S, f"C simulation ran past {RUN_TIMEOUT_S:.0f} s"
-            )
-        run_s = time.perf_counter() - start
-        if done.returncode != 0:
-            status: Literal["deadlock", "failed"] = "deadlock" if done.returncode == 4 else "failed"
-            lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
-            tail = next((ln for ln in lines if ln.startswith(("deadlock", "error"))), lines[-1])
-            return CsimResult(status, {}, compile_s, run_s, tail)
-        return CsimResult("done", read_outputs(Path(out), gen.ports, shape), compile_s, run_s)
+        with (
+            native.executable(unit, cache) as (exe, compile_s),
+            native.scratch("stencilmap-csim-out-") as out,
+        ):
+            start = time.perf_counter()
+            done = native.run([str(exe), str(data.resolve()), str(out)], timeout=RUN_TIMEOUT_S, isolate=True)
+            run_s = time.perf_counter() - start
+            if done.timed_out:
+                return CsimResult(
+                    "failed", {}, compile_s, RUN_TIMEOUT_S, f"C simulation ran past {RUN_TIMEOUT_S:.0f} s"
+                )
+            if done.returncode != 0:
+                status: Literal["deadlock", "failed"] = "deadlock" if done.returncode == 4 else "failed"
+                lines = done.stderr.strip().splitlines()
+                if done.returncode < 0:  # killed: the signal first, then what it said last
+                    return CsimResult(status, {}, compile_s, run_s, ": ".join([done.ending, *lines[-1:]]))
+                lines = lines or [done.ending]
+                tail = next((ln for ln in lines if ln.startswith(("deadlock", "error"))), lines[-1])
+                return CsimResult(status, {}, compile_s, run_s, tail)
+            note = "" if done.isolated else NOT_ISOLATED
+            return CsimResult("done", read_outputs(out, gen.ports, shape), compile_s, run_s, note)
+    except native.CompileError as exc:
+        return CsimResult("failed", {}, 0.0, 0.0, f"g++ failed: {exc.first_error}")

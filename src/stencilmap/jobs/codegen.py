@@ -19,6 +19,7 @@ from typing import Literal
 
 import numpy as np
 
+from stencilmap import native
 from stencilmap.backends.reference import run_reference, undefined_value
 from stencilmap.codegen.registry import Generated, emit, target
 from stencilmap.codegen.verify import run_csim, write_data
@@ -28,7 +29,7 @@ from stencilmap.design.partition import Partition
 from stencilmap.design.registry import BuildConfig, build, check_options
 from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
-from stencilmap.io import Array, read_npy
+from stencilmap.io import PUBLISH_LOCK, Array, read_npy
 from stencilmap.jobs.partition import PartitionRequest, check_request, partitioned
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
@@ -264,19 +265,22 @@ def stage_folder(out_dir: Path) -> Path:
         raise StencilmapError(f"--out {out_dir}: exists and is not a folder")
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=parent))
+        return native.temporary_folder(f".{out_dir.name}.", parent, ".tmp")  # an interrupt removes it
     except OSError as exc:
         raise StencilmapError(f"--out {out_dir}: cannot write there ({exc.strerror})") from None
 
 
 def publish_folder(stage: Path, out_dir: Path) -> None:
-    """Replace ``out_dir`` by ``stage``: the old folder is moved aside, the new one renamed in."""
+    """Replace ``out_dir`` by ``stage``: the old folder is moved aside, the new one renamed in (an interrupt
+    waits for both renames)."""
     stage.chmod(0o777 & ~_umask())
     old: Path | None = None
-    if out_dir.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=stage.parent))
-        out_dir.rename(old / "previous")
-    stage.rename(out_dir)
+    with PUBLISH_LOCK:
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=stage.parent))
+            out_dir.rename(old / "previous")
+        stage.rename(out_dir)
+        native.release(stage)
     if old is not None:
         with contextlib.suppress(OSError):
             shutil.rmtree(old)

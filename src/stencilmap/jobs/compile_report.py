@@ -8,10 +8,10 @@ import html
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stencilmap import native
 from stencilmap.design.dot import to_dot
 from stencilmap.design.serialize import design_to_json
 from stencilmap.model.plot import save_figure
@@ -53,8 +53,9 @@ def _render_svg(folder: Path, modules: int) -> list[str]:
         return ["design.svg not rendered: Graphviz's `dot` is not installed (`apt-get install graphviz`)"]
     if modules > MAX_SVG_MODULES:
         return [f"design.svg not rendered: {modules:,} modules (at most {MAX_SVG_MODULES:,} are laid out)"]
-    done = subprocess.run([dot, "-Tsvg", "design.dot", "-o", "design.svg"], cwd=folder, capture_output=True,
-                          text=True, timeout=120, check=False)  # fmt: skip
+    done = native.run([dot, "-Tsvg", "design.dot", "-o", "design.svg"], cwd=folder, timeout=120)
+    if done.timed_out:
+        return ["design.svg not rendered: dot ran past 120 s"]
     if done.returncode != 0:
         return [f"design.svg not rendered: dot failed ({done.stderr.strip().splitlines()[-1:]})"]
     return []

@@ -12,21 +12,16 @@ device's clock); this module packs the mapping, compiles the C once (cached unde
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from graphlib import TopologicalSorter
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.cache import cache_dir
+from stencilmap import native
 from stencilmap.design.cgra.dag import UNARY_FUNCS
 from stencilmap.design.cgra.mapping import CgraMapping, Pe
 from stencilmap.design.cgra.regions import points
@@ -311,24 +306,17 @@ _LIB: list[Any] = []
 
 
 def _library() -> Any:
-    """``csrc/cgra.c`` compiled once per source (cached by its hash) and loaded."""
+    """``csrc/cgra.c`` compiled once (``native`` caches it) and loaded."""
     if _LIB:
         return _LIB[0].run
     codes = "".join(f"#define F_{name} {n}\n" for n, name in enumerate(FN))
     folder = resources.files("stencilmap.sim").joinpath("csrc")
     source = folder.joinpath("arith.h").read_text() + codes + folder.joinpath("cgra.c").read_text()
-    digest = hashlib.sha256("\n".join([*CFLAGS, source]).encode()).hexdigest()[:24]
-    path = cache_dir("sim") / f"cgra-{digest}.so"
-    if not path.is_file():
-        with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-            unit, lib = Path(tmp) / "cgra.c", Path(tmp) / path.name
-            unit.write_text(source)
-            done = subprocess.run([compiler(), *CFLAGS, "-o", str(lib), str(unit), "-lm"], capture_output=True, text=True, check=False)  # fmt: skip
-            if done.returncode != 0:
-                first = (done.stderr.strip().splitlines() or ["no message"])[0]
-                raise StencilmapError(f"compiling the CGRA simulator failed: {first}")
-            os.replace(lib, path)
-    library = ctypes.CDLL(str(path))
+    unit = native.Unit("cgra", compiler(), (("cgra.c", source),), ("cgra.c",), CFLAGS, ("-lm",))
+    try:
+        library, _ = native.library(unit, ("sim",))
+    except native.CompileError as exc:
+        raise StencilmapError(f"compiling the CGRA simulator failed: {exc.first_line}") from None
     library.run.restype = None
     _LIB.append(library)
     return library.run

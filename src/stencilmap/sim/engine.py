@@ -1,6 +1,6 @@
 """The compiled engine: ``csrc/engine.c`` built by the system C compiler, cached, called through ctypes.
 
-Two pieces, each compiled once and cached under ``cache.cache_dir("sim")`` by the hash of its source:
+Two pieces, each compiled once by ``native`` and cached under ``<cache>/sim``:
 
 - the **engine** — the cycle loop and every module kind, the same library for every design;
 - the design's **evaluators** — each distinct stencil expression of its PEs as straight-line C over
@@ -13,22 +13,17 @@ Two pieces, each compiled once and cached under ``cache.cache_dir("sim")`` by th
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import shutil
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.cache import cache_dir
+from stencilmap import native
 from stencilmap.errors import StencilmapError
 from stencilmap.sim import bytecode as B
 from stencilmap.sim import memory as K
@@ -39,8 +34,6 @@ CFLAGS = ("-O2", "-std=c11", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-
 
 #: Notified (with one line) before anything is compiled.
 Notify = Callable[[str], None]
-
-_LIBRARIES: dict[Path, ctypes.CDLL] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,43 +184,24 @@ def _source(name: str) -> str:
 
 
 def _library(kind: str, source: str, notify: Notify | None) -> tuple[ctypes.CDLL, bool]:
-    """The shared library of ``source`` (and whether it was compiled now)."""
-    header = _source("arith.h")
-    digest = hashlib.sha256("\n".join([*CFLAGS, header, source]).encode()).hexdigest()[:24]
-    path = cache_dir("sim") / f"{kind}-{digest}.so"
-    fresh = False
-    if not path.is_file():
-        if notify is not None:
-            notify(f"compiling the simulator's {kind} (cached afterwards) …")
-        _compile(source, header, path)
-        fresh = True
-    if path not in _LIBRARIES:
-        _LIBRARIES[path] = ctypes.CDLL(str(path))
-    return _LIBRARIES[path], fresh
+    """The shared library of ``source`` (and whether it was compiled now), built by ``native``."""
+    files = (("arith.h", _source("arith.h")), ("unit.c", source))
+    unit = native.Unit(kind, compiler(), files, ("unit.c",), CFLAGS, ("-lm",), (".",))
+    announce = (
+        None if notify is None else lambda: notify(f"compiling the simulator's {kind} (cached afterwards) …")
+    )
+    try:
+        return native.library(unit, ("sim",), announce)
+    except native.CompileError as exc:
+        raise StencilmapError(f"compiling the simulator failed: {exc.first_line}") from None
 
 
 def compiler() -> str:
     """The C compiler: ``$CC`` or ``cc``; a clear error when there is none."""
     name = os.environ.get("CC") or "cc"
-    path = shutil.which(name)
+    path = native.find_compiler([name])
     if path is None:
         raise StencilmapError(
             f"the simulator needs a C compiler: '{name}' was not found (install gcc, or set CC)"
         )
     return path
-
-
-def _compile(source: str, header: str, library: Path) -> None:
-    """Compile into ``library`` atomically (a concurrent process may be compiling the same)."""
-    cc = compiler()
-    with tempfile.TemporaryDirectory(dir=library.parent) as tmp:
-        folder = Path(tmp)
-        (folder / "arith.h").write_text(header)
-        (folder / "unit.c").write_text(source)
-        out = folder / library.name
-        command = [cc, *CFLAGS, "-I", str(folder), "-o", str(out), str(folder / "unit.c"), "-lm"]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            first = (done.stderr.strip().splitlines() or ["no message"])[0]
-            raise StencilmapError(f"compiling the simulator failed: {first}")
-        os.replace(out, library)
