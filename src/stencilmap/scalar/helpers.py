@@ -15,13 +15,9 @@ from dataclasses import dataclass
 from stencilmap.program import dtypes as dt
 from stencilmap.scalar.ctypes import SUFFIX, Dialect, c_family, ctype
 
-#: Helpers another helper calls (emitted first).
-NEEDS = {
-    "div_trunc": ("neg_wrap",),
-    "floordiv": ("neg_wrap",),
-    "abs_wrap": ("neg_wrap",),
-    "fdim": ("max_nan",),
-}
+#: Helpers another helper calls (emitted first), for integer and for float types.
+NEEDS_INT = {"div_trunc": ("neg_wrap",), "floordiv": ("neg_wrap",), "abs_wrap": ("neg_wrap",)}
+NEEDS_FLOAT = {"fdim": ("max_nan",)}
 
 
 def helper_name(op: str, t: str) -> str:
@@ -61,7 +57,7 @@ def closure(needed: set[tuple[str, str]]) -> list[tuple[str, str]]:
         if key in seen:
             return
         seen.add(key)
-        for dep in NEEDS.get(key[0], ()):
+        for dep in (NEEDS_FLOAT if dt.is_float(key[1]) else NEEDS_INT).get(key[0], ()):
             add((dep, key[1]))
         out.append(key)
 
