@@ -21,6 +21,7 @@ from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import TypeEnv, infer, stencil_types
+from stencilmap.scalar.ops import LIBM
 
 #: The instruction set, by name: the machine's instructions (``csrc/engine.c``), the type codes a value is
 #: rounded to, and the binary, unary and function operations (``csrc/arith.h``), each under the
@@ -42,13 +43,14 @@ UNARY_CODES = {"neg": 0, "lnot": 1, "inv": 2}
 #: Functions: one argument below ``FN_BINARY``, two from it; ``min_nan``/``max_nan`` are n-ary (the code
 #: is ``code * FN_NARY + n``), ``fma_unfused`` takes three.
 FN_BINARY, FN_NARY = 100, 1000
+_LIBM1 = [f for f, n in LIBM.items() if n == 1]
+_LIBM2 = [f for f, n in LIBM.items() if n == 2]
 FUNC_CODES = {
-    "sqrt": 0, "cbrt": 1, "exp": 2, "exp2": 3, "expm1": 4, "log": 5, "log2": 6, "log10": 7, "log1p": 8,
-    "sin": 9, "cos": 10, "tan": 11, "asin": 12, "acos": 13, "atan": 14, "sinh": 15, "cosh": 16,
-    "tanh": 17, "asinh": 18, "acosh": 19, "atanh": 20, "fabs": 21, "floor": 22, "ceil": 23,
-    "trunc": 24, "rint": 25, "erf": 26, "erfc": 27, "round_half_away": 28, "round_even": 29,
-    "pow": 100, "atan2": 101, "hypot": 102, "fmod": 103, "fmin": 104, "fmax": 105, "copysign": 106,
-    "fdim": 107, "min_nan": 108, "max_nan": 109, "fma_unfused": 200,
+    **{f: code for code, f in enumerate(_LIBM1)},  # sqrt 0 … erfc 27
+    "round_half_away": len(_LIBM1), "round_even": len(_LIBM1) + 1,
+    **{f: FN_BINARY + code for code, f in enumerate(_LIBM2)},  # pow 100 … copysign 106
+    "fdim": FN_BINARY + len(_LIBM2), "min_nan": FN_BINARY + len(_LIBM2) + 1,
+    "max_nan": FN_BINARY + len(_LIBM2) + 2, "fma_unfused": 2 * FN_BINARY,
 }  # fmt: skip
 #: Program function names that are another's code (``abs`` of a float is ``fabs``; SODA's ``round`` is
 #: ``round_half_away``; NumPy's rounds half to even), under the names ``sim/cgra.py`` uses.
