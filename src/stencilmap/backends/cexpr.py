@@ -36,12 +36,6 @@ def ctype(t: str) -> str:
     return CTYPES[dt.concrete(t)]
 
 
-def literal(value: object, t: str) -> str:
-    """A C literal of exactly the value ``np.asarray(value, concrete(t))`` has, of C type ``ctype(t)``."""
-    arr = np.asarray(value, dtype=dt.concrete(t))
-    return scalar_literal(arr[()], dt.concrete(t))
-
-
 def scalar_literal(x: object, t: str) -> str:
     v = float(x) if dt.is_float(t) else int(x)  # type: ignore[call-overload, arg-type]
     return sc.literal(v, t, "c99")
@@ -51,7 +45,7 @@ def prelude(program: Program, dialect: Dialect = "c99") -> str:
     """The helpers the program's stencils call (``scalar.helpers``), for the head of the generated file."""
     used: set[tuple[str, str]] = set()
     for st in program.stencils:
-        used |= render(lower(program, st), dialect)[1]
+        used |= render(lower(program, st), dialect, param=lambda p: "0")[1]  # helpers only
     return helpers_text(used, dialect)
 
 
