@@ -28,7 +28,7 @@ from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select
 from stencilmap.program.ir import Boundary, Input, Program, Stencil
 from stencilmap.program.typecheck import ExprTypeError, infer, stencil_env
 from stencilmap.scalar import ScalarKernel, Unsupported, lower
-from stencilmap.scalar.ctypes import Dialect
+from stencilmap.scalar.ctypes_ import Dialect
 from stencilmap.scalar.helpers import helpers_text
 from stencilmap.scalar.kernel import Op
 from stencilmap.scalar.render import Printer
@@ -184,7 +184,7 @@ def run_dialect(
     dialect: Dialect, program: Program, kernels: list[ScalarKernel], values: dict[str, Array]
 ) -> dict[str, Array]:
     """Each kernel rendered in ``dialect``, compiled once, run over the inputs."""
-    from stencilmap.scalar.ctypes import ctype
+    from stencilmap.scalar.ctypes_ import ctype
 
     extern = 'extern "C" ' if dialect != "c99" else ""
     used: set[tuple[str, str]] = set()

@@ -10,7 +10,7 @@ import pytest
 
 from stencilmap.program.expr import FUNCTIONS
 from stencilmap.scalar import helpers, ops
-from stencilmap.scalar.ctypes import DIALECTS
+from stencilmap.scalar.ctypes_ import DIALECTS
 from stencilmap.sim import bytecode as B
 
 

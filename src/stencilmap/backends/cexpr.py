@@ -21,8 +21,8 @@ from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import Binary, Call, Ref
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.scalar import Param, Unsupported, lower
-from stencilmap.scalar import ctypes as sc
-from stencilmap.scalar.ctypes import Dialect
+from stencilmap.scalar import ctypes_ as sc
+from stencilmap.scalar.ctypes_ import Dialect
 from stencilmap.scalar.helpers import helpers_text
 from stencilmap.scalar.ops import EXACT_FUNCTIONS
 from stencilmap.scalar.render import Printer, render

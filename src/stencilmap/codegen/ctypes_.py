@@ -14,7 +14,7 @@ import numpy as np
 
 from stencilmap.errors import StencilmapError
 from stencilmap.program import dtypes as dt
-from stencilmap.scalar import ctypes as sc
+from stencilmap.scalar import ctypes_ as sc
 from stencilmap.scalar.lower import literal_value
 
 Dialect = Literal["cpp", "opencl"]

@@ -19,7 +19,7 @@ from stencilmap.codegen.ctypes_ import Dialect, ctype, scalar_dialect
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.scalar import Param, Undefined, Unsupported, lower
-from stencilmap.scalar.ctypes import literal
+from stencilmap.scalar.ctypes_ import literal
 from stencilmap.scalar.lower import literal_value
 from stencilmap.scalar.render import Printer
 

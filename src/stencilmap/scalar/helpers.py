@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from stencilmap.program import dtypes as dt
-from stencilmap.scalar.ctypes import SUFFIX, Dialect, c_family, ctype
+from stencilmap.scalar.ctypes_ import SUFFIX, Dialect, c_family, ctype
 
 #: Helpers another helper calls (emitted first), for integer and for float types.
 NEEDS_INT = {"div_trunc": ("neg_wrap",), "floordiv": ("neg_wrap",), "abs_wrap": ("neg_wrap",)}

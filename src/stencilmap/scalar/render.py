@@ -1,4 +1,4 @@
-"""One C printer for lowered kernels, with dialects (``ctypes.Dialect``): ``c99`` (the cpu backend's
+"""One C printer for lowered kernels, with dialects (``ctypes_.Dialect``): ``c99`` (the cpu backend's
 OpenMP C), ``cuda`` (the gpu backend), ``hls`` (HLS C++) and ``opencl`` (OpenCL C).
 
 The printer writes each value inline into its single user (the kernel is a tree apart from temporaries,
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from stencilmap.program import dtypes as dt
-from stencilmap.scalar.ctypes import Dialect, c_family, ctype, literal
+from stencilmap.scalar.ctypes_ import Dialect, c_family, ctype, literal
 from stencilmap.scalar.helpers import helper_name
 from stencilmap.scalar.kernel import Lit, Op, Param, Read, ScalarKernel, Unsupported
 from stencilmap.scalar.ops import COMPARE, DOUBLE_ONLY
