@@ -356,3 +356,40 @@ def test_every_dialect_equals_the_reference(program: Program, seed: int) -> None
                     f"at a={values['a'][i]!r}, b={values['b'][i]!r}: {got[s.name][i]!r} != "
                     f"{np.asarray(expected[s.name])[i]!r}; expression {s.expr!r} as {s.dtype}"
                 )
+
+
+def _pair_program(t: str, semantics: str, exprs: dict[str, Expr], out: str) -> Program:
+    bnd = (("a", Boundary("shrink")), ("b", Boundary("shrink")))
+    stencils = tuple(Stencil(name, out, e, (), bnd) for name, e in exprs.items())
+    return Program(name="p", format="soda" if semantics == "c" else "stencilflow", semantics=semantics,
+                   shape=(N,), inputs=(Input("a", t, (0,)), Input("b", t, (0,))), stencils=stencils,
+                   outputs=tuple(exprs))  # fmt: skip
+
+
+@pytest.mark.skipif(not shutil.which("gcc") or not shutil.which("g++"), reason="needs gcc and g++")
+@pytest.mark.parametrize(
+    ("t", "exprs", "a", "b"),
+    [
+        # npy_divmod: 1 // 0.1 is 9 (the simulator said 10), -4 % 2 is +0 (it said -0)
+        ("float64", {"fd": Binary("//", Ref("a", (0,)), Ref("b", (0,))), "md": Binary("%", Ref("a", (0,)), Ref("b", (0,)))},
+         [1.0, -4.0, 7.0, np.nan], [0.1, 2.0, -0.0, 0.0]),
+        ("float32", {"fd": Binary("//", Ref("a", (0,)), Ref("b", (0,))), "md": Binary("%", Ref("a", (0,)), Ref("b", (0,)))},
+         [1.0, -4.0, 7.0, np.nan], [0.1, 2.0, -0.0, 0.0]),
+        # NumPy's ~ of a bool is logical not (HLS/OpenCL and the simulator said true for both)
+        ("bool", {"inv": Unary("~", Ref("a", (0,)))}, [True, False], [True, True]),
+    ],
+)  # fmt: skip
+def test_known_drifts_stay_fixed(t: str, exprs: dict[str, Expr], a: list[float], b: list[float]) -> None:
+    out = t
+    program = _pair_program(t, "numpy", exprs, out)
+    values = {"a": np.resize(np.asarray(a, dtype=t), N), "b": np.resize(np.asarray(b, dtype=t), N)}
+    expected = run_reference(program, values).outputs
+    kernels = [lower(program, s) for s in program.stencils]
+    for dialect in _compilers():
+        got = (
+            run_bytecode(program, values)
+            if dialect == "bytecode"
+            else run_dialect(dialect, program, kernels, values)
+        )  # type: ignore[arg-type]
+        for name in exprs:
+            assert same_bits(np.asarray(expected[name]), got[name]).all(), (dialect, name, got[name][:4])

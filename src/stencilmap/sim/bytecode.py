@@ -140,9 +140,10 @@ class _Compiler:
             if e.op != "!":  # '!' tests the operand itself; the others convert it to the result type
                 self.code.append((ROUND, 0, type_code(t)))
             if e.op != "+":
-                self.code.append(
-                    (UNARY, UNARY_CODES[{"-": "neg", "!": "lnot", "~": "inv"}[e.op]], type_code(t))
-                )
+                name = {"-": "neg", "!": "lnot", "~": "inv"}[e.op]
+                if name == "inv" and dt.concrete(t) == "bool":  # NumPy: ~ of a bool is logical not
+                    name = "lnot"
+                self.code.append((UNARY, UNARY_CODES[name], type_code(t)))
         elif isinstance(e, Binary):
             self._binary(e, t, env)
         elif isinstance(e, Select):

@@ -128,7 +128,10 @@ class _Builder:
             inner = self.expr(e.operand)
             if e.op == "+":
                 return self.rounded(inner, infer(e.operand, self.env), t)
-            return self.op(UNARY_OPS[e.op], inner, dtype=t, cast="" if e.op == "!" else t)
+            name = (
+                "NOT" if e.op == "~" and dt.concrete(t) == "bool" else UNARY_OPS[e.op]
+            )  # NumPy: ~bool is not
+            return self.op(name, inner, dtype=t, cast="" if e.op == "!" else t)
         if isinstance(e, Binary) and (e.op in BINARY or e.op in ("%", "//", "&", "|", "^")):
             return self.binary(e, t)
         if isinstance(e, Select):
