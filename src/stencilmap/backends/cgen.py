@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from stencilmap.program import dtypes as dt
 from stencilmap.program.ir import Stencil
-from stencilmap.program.typecheck import stencil_types
 
 from . import cexpr, cwave
-from .cexpr import CTYPES, Emitter, convert
+from .cexpr import CTYPES
 from .plan import Plan, interior, margins, stencil_refs
 
 #: Bytes per element of each C type (vector lengths of the unchecked rows).
@@ -56,7 +55,7 @@ typedef struct { void *v; uint8_t *m; int64_t s[3]; int64_t off; int64_t k; int6
 
 def generate(plan: Plan) -> str:
     """The whole C file for a program."""
-    parts = [HEADER, cexpr.PRELUDE]
+    parts = [HEADER, cexpr.prelude(plan.program)]
     for k, st in enumerate(plan.order):
         parts.append(_stencil_function(plan, k, st))
     parts.append(_tables(plan))
@@ -233,20 +232,10 @@ def _body(plan: Plan, st: Stencil, checked: bool, ring: bool = False) -> list[st
     for j, ref in enumerate(stencil_refs(st)):
         names[ref] = f"r{j}"
         lines += _read(plan, st, ref, f"r{j}", checked, ring)
-    env, temp_types = stencil_types(plan.program, st)
-    temps: dict[str, str] = {}
-    emitter = Emitter(
-        plan.program,
-        env,
-        temps,
-        lambda r: names[r],
-        {p.name: f"p{j}" for j, p in enumerate(plan.program.params)},
-    )
-    for j, t in enumerate(st.temps):
-        value = convert(emitter.emit(t.expr), emitter.type(t.expr), temp_types[t.name])
-        lines.append(f"const {cexpr.ctype(temp_types[t.name])} t{j} = {value};")
-        temps[t.name] = f"t{j}"
-    lines.append(f"{CTYPES[st.dtype]} v = {convert(emitter.emit(st.expr), emitter.type(st.expr), st.dtype)};")
+    params = {p.name: f"p{j}" for j, p in enumerate(plan.program.params)}
+    temps, value = cexpr.stencil_lines(plan.program, st, lambda r: names[r], params)
+    lines += temps
+    lines.append(f"{CTYPES[st.dtype]} v = {value};")
     keep = plan.preserve_input(st.name)
     if keep is not None:
         var = f"f{plan.index(keep)}"

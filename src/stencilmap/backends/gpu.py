@@ -45,7 +45,7 @@ def cuda_source(plan: Plan) -> str:
     for f in plan.fields:
         if plan.program.field_dtype(f) == "float16":
             raise Unsupported("float16 fields (NVRTC has no _Float16)")
-    prelude = cexpr.PRELUDE.replace("static inline", "static __device__ inline")
+    prelude = cexpr.prelude(plan.program, "cuda")
     parts = [CUDA_HEADER, prelude]
     for k, st in enumerate(plan.order):
         parts.append(_kernel(plan, k, st))

@@ -5,7 +5,9 @@ Values are float64 registers; after every operation the result is rounded to the
 double holds a float32 product or quotient exactly before rounding (double rounding is innocuous at
 53 ≥ 2·24 + 2 bits) — and integers by truncation and wrap-around to their width. So PEs compute
 bit-exactly what the reference computes, except for library functions (exp, sin, …: the reference
-uses NumPy's float32 routines; ≤ 1 ulp apart) and 64-bit integers beyond 2^53.
+uses NumPy's float32 routines; ≤ 1 ulp apart), 64-bit integers beyond 2^53, and float16 values, which
+are rounded as float32. NumPy's float ``//`` and ``%`` follow ``npy_divmod`` as every other executor does
+(``csrc/arith.h``).
 """
 
 from __future__ import annotations
@@ -19,38 +21,62 @@ from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import TypeEnv, infer, stencil_types
+from stencilmap.scalar.ops import LIBM
 
-# opcodes
-LOAD_PORT, LOAD_CONST, LOAD_TEMP, STORE_TEMP, BINARY, UNARY, CALL, SELECT, ROUND = range(9)
-
-# type codes: how a value is rounded
-T_F64, T_F32, T_F16, T_BOOL = 0, 1, 2, 3
-T_I8, T_I16, T_I32, T_I64, T_U8, T_U16, T_U32, T_U64 = 4, 5, 6, 7, 8, 9, 10, 11
+#: The instruction set, by name: the machine's instructions (``csrc/engine.c``), the type codes a value is
+#: rounded to, and the binary, unary and function operations (``csrc/arith.h``), each under the
+#: ``scalar.ops`` name of what it computes. ``c_defines`` writes them as the ``SM_*`` macros ``arith.h``
+#: carries (a test checks the two agree): the C side has no magic numbers.
+OPCODES = {"load_port": 0, "load_const": 1, "load_temp": 2, "store_temp": 3, "binary": 4, "unary": 5,
+           "call": 6, "select": 7, "round": 8}  # fmt: skip
 TYPE_CODES = {
-    "float64": T_F64, "float32": T_F32, "float16": T_F16, "bool": T_BOOL,
-    "int8": T_I8, "int16": T_I16, "int32": T_I32, "int64": T_I64,
-    "uint8": T_U8, "uint16": T_U16, "uint32": T_U32, "uint64": T_U64,
+    "float64": 0, "float32": 1, "float16": 2, "bool": 3,
+    "int8": 4, "int16": 5, "int32": 6, "int64": 7, "uint8": 8, "uint16": 9, "uint32": 10, "uint64": 11,
 }  # fmt: skip
-
-# binary op codes
-B_ADD, B_SUB, B_MUL, B_DIV, B_IDIV_C, B_MOD_C, B_FLOORDIV, B_MOD_PY, B_POW = range(9)
-B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE, B_AND, B_OR, B_BAND, B_BOR, B_BXOR = range(9, 20)
-_BIN = {"+": B_ADD, "-": B_SUB, "*": B_MUL, "**": B_POW, "==": B_EQ, "!=": B_NE, "<": B_LT, "<=": B_LE,
-        ">": B_GT, ">=": B_GE, "&&": B_AND, "||": B_OR, "&": B_BAND, "|": B_BOR, "^": B_BXOR,
-        "//": B_FLOORDIV}  # fmt: skip
-
-# unary op codes
-U_NEG, U_NOT, U_INV = range(3)
-
-# functions: one argument codes below 100, two arguments from 100, min/max/fma special
+#: Binary operations; integer ``add``/``sub``/``mul`` wrap (``arith.h``'s ``int_arith``).
+BINARY_CODES = {
+    "add": 0, "sub": 1, "mul": 2, "div": 3, "div_trunc": 4, "mod_c": 5, "floordiv": 6, "mod_py": 7, "pow": 8,
+    "eq": 9, "ne": 10, "lt": 11, "le": 12, "gt": 13, "ge": 14, "land": 15, "lor": 16, "band": 17, "bor": 18,
+    "bxor": 19,
+}  # fmt: skip
+UNARY_CODES = {"neg": 0, "lnot": 1, "inv": 2}
+#: Functions: one argument below ``FN_BINARY``, two from it; ``min_nan``/``max_nan`` are n-ary (the code
+#: is ``code * FN_NARY + n``), ``fma_unfused`` takes three.
+FN_BINARY, FN_NARY = 100, 1000
+_LIBM1 = [f for f, n in LIBM.items() if n == 1]
+_LIBM2 = [f for f, n in LIBM.items() if n == 2]
 FUNC_CODES = {
-    "sqrt": 0, "cbrt": 1, "exp": 2, "exp2": 3, "expm1": 4, "log": 5, "log2": 6, "log10": 7, "log1p": 8,
-    "sin": 9, "cos": 10, "tan": 11, "asin": 12, "acos": 13, "atan": 14, "sinh": 15, "cosh": 16,
-    "tanh": 17, "asinh": 18, "acosh": 19, "atanh": 20, "fabs": 21, "abs": 21, "floor": 22, "ceil": 23,
-    "trunc": 24, "rint": 25, "erf": 26, "erfc": 27, "round_c": 28, "round_even": 29,
-    "pow": 100, "atan2": 101, "hypot": 102, "fmod": 103, "fmin": 104, "fmax": 105, "copysign": 106,
-    "fdim": 107, "min": 108, "max": 109, "fma": 200,
+    **{f: code for code, f in enumerate(_LIBM1)},  # sqrt 0 … erfc 27
+    "round_half_away": len(_LIBM1), "round_even": len(_LIBM1) + 1,
+    **{f: FN_BINARY + code for code, f in enumerate(_LIBM2)},  # pow 100 … copysign 106
+    "fdim": FN_BINARY + len(_LIBM2), "min_nan": FN_BINARY + len(_LIBM2) + 1,
+    "max_nan": FN_BINARY + len(_LIBM2) + 2, "fma_unfused": 2 * FN_BINARY,
 }  # fmt: skip
+#: Program function names that are another's code (``abs`` of a float is ``fabs``; SODA's ``round`` is
+#: ``round_half_away``; NumPy's rounds half to even), under the names ``sim/cgra.py`` uses.
+FUNC_ALIASES = {"abs": "fabs", "round_c": "round_half_away", "min": "min_nan", "max": "max_nan",
+                "fma": "fma_unfused"}  # fmt: skip
+FUNC_CODES.update({alias: FUNC_CODES[name] for alias, name in FUNC_ALIASES.items()})
+
+LOAD_PORT, LOAD_CONST, LOAD_TEMP, STORE_TEMP, BINARY, UNARY, CALL, SELECT, ROUND = OPCODES.values()
+T_F64, T_F32, T_F16, T_BOOL, T_I8, T_I16, T_I32, T_I64, T_U8, T_U16, T_U32, T_U64 = TYPE_CODES.values()
+B_ADD, B_SUB, B_MUL, B_DIV, B_IDIV_C, B_MOD_C, B_FLOORDIV, B_MOD_PY, B_POW = list(BINARY_CODES.values())[:9]
+B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE, B_AND, B_OR, B_BAND, B_BOR, B_BXOR = list(BINARY_CODES.values())[9:]
+U_NEG, U_NOT, U_INV = UNARY_CODES.values()
+_BIN = {"+": "add", "-": "sub", "*": "mul", "**": "pow", "==": "eq", "!=": "ne", "<": "lt", "<=": "le",
+        ">": "gt", ">=": "ge", "&&": "land", "||": "lor", "&": "band", "|": "bor", "^": "bxor",
+        "//": "floordiv"}  # fmt: skip
+
+
+def c_defines() -> str:
+    """The tables above as C macros (``SM_OP_*``, ``SM_T_*``, ``SM_BIN_*``, ``SM_UN_*``, ``SM_FN_*``)."""
+    lines = [f"#define SM_OP_{k.upper()} {v}" for k, v in OPCODES.items()]
+    lines += [f"#define SM_T_{k.upper()} {v}" for k, v in TYPE_CODES.items()]
+    lines += [f"#define SM_BIN_{k.upper()} {v}" for k, v in BINARY_CODES.items()]
+    lines += [f"#define SM_UN_{k.upper()} {v}" for k, v in UNARY_CODES.items()]
+    lines += [f"#define SM_FN_{k.upper()} {v}" for k, v in FUNC_CODES.items() if k not in FUNC_ALIASES]
+    lines += [f"#define SM_FN_BINARY {FN_BINARY}", f"#define SM_FN_NARY {FN_NARY}"]
+    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +140,10 @@ class _Compiler:
             if e.op != "!":  # '!' tests the operand itself; the others convert it to the result type
                 self.code.append((ROUND, 0, type_code(t)))
             if e.op != "+":
-                self.code.append((UNARY, {"-": U_NEG, "!": U_NOT, "~": U_INV}[e.op], type_code(t)))
+                name = {"-": "neg", "!": "lnot", "~": "inv"}[e.op]
+                if name == "inv" and dt.concrete(t) == "bool":  # NumPy: ~ of a bool is logical not
+                    name = "lnot"
+                self.code.append((UNARY, UNARY_CODES[name], type_code(t)))
         elif isinstance(e, Binary):
             self._binary(e, t, env)
         elif isinstance(e, Select):
@@ -154,19 +183,19 @@ class _Compiler:
             if e.op not in ("&&", "||"):  # logic tests its operands as they are
                 self.code.append((ROUND, 0, type_code(common)))
         if e.op == "/":
-            op = B_IDIV_C if (c and dt.is_integer(t)) else B_DIV
+            name = "div_trunc" if (c and dt.is_integer(t)) else "div"
         elif e.op == "%":
-            op = B_MOD_C if c else B_MOD_PY
+            name = "mod_c" if c else "mod_py"
         else:
-            op = _BIN[e.op]
-        self.code.append((BINARY, op, type_code(t)))
+            name = _BIN[e.op]
+        self.code.append((BINARY, BINARY_CODES[name], type_code(t)))
 
     def _func(self, func: str, nargs: int) -> int:
         if func == "round":
-            return FUNC_CODES["round_c" if self.semantics == "c" else "round_even"]
+            return FUNC_CODES["round_half_away" if self.semantics == "c" else "round_even"]
         code = FUNC_CODES[func]
         if func in ("min", "max"):
-            return code * 1000 + nargs  # n-ary
+            return code * FN_NARY + nargs  # n-ary
         return code
 
     def finish(self, stencil: Stencil) -> Bytecode:

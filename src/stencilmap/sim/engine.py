@@ -140,17 +140,17 @@ def _straight_line(n: int, rows: npt.NDArray[np.int64]) -> str:
             sp -= 1
         elif op == B.UNARY:
             lines.append(f"{top} = unary({arg}, {top}, {t});")
-        elif op == B.CALL and arg >= 108000:  # n-ary min / max
-            k = arg % 1000
+        elif op == B.CALL and arg >= B.FUNC_CODES["min_nan"] * B.FN_NARY:  # n-ary min / max
+            k = arg % B.FN_NARY
             items = ", ".join(f"s{j}" for j in range(sp - k, sp))
             lines.append(
-                f"{{ const double v[{k}] = {{{items}}}; s{sp - k} = round_to(minmax(v, {k}, {int(arg // 1000 == 109)}), {t}); }}"
+                f"{{ const double v[{k}] = {{{items}}}; s{sp - k} = round_to(minmax(v, {k}, {int(arg // B.FN_NARY == B.FUNC_CODES['max_nan'])}), {t}); }}"
             )
             sp -= k - 1
-        elif op == B.CALL and arg == 200:  # fma, rounded once as the interpreter does
+        elif op == B.CALL and arg == B.FUNC_CODES["fma_unfused"]:  # fma, rounded once as the interpreter does
             lines.append(f"s{sp - 3} = round_to(s{sp - 3} * {below} + {top}, {t});")
             sp -= 2
-        elif op == B.CALL and arg >= 100:
+        elif op == B.CALL and arg >= B.FN_BINARY:
             lines.append(f"{below} = round_to(call2({arg}, {below}, {top}), {t});")
             sp -= 1
         elif op == B.CALL:

@@ -20,14 +20,15 @@ from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import infer, stencil_types
+from stencilmap.scalar.ops import LIBM
 
 BINARY = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "**": "POW", "<": "LT", "<=": "LE", ">": "GT",
           ">=": "GE", "==": "EQ", "!=": "NE", "&&": "AND", "||": "OR"}  # fmt: skip
-UNARY_FUNCS = ("sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
-               "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "abs",
-               "floor", "ceil", "trunc", "rint", "erf", "erfc")  # fmt: skip
-BINARY_FUNCS = {"pow": "POW", "atan2": "ATAN2", "hypot": "HYPOT", "fmod": "FMOD", "fmin": "MIN",
-                "fmax": "MAX", "copysign": "COPYSIGN", "fdim": "FDIM", "min": "MIN", "max": "MAX"}  # fmt: skip
+#: The functions a PE computes, from the one table of C library functions (``scalar.ops.LIBM``): each
+#: one-argument function is the op of its upper-case name (``abs`` of a float is ``FABS``).
+UNARY_FUNCS = (*(f for f, n in LIBM.items() if n == 1), "abs")
+BINARY_FUNCS = {**{f: f.upper() for f, n in LIBM.items() if n == 2}, "fmin": "MIN", "fmax": "MAX",
+                "fdim": "FDIM", "min": "MIN", "max": "MAX"}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +128,10 @@ class _Builder:
             inner = self.expr(e.operand)
             if e.op == "+":
                 return self.rounded(inner, infer(e.operand, self.env), t)
-            return self.op(UNARY_OPS[e.op], inner, dtype=t, cast="" if e.op == "!" else t)
+            name = (
+                "NOT" if e.op == "~" and dt.concrete(t) == "bool" else UNARY_OPS[e.op]
+            )  # NumPy: ~bool is not
+            return self.op(name, inner, dtype=t, cast="" if e.op == "!" else t)
         if isinstance(e, Binary) and (e.op in BINARY or e.op in ("%", "//", "&", "|", "^")):
             return self.binary(e, t)
         if isinstance(e, Select):

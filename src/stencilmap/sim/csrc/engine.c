@@ -144,30 +144,30 @@ static double evaluate(const Ctx *x, i64 c0, i64 c1, i64 k0, i64 vals) {
         i64 at = x->code + 3 * i;
         i64 op = I[at], arg = I[at + 1], t = I[at + 2];
         switch (op) {
-        case 0: s[sp++] = F[vals + arg]; break;
-        case 1: s[sp++] = F[consts + arg]; break;
-        case 2: s[sp++] = F[temps + arg]; break;
-        case 3: F[temps + arg] = s[--sp]; break;
-        case 4: sp -= 1; s[sp - 1] = binop(arg, s[sp - 1], s[sp], t); break;
-        case 5: s[sp - 1] = unary(arg, s[sp - 1], t); break;
-        case 6:
-            if (arg >= 108000) { /* n-ary min / max */
-                i64 n = arg % 1000;
-                double acc = minmax(s + sp - n, n, arg / 1000 == 109);
+        case SM_OP_LOAD_PORT: s[sp++] = F[vals + arg]; break;
+        case SM_OP_LOAD_CONST: s[sp++] = F[consts + arg]; break;
+        case SM_OP_LOAD_TEMP: s[sp++] = F[temps + arg]; break;
+        case SM_OP_STORE_TEMP: F[temps + arg] = s[--sp]; break;
+        case SM_OP_BINARY: sp -= 1; s[sp - 1] = binop(arg, s[sp - 1], s[sp], t); break;
+        case SM_OP_UNARY: s[sp - 1] = unary(arg, s[sp - 1], t); break;
+        case SM_OP_CALL:
+            if (arg >= SM_FN_MIN_NAN * SM_FN_NARY) { /* n-ary min / max */
+                i64 n = arg % SM_FN_NARY;
+                double acc = minmax(s + sp - n, n, arg / SM_FN_NARY == SM_FN_MAX_NAN);
                 sp -= n - 1;
                 s[sp - 1] = round_to(acc, t);
-            } else if (arg == 200) {
+            } else if (arg == SM_FN_FMA_UNFUSED) {
                 sp -= 2;
                 s[sp - 1] = round_to(s[sp - 1] * s[sp] + s[sp + 1], t);
-            } else if (arg >= 100) {
+            } else if (arg >= SM_FN_BINARY) {
                 sp -= 1;
                 s[sp - 1] = round_to(call2(arg, s[sp - 1], s[sp]), t);
             } else {
                 s[sp - 1] = round_to(call1(arg, s[sp - 1]), t);
             }
             break;
-        case 7: sp -= 2; s[sp - 1] = s[sp - 1] != 0.0 ? s[sp] : s[sp + 1]; break;
-        default: s[sp - 1] = round_to(s[sp - 1], t);
+        case SM_OP_SELECT: sp -= 2; s[sp - 1] = s[sp - 1] != 0.0 ? s[sp] : s[sp + 1]; break;
+        default: s[sp - 1] = round_to(s[sp - 1], t); /* SM_OP_ROUND */
         }
     }
     return s[0];
