@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from stencilmap.design.cgra.mapping import CgraMapping, map_cgra
+from stencilmap.codegen.cgra import COLOURS, assembly, cgra_dot
+from stencilmap.design.cgra.mapping import CgraMapping, cgra_json, map_cgra
 from stencilmap.design.cgra.plan import queue_depths, split_strips
 from stencilmap.design.cgra.terms import Term, linear_stencil
-from stencilmap.design.cgra.text import COLOURS, assembly, cgra_dot, cgra_json
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
 from stencilmap.program import Program, load_program

@@ -1,4 +1,5 @@
-"""Graphviz DOT text of a design: modules labelled with kind, parameters and latency; channels with depth."""
+"""The DOT codegen target: Graphviz text of a design, modules labelled with kind, parameters and latency,
+channels with depth. Run it here: the text parses as a DOT digraph (`dot` when installed)."""
 
 from __future__ import annotations
 

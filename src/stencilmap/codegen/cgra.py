@@ -1,13 +1,14 @@
-"""What a CGRA worker mapping shows the user (CGRA paper §V): the high-level assembly — one instruction
+"""The CGRA codegen target (CGRA paper §V): the high-level assembly of a worker mapping — one instruction
 per PE with its op, grid place, input queues (the triggers: it fires when they all hold data and its
-consumers have room), constants and filter pattern — the data-flow graph as Graphviz DOT coloured by op
-as in Fig. 7, and the JSON summary of ``analyze --json``. Deterministic text (design order, no clocks).
+consumers have room), constants and filter pattern — and the data-flow graph as Graphviz DOT coloured by
+op as in Fig. 7. Deterministic text (design order, no clocks). Run it here: the CGRA simulator
+(``sim.cgra``) fires the mapped PEs with real values and compares with the reference.
 """
 
 from __future__ import annotations
 
 from stencilmap.design.cgra.mapping import CgraMapping, Pe, Queue
-from stencilmap.model.cgra import reads_of, stores_of
+from stencilmap.design.cgra.traffic import reads_of, stores_of
 
 #: Fig. 7's colours: MUL orange, MAC red, ADD green, address generators cyan, the broadcasting loads light
 #: blue (the paper's demux), the filters light yellow (its mux), everything else gray.
@@ -19,23 +20,6 @@ COLOURS = {
     "MAC": "red",
     "ADD": "green",
 }
-
-
-def cgra_json(m: CgraMapping) -> dict[str, object]:
-    """``analyze --json``'s ``"cgra"`` object."""
-    return {
-        "kind": "linear" if m.linear is not None else "dag",
-        "stages": [s.name for s in m.stages],
-        "workers": m.workers,
-        "roofline_workers": m.roofline_workers,
-        "layers": m.layers,
-        "pes": m.op_counts(),
-        "grid": list(m.grid),
-        "strips": len(m.strips),
-        "strip_columns": [list(s) for s in m.strips],
-        "buffered_words": m.buffered_words,
-        "storage_words": m.storage_words,
-    }
 
 
 def _inputs(m: CgraMapping) -> dict[str, list[Queue]]:
