@@ -1,14 +1,21 @@
 """The CGRA codegen target (CGRA paper §V): the high-level assembly of a worker mapping — one instruction
 per PE with its op, grid place, input queues (the triggers: it fires when they all hold data and its
 consumers have room), constants and filter pattern — and the data-flow graph as Graphviz DOT coloured by
-op as in Fig. 7. Deterministic text (design order, no clocks). Run it here: the CGRA simulator
-(``sim.cgra``) fires the mapped PEs with real values and compares with the reference.
+op as in Fig. 7. Deterministic text (design order, no clocks). Run it here (``--verify``,
+``jobs.codegen_checks``): the CGRA simulator (``sim.cgra``) fires the mapped PEs with values and its
+outputs are compared with the reference.
 """
 
 from __future__ import annotations
 
+from stencilmap.codegen.emax import design_int, device_program
+from stencilmap.codegen.registry import Generated, Values, register
 from stencilmap.design.cgra.mapping import CgraMapping, Pe, Queue
 from stencilmap.design.cgra.traffic import reads_of, stores_of
+from stencilmap.design.ir import Design
+from stencilmap.design.registry import BuildConfig
+from stencilmap.errors import StencilmapError
+from stencilmap.program.ir import Program
 
 #: Fig. 7's colours: MUL orange, MAC red, ADD green, address generators cyan, the broadcasting loads light
 #: blue (the paper's demux), the filters light yellow (its mux), everything else gray.
@@ -121,3 +128,36 @@ def cgra_dot(m: CgraMapping) -> str:
         out.append(f'  "{q.src}" -> "{q.dst}" [label="{q.port}" fontsize=7];')
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def mapping_of(design: Design, program: Program) -> CgraMapping:
+    """The mapping ``design`` was built from (``design.cgra.mapping.design_of``), rebuilt from its workers,
+    strips and device and checked to give the same design. The §VI roofline's count is not in the design
+    and not in the text: the rebuilt mapping records the workers in its place."""
+    from stencilmap.design.cgra.mapping import design_of, map_cgra
+
+    workers, strips = design_int(design, "workers"), design_int(design, "strips")
+    shape = dict(design.parameters).get("shape")
+    width = shape[-1] if isinstance(shape, tuple) and isinstance(shape[-1], int) else 0
+    program = device_program(program, design)
+    # the strips depend on their number only (``design.cgra.plan.split_strips``): the default widths first,
+    # then each width that may give the design's number of strips
+    for strip in (None, *range(width, 0, -1)):
+        config = BuildConfig(workers=workers, strip=strip, device=design.device)
+        try:
+            mapping = map_cgra(program, config, workers)
+        except StencilmapError:
+            continue
+        if len(mapping.strips) == strips and design_of(mapping) == design:
+            return mapping
+        if strip is None and len(mapping.strips) == strips:
+            break
+    raise StencilmapError(f"target 'cgra': the mapping of design '{design.name}' cannot be rebuilt from its parameters")  # fmt: skip
+
+
+@register("cgra", ("cgra",), "CGRA assembly and DFG (cgra.asm, cgra_dfg.dot); --verify: the CGRA simulator")
+def emit_cgra(design: Design, program: Program, values: Values) -> Generated:
+    """``cgra.asm`` (one instruction per PE) and ``cgra_dfg.dot`` (Fig. 7's DFG) of the design's mapping."""
+    mapping = mapping_of(design, program)
+    files = (("cgra.asm", assembly(mapping)), ("cgra_dfg.dot", cgra_dot(mapping)))
+    return Generated("cgra", files, program.name, (), "cgra-sim", ("cgra.asm",), ())

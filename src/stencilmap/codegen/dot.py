@@ -1,9 +1,11 @@
 """The DOT codegen target: Graphviz text of a design, modules labelled with kind, parameters and latency,
-channels with depth. Run it here: the text parses as a DOT digraph (`dot` when installed)."""
+channels with depth. A drawing: ``--verify`` has nothing to run ("not run: a drawing")."""
 
 from __future__ import annotations
 
+from stencilmap.codegen.registry import Generated, Values, register
 from stencilmap.design.ir import Design, Module
+from stencilmap.program.ir import Program
 
 _SHAPES = {
     "reader": "invhouse",
@@ -55,3 +57,13 @@ def to_dot(design: Design) -> str:
         out.append(f"  {_quote(c.src)} -> {_quote(c.dst)} [label={_quote(label)}];")
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+@register(
+    "dot",
+    ("soda", "stencilflow", "pcm", "emax", "cgra"),
+    "Graphviz DOT of the design (design.dot); nothing to run",
+)
+def emit_dot(design: Design, program: Program, values: Values) -> Generated:
+    """``design.dot``: the design's graph (``to_dot``). A drawing: ``--verify`` has nothing to run."""
+    return Generated("dot", (("design.dot", to_dot(design)),), design.name, (), "none", (), ())
