@@ -194,7 +194,6 @@ def codegen_cmd(
     Examples:
       stencilmap codegen examples/jacobi2d.soda --target hls --unroll 2 --out out/jacobi2d_hls --verify
       stencilmap codegen examples/laplace2d.soda --target opencl --iterate 2 --out out/laplace_cl --verify
-      stencilmap codegen examples/jacobi2d.soda --target c-openmp --out out/jacobi2d_c --verify
       stencilmap codegen examples/dag_listing1.json --target opencl --vector 2 --out out/dag_cl --verify --json
       stencilmap codegen examples/dag_listing1.json --target opencl --device stratix10 --partition examples/partitions/dag_listing1.json --out out/dag_smi --verify
     """  # fmt: skip

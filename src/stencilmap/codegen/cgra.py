@@ -137,22 +137,17 @@ def mapping_of(design: Design, program: Program) -> CgraMapping:
     from stencilmap.design.cgra.mapping import design_of, map_cgra
 
     workers, strips = design_int(design, "workers"), design_int(design, "strips")
-    shape = dict(design.parameters).get("shape")
-    width = shape[-1] if isinstance(shape, tuple) and isinstance(shape[-1], int) else 0
     program = device_program(program, design)
-    # the strips depend on their number only (``design.cgra.plan.split_strips``): the default widths first,
-    # then each width that may give the design's number of strips
-    for strip in (None, *range(width, 0, -1)):
-        config = BuildConfig(workers=workers, strip=strip, device=design.device)
-        try:
-            mapping = map_cgra(program, config, workers)
-        except StencilmapError:
-            continue
-        if len(mapping.strips) == strips and design_of(mapping) == design:
-            return mapping
-        if strip is None and len(mapping.strips) == strips:
-            break
-    raise StencilmapError(f"target 'cgra': the mapping of design '{design.name}' cannot be rebuilt from its parameters")  # fmt: skip
+    mapping = map_cgra(program, BuildConfig(workers=workers, device=design.device), workers)
+    if len(mapping.strips) != strips:
+        # the strips depend on their number n only (``design.cgra.plan.split_strips``): the width
+        # ⌈columns / n⌉ cuts the same columns into the same n strips
+        columns = mapping.strips[-1][1] - mapping.strips[0][0]
+        config = BuildConfig(workers=workers, strip=-(-columns // strips), device=design.device)
+        mapping = map_cgra(program, config, workers)
+    if design_of(mapping) != design:
+        raise StencilmapError(f"target 'cgra': the mapping of design '{design.name}' cannot be rebuilt from its parameters")  # fmt: skip
+    return mapping
 
 
 @register("cgra", ("cgra",), "CGRA assembly and DFG (cgra.asm, cgra_dfg.dot); --verify: the CGRA simulator")
