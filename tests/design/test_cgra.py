@@ -223,3 +223,15 @@ def test_several_stages_feed_each_other_through_worker_streams() -> None:
 def test_only_cgra_devices() -> None:
     with pytest.raises(StencilmapError, match="not a CGRA of workers"):
         map_cgra(program(S1D, (3000,)), BuildConfig(device="ku060"))
+
+
+def test_the_roofline_workers_are_the_callers_input() -> None:
+    """design.cgra calls no model: the caller's count (model.cgra.roofline_workers) maps the same mapping
+    the registry's no-choice build does, and another count maps another one."""
+    from stencilmap.model.cgra import roofline_workers
+
+    prog = program(S1D, (3000,))
+    chosen = roofline_workers(prog, BuildConfig())
+    assert map_cgra(prog, BuildConfig(), chosen) == map_cgra(prog, BuildConfig())
+    fewer = map_cgra(prog, BuildConfig(), 1)
+    assert fewer.workers == fewer.roofline_workers == 1 < chosen

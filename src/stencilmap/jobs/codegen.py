@@ -199,7 +199,7 @@ def stage_code(
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    if data:
+    if data and generated.ports:  # the targets that read no files (emax, cgra, dot, host code) get no data/
         write_data(folder / "data", generated.ports, values)
     verification: Verification | str | None = None
     if verify:
