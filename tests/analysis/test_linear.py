@@ -28,12 +28,12 @@ def form(p: Program) -> tuple[float, dict[tuple[str, tuple[int, int, int]], floa
 
 def test_constants_fold_and_terms_add_up() -> None:
     const, coeff = form(program("0.5f * (a(0, 1) + a(0, 1)) - a(0, 0) / 4.0f + 3.0f"))
-    assert const == 3.0 and coeff == {("a", (0, 0, 1)): 1.0, ("a", (0, 0, 0)): -0.25}
+    assert const == 3.0 and coeff == {("a", (0, 1, 0)): 1.0, ("a", (0, 0, 0)): -0.25}  # SODA: a(x, y)
 
 
 def test_a_local_stencil_is_substituted_at_the_reads_offset() -> None:
     const, coeff = form(program("2.0f * t(1, 0)", local="a(0, -1) + 1.0f"))
-    assert const == 2.0 and coeff == {("a", (0, 1, -1)): 2.0}
+    assert const == 2.0 and coeff == {("a", (0, -1, 1)): 2.0}  # t(x + 1) of a(y - 1)
 
 
 @pytest.mark.parametrize(
