@@ -23,7 +23,8 @@ while the partial sum catches up; ``queue_depths`` sizes both from the offsets, 
 deadlock. When the deep queues exceed the fabric's storage (``scratchpad_bytes``) the grid is cut into
 vertical strips (§III-B, Fig. 10), each re-reading its halo columns; ``--strip`` asks for a width.
 §IV: ``iterate q`` chains q layers of compute workers, layer t+1's filters fed by layer t's PEs.
-§VI: w from the roofline (``model.cgra.choose_workers``) unless ``--workers``.
+§VI: w from the roofline unless ``--workers``: a count the caller's model gives (``model.cgra.roofline_workers``),
+fitted here to the PE grid.
 
 Programs that are not linear map their expression DAG one operation per PE in the same scheme
 (``cgra.dag``); constant and copy boundaries and ``border: preserve`` get filters that fill (the
