@@ -432,9 +432,11 @@ def codegen(
     verify: bool = False,
     hls_include: str | Path | None = None,
 ) -> CodegenReport:
-    """Write ``target``'s code (``hls``, ``opencl``) for ``design`` into ``out_dir`` (all files or none),
-    with the input data its host reads; ``verify`` runs it here (C simulation, PoCL or the channel
-    emulation) and compares it with the reference. ``program``: the design's (``build`` remembers it).
+    """Write ``target``'s code (``hls``, ``opencl``, ``emax``, ``cgra``, ``dot``, ``c-openmp``, ``cuda``:
+    ``codegen.registry``) for ``design`` into ``out_dir`` (all files or none), with the input data its
+    host reads; ``verify`` runs it here (C simulation, PoCL, the channel emulation, the EMAX or CGRA
+    simulator, the cpu backend, CuPy) and compares it with the reference (``report.not_run`` says why
+    nothing ran: a drawing, no GPU). ``c-openmp`` and ``cuda`` generate from the program alone. ``program``: the design's (``build`` remembers it).
     A StencilFlow design split over devices (``build(..., devices=N)``) takes ``opencl``: a folder per
     device joined by SMI channels, verified in one emulation of all devices."""
     from stencilmap.jobs.codegen import write_code

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from stencilmap.design.cgra.mapping import CgraMapping, map_cgra
+from stencilmap.codegen.cgra import COLOURS, assembly, cgra_dot
+from stencilmap.design.cgra.mapping import CgraMapping, cgra_json, map_cgra
 from stencilmap.design.cgra.plan import queue_depths, split_strips
 from stencilmap.design.cgra.terms import Term, linear_stencil
-from stencilmap.design.cgra.text import COLOURS, assembly, cgra_dot, cgra_json
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
 from stencilmap.program import Program, load_program
@@ -223,3 +223,15 @@ def test_several_stages_feed_each_other_through_worker_streams() -> None:
 def test_only_cgra_devices() -> None:
     with pytest.raises(StencilmapError, match="not a CGRA of workers"):
         map_cgra(program(S1D, (3000,)), BuildConfig(device="ku060"))
+
+
+def test_the_roofline_workers_are_the_callers_input() -> None:
+    """design.cgra calls no model: the caller's count (model.cgra.roofline_workers) maps the same mapping
+    the registry's no-choice build does, and another count maps another one."""
+    from stencilmap.model.cgra import roofline_workers
+
+    prog = program(S1D, (3000,))
+    chosen = roofline_workers(prog, BuildConfig())
+    assert map_cgra(prog, BuildConfig(), chosen) == map_cgra(prog, BuildConfig())
+    fewer = map_cgra(prog, BuildConfig(), 1)
+    assert fewer.workers == fewer.roofline_workers == 1 < chosen

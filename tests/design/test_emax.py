@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from stencilmap.cli.analyze import analyze_cmd
-from stencilmap.design.emax import EmaxMapping, map_emax, mnemonics, origins, verify_mapping
+from stencilmap.codegen.emax import mnemonics
+from stencilmap.design.emax import EmaxMapping, map_emax, origins, verify_mapping
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
 from stencilmap.model import emax as model

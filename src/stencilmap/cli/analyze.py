@@ -170,7 +170,7 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
         out["emax"] = emax_json(report.emax)
         out["asm"] = str(report.asm) if report.asm is not None else None
     if report.cgra is not None:
-        from stencilmap.design.cgra.text import cgra_json
+        from stencilmap.design.cgra.mapping import cgra_json
 
         out["cgra"] = cgra_json(report.cgra)
         out["asm"] = str(report.asm) if report.asm is not None else None

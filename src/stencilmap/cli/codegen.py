@@ -30,7 +30,10 @@ from stencilmap.cli.common import (
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.jobs.codegen import CodegenReport
 
-ARCHS = ["soda", "stencilflow", "pcm"]
+ARCHS = ["soda", "stencilflow", "pcm", "emax", "cgra"]
+#: ``Generated.runner`` in words: what ``--verify`` ran
+RUNNERS = {"pocl": "PoCL", "csim": "C simulation", "emax-sim": "the EMAX simulator",
+           "cgra-sim": "the CGRA simulator", "cpu": "the cpu backend", "gpu": "CuPy on the GPU"}  # fmt: skip
 
 
 def codegen_json(report: CodegenReport) -> dict[str, Any]:
@@ -49,6 +52,8 @@ def codegen_json(report: CodegenReport) -> dict[str, Any]:
     }
     if report.partition is not None:
         out["partition"] = report.partition.to_json()
+    if report.not_run:
+        out["verified"] = report.not_run
     if v is not None:
         val = v.validation
         first = val.first_mismatch
@@ -76,13 +81,13 @@ def _print(report: CodegenReport) -> None:
     click.echo(f"generated in {report.generate_seconds:.2f} s")
     if report.partition is not None:
         make_console().print(partition_table(report.partition))
+    if report.not_run:
+        click.echo(f"verify: {report.not_run}")
     v = report.verification
     if v is None:
         return
     val = v.validation
-    runner = (
-        "PoCL" if g.runner == "pocl" else ("channel emulation" if g.target == "opencl" else "C simulation")
-    )
+    runner = "channel emulation" if g.runner == "csim" and g.target == "opencl" else RUNNERS[g.runner]
     if v.valid:
         exact = "bit-exact" if val.bit_exact else f"within tolerance (max abs error {val.max_abs_error:.3g})"
         note = f" ({v.message})" if v.message else ""  # e.g. it ran with the network (no unshare)
@@ -100,13 +105,21 @@ def _print(report: CodegenReport) -> None:
 @click.command("codegen")
 @click.argument("program", type=click.Path(path_type=Path))
 @click.option(
-    "--target", required=True, metavar="hls|opencl", help="Vitis HLS C++ (hls) or Intel FPGA OpenCL (opencl)."
-)
+    "--target", required=True, metavar="T",
+    help="hls (Vitis HLS C++), opencl (Intel FPGA OpenCL), emax (mnemonics), cgra (assembly + DFG), dot, "
+    "c-openmp (the cpu backend's C), cuda (the gpu backend's CUDA).",
+)  # fmt: skip
 @click.option(
     "--arch", type=click.Choice(ARCHS),
-    help="Microarchitecture  [default: hls: soda / stencilflow by format; opencl: pcm / stencilflow].",
+    help="Microarchitecture  [default: hls, dot: soda / stencilflow by format; opencl: pcm / stencilflow; "
+    "emax: emax; cgra: cgra; none for c-openmp, cuda].",
 )  # fmt: skip
-@click.option("--unroll", type=int, metavar="K", help="PEs per stage k (SODA) / P_cell (PCM).")
+@click.option(
+    "--unroll",
+    type=int,
+    metavar="K",
+    help="PEs per stage k (SODA) / P_cell (PCM) / p (EMAX) / workers (CGRA).",
+)
 @click.option("--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs.")
 @click.option("--vector", type=int, metavar="W", help="Vector width W (StencilFlow).")
 @click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
@@ -132,7 +145,8 @@ def _print(report: CodegenReport) -> None:
 @click.option(
     "--verify",
     is_flag=True,
-    help="Run the code here (g++ C simulation / PoCL) and compare with the reference.",
+    help="Run the code here (g++ C simulation / PoCL / EMAX or CGRA simulator / cpu backend / CuPy) and "
+    "compare with the reference.",
 )
 @click.option(
     "--hls-include", type=click.Path(path_type=Path), metavar="DIR",
@@ -164,9 +178,12 @@ def codegen_cmd(
     as_json: bool,
 ) -> None:
     """Generate vendor code for PROGRAM's design: Vitis HLS C++ (soda, stencilflow, pcm designs) or
-    Intel FPGA OpenCL (pcm, stencilflow designs), with host program, Makefile and README. With --verify,
-    run it here — HLS as a g++ C simulation, a PCM kernel on PoCL, StencilFlow channels in a threaded
-    emulation — and compare with the reference; outputs go to DIR/csim/<output>.npy.
+    Intel FPGA OpenCL (pcm, stencilflow designs), with host program, Makefile and README; EMAX mnemonics
+    (emax.asm), CGRA assembly and DFG (cgra.asm, cgra_dfg.dot), the design's DOT (design.dot), or the host
+    backends' C with OpenMP (kernel.c) or CUDA (kernel.cu). With --verify, run it here — HLS as a g++ C
+    simulation, a PCM kernel on PoCL, StencilFlow channels in a threaded emulation, the EMAX and CGRA
+    simulators, the cpu backend; CUDA only on a GPU ("not run: no GPU"), DOT never — and compare with
+    the reference; outputs go to DIR/csim/<output>.npy.
 
     With --devices N / --partition FILE (a stencilflow design, --target opencl, a --device whose file
     gives its network) the design is split over devices: DIR/deviceN/ holds each device's kernels, cut

@@ -1,7 +1,23 @@
 """Code-generation targets, looked up by name: ``emit("hls", design, program, values)``.
 
 A target turns a Design IR (the design the simulator validated) into the text files of a vendor flow;
-``Generated`` holds them, with what verification needs to run them.
+``Generated`` holds them, with what verification needs to run them. Every artifact is a target:
+
+=========  ===========================================  ===================================================
+target     files                                        run here (``--verify``)
+=========  ===========================================  ===================================================
+hls        Vitis HLS C++ (soda, stencilflow, pcm)       g++ C simulation
+opencl     Intel FPGA OpenCL (pcm, stencilflow)         PoCL / channel emulation
+emax       EMAX mnemonics (emax)                        the EMAX simulator interprets the mapping
+cgra       CGRA assembly + DFG (cgra)                   the CGRA simulator fires the mapped PEs
+dot        Graphviz DOT of any design                   none: a drawing
+c-openmp   the cpu backend's C (from the program)       the cpu backend compiles and runs that C
+cuda       the gpu backend's CUDA (from the program)    CuPy on a GPU; without one "not run: no GPU"
+=========  ===========================================  ===================================================
+
+``c-openmp`` and ``cuda`` generate from the program alone: their design is ``program_design``'s stand-in
+(arch ``host``, no modules). The checks that need a simulator or a backend run in the jobs layer
+(``jobs.codegen_checks``): codegen sits beside ``sim`` and ``backends`` and imports neither.
 """
 
 from __future__ import annotations
@@ -17,8 +33,11 @@ from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 
 Values = Mapping[str, npt.NDArray[Any]]
-#: How ``--verify`` runs the files: g++ C simulation, or an OpenCL kernel on PoCL.
-Runner = Literal["csim", "pocl"]
+#: How ``--verify`` runs the files: g++ C simulation, an OpenCL kernel on PoCL, the EMAX or the CGRA
+#: simulator, the cpu backend, the gpu backend (CuPy), or nothing at all.
+Runner = Literal["csim", "pocl", "emax-sim", "cgra-sim", "cpu", "gpu", "none"]
+#: The arch of ``program_design``: code generated from the program, no hardware design.
+HOST = "host"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,16 +72,17 @@ Emitter = Callable[[Design, Program, Values], Generated]
 @dataclass(frozen=True, slots=True)
 class Target:
     name: str
-    archs: tuple[str, ...]
+    archs: tuple[str, ...]  # the design archs it expresses (``HOST``: generated from the program)
     emit: Emitter
+    summary: str = ""  # one line: what it writes and how --verify runs it
 
 
 _TARGETS: dict[str, Target] = {}
 
 
-def register(name: str, archs: tuple[str, ...]) -> Callable[[Emitter], Emitter]:
+def register(name: str, archs: tuple[str, ...], summary: str = "") -> Callable[[Emitter], Emitter]:
     def add(fn: Emitter) -> Emitter:
-        _TARGETS[name] = Target(name, archs, fn)
+        _TARGETS[name] = Target(name, archs, fn, summary)
         return fn
 
     return add
@@ -90,5 +110,15 @@ def emit(name: str, design: Design, program: Program, values: Values) -> Generat
     return t.emit(design, program, values)
 
 
+def program_design(program: Program) -> Design:
+    """The stand-in design of a target that generates from the program alone (``c-openmp``, ``cuda``)."""
+    return Design(program.name, HOST, (), (), (("iterate", program.iterate),))
+
+
+def from_program(name: str) -> bool:
+    """Whether target ``name`` generates from the program alone (no design is built for it)."""
+    return target(name).archs == (HOST,)
+
+
 def _load() -> None:
-    from stencilmap.codegen import hls, opencl  # noqa: F401
+    from stencilmap.codegen import cgra, dot, emax, hls, host, opencl  # noqa: F401

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
+from stencilmap.codegen.dot import to_dot
 from stencilmap.design.common import check_parameters
-from stencilmap.design.dot import to_dot
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build, check_options
 from stencilmap.errors import StencilmapError
@@ -95,7 +95,8 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         write_text_atomically(config.dot, to_dot(design))
     mapping = None
     if arch == "emax":
-        from stencilmap.design.emax import map_emax, mnemonics
+        from stencilmap.codegen.emax import mnemonics
+        from stencilmap.design.emax import map_emax
 
         mapping = map_emax(program, BuildConfig(unroll=config.unroll))
         if config.asm is not None:
@@ -131,8 +132,8 @@ def _analyze_cgra(
     fused: tuple[tuple[str, str], ...],
 ) -> AnalyzeReport:
     """The CGRA worker mapping: its assembly (``--asm``) and its DFG coloured by op (``--dot``, §V)."""
+    from stencilmap.codegen.cgra import assembly, cgra_dot
     from stencilmap.design.cgra.mapping import map_cgra
-    from stencilmap.design.cgra.text import assembly, cgra_dot
 
     mapping = map_cgra(program, build_config)
     texts = [(config.asm, assembly(mapping)), (config.dot, cgra_dot(mapping))]

@@ -21,12 +21,12 @@ import numpy as np
 
 from stencilmap import native
 from stencilmap.backends.reference import run_reference, undefined_value
-from stencilmap.codegen.registry import Generated, emit, target
+from stencilmap.codegen.registry import HOST, Generated, emit, from_program, program_design, target
 from stencilmap.codegen.verify import run_csim, write_data
 from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.partition import Partition
-from stencilmap.design.registry import BuildConfig, build, check_options
+from stencilmap.design.registry import BuildConfig, build, check_options, reject_options
 from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.io import PUBLISH_LOCK, Array, read_npy
@@ -38,7 +38,12 @@ from stencilmap.transform.fusion import fuse_if
 
 #: The architecture a target builds when none is named: the one whose paper emits that code.
 DEFAULT_ARCH = {("hls", "soda"): "soda", ("hls", "stencilflow"): "stencilflow",
-                ("opencl", "soda"): "pcm", ("opencl", "stencilflow"): "stencilflow"}  # fmt: skip
+                ("opencl", "soda"): "pcm", ("opencl", "stencilflow"): "stencilflow",
+                ("dot", "soda"): "soda", ("dot", "stencilflow"): "stencilflow",
+                ("emax", "soda"): "emax", ("emax", "stencilflow"): "emax",
+                ("cgra", "soda"): "cgra", ("cgra", "stencilflow"): "cgra",
+                ("c-openmp", "soda"): HOST, ("c-openmp", "stencilflow"): HOST,
+                ("cuda", "soda"): HOST, ("cuda", "stencilflow"): HOST}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +97,7 @@ class CodegenReport:
     verification: Verification | None
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
     partition: Partition | None = None  # --devices / --partition: how the design was split
+    not_run: str = ""  # --verify asked, nothing ran here: why ("not run: no GPU", jobs.codegen_checks)
 
     def moved_to(self, out_dir: Path) -> CodegenReport:
         """The report of the same files after their folder was renamed to ``out_dir``."""
@@ -109,9 +115,15 @@ def codegen(config: CodegenConfig) -> CodegenReport:
     fusion = fuse_if(program, config.fuse)
     program = fusion.program
     arch = config.arch or DEFAULT_ARCH[(config.target, program.format)]
+    if from_program(config.target):
+        _check_host(config)
+        arch = HOST
     check_options(arch, _build_config(config))
     request = PartitionRequest(config.devices, config.partition)
-    if request.wanted:
+    if arch == HOST:
+        check_single_device(config.target, request.wanted)
+        design, partition = program_design(program), None
+    elif request.wanted:
         device = load_device(config.device) if config.device is not None else None
         check_request(request, arch, device)
         check_single_device(config.target, True)
@@ -140,6 +152,8 @@ def write_code(
     chained program; ``supplied`` input arrays (the others generated from ``seed``)."""
     target(target_name)
     values = make_inputs(program, supplied, seed)
+    if from_program(target_name):  # host code is the program's, whatever design was built
+        design = program_design(program)
     return publish_code(program, design, target_name, values, out_dir, verify, hls_include)
 
 
@@ -186,11 +200,26 @@ def stage_code(
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    if data:
+    if data and generated.ports:  # the targets that read no files (emax, cgra, dot, host code) get no data/
         write_data(folder / "data", generated.ports, values)
-    verification = _verify(program, values, generated, folder, hls_include, cache_dir) if verify else None
+    verification: Verification | str | None = None
+    if verify:
+        verification = _verify(program, values, generated, folder, hls_include, cache_dir, design)
+    not_run = verification if isinstance(verification, str) else ""
+    checked = verification if isinstance(verification, Verification) else None
     files = tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()))
-    return CodegenReport(program, design, generated, folder, files, seconds, verification)
+    return CodegenReport(program, design, generated, folder, files, seconds, checked, not_run=not_run)
+
+
+def _check_host(config: CodegenConfig) -> None:
+    """A target generated from the program alone takes no design options."""
+    if config.arch is not None:
+        raise StencilmapError(f"--arch does not apply to target '{config.target}' (it generates from the program)")  # fmt: skip
+    reject_options(
+        f"target '{config.target}'", ("unroll", config.unroll), ("vector", config.vector),
+        ("tile", config.tile), ("device", config.device),
+        ("delay_buffers", "min" if config.delay_buffers == "min" else None),
+    )  # fmt: skip
 
 
 def check_single_device(target_name: str, several: bool) -> None:
@@ -232,9 +261,18 @@ def _verify(
     stage: Path,
     hls_include: Path | None,
     cache_dir: Path | None,
-) -> Verification:
+    design: Design,
+) -> Verification | str:
+    """Run the files here (``Generated.runner``) and compare with the reference; a string: why nothing ran."""
     shape = tuple(int(n or 0) for n in program.shape)
-    if gen.runner == "pocl":
+    if gen.runner not in ("csim", "pocl"):
+        from stencilmap.jobs.codegen_checks import run_here
+
+        ran = run_here(gen, design, program, values)
+        if isinstance(ran, str):
+            return ran
+        result = ran
+    elif gen.runner == "pocl":
         from stencilmap.codegen.opencl_run import run_pocl
 
         result = run_pocl(gen, stage, stage / "data", shape)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stencilmap import native
-from stencilmap.design.dot import to_dot
+from stencilmap.codegen.dot import to_dot
 from stencilmap.design.serialize import design_to_json
 from stencilmap.model.plot import save_figure
 

@@ -1,5 +1,5 @@
 """``explore --save DIR``: the winner of an exploration as files — its design (``design.json``, the Design IR
-in the form ``design.serialize`` reads back), its Graphviz DOT (``design.dot``), and ``commands.txt``, the
+in the form ``design.serialize`` reads back), its Graphviz DOT (``codegen.dot``), and ``commands.txt``, the
 exact ``stencilmap estimate`` and ``stencilmap simulate`` commands that reproduce the winner's prediction and
 its simulation. All three appear together or none does (``io.OutputSet``)."""
 
@@ -9,7 +9,7 @@ import json
 import shlex
 from pathlib import Path
 
-from stencilmap.design.dot import to_dot
+from stencilmap.codegen.dot import to_dot
 from stencilmap.design.serialize import design_to_json
 from stencilmap.errors import StencilmapError
 from stencilmap.explore import Candidate, ExploreConfig, ExploreResult

@@ -61,7 +61,7 @@ class CgraFlow:
         return build("cgra", with_iterate(choice.program, choice.q), self._config(choice))
 
     def generate(self, choice: Choice, design: Design | None, folder: Path) -> tuple[str, ...]:
-        from stencilmap.design.cgra.text import assembly, cgra_dot
+        from stencilmap.codegen.cgra import assembly, cgra_dot
 
         mapping = self._mapping(choice, choice.program)
         folder.mkdir(parents=True)

@@ -48,7 +48,7 @@ class EmaxFlow:
         return build("emax", choice.program, self._config(choice))
 
     def generate(self, choice: Choice, design: Design | None, folder: Path) -> tuple[str, ...]:
-        from stencilmap.design.emax import mnemonics
+        from stencilmap.codegen.emax import mnemonics
 
         folder.mkdir(parents=True)
         (folder / "emax.asm").write_text(mnemonics(self._mapping(choice, choice.program)), encoding="utf-8")

@@ -19,13 +19,21 @@ from math import ceil
 from typing import TYPE_CHECKING
 
 from stencilmap.analysis.ops import is_constant, stencil_ops
+from stencilmap.design.cgra.traffic import reads_of, ring_of, stores_of
 from stencilmap.device.catalog import Device
 from stencilmap.program.dtypes import bits
 from stencilmap.program.expr import Binary, Expr, walk
 from stencilmap.program.ir import Program, Stencil
 
-if TYPE_CHECKING:  # design.cgra imports choose_workers from here
-    from stencilmap.design.cgra.mapping import CgraMapping
+if TYPE_CHECKING:
+    from stencilmap.design.cgra.mapping import CgraMapping, Fabric
+    from stencilmap.design.cgra.plan import Plan
+    from stencilmap.design.registry import BuildConfig
+
+__all__ = [
+    "CgraPrediction", "Workers", "choose_workers", "drain", "mac_fusions", "pes_per_worker", "predict",
+    "reads_of", "ring_of", "roofline_workers", "roofline_workers_of", "stencil_pes", "stores_of",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +95,27 @@ def choose_workers(
     return Workers(pes, ops_per_cycle, max_workers, needed, workers, workers * per_worker)
 
 
+def roofline_workers_of(program: Program, plan: Plan, fab: Fabric) -> int:
+    """§VI's choice for a CGRA plan (``design.cgra.plan``): the fewest workers whose flops reach the roofline
+    of ``plan.q`` chained steps, within the fabric's MACs (the builder then fits them to the PE grid)."""
+    from stencilmap.design.common import concrete_shape
+    from stencilmap.model.roofline import roofline_of
+
+    q, pes = plan.q, plan.arith_per_worker()
+    ops = sum(s.flops for s in plan.stages)
+    attainable = roofline_of(program, concrete_shape(program), fab.device, q).attainable_gops
+    return choose_workers(attainable, ops, pes, fab.macs, fab.device.clock_mhz / 1e3, q).workers
+
+
+def roofline_workers(program: Program, config: BuildConfig) -> int:
+    """``roofline_workers_of`` the plan of ``program`` on the device of ``config``: the workers a caller
+    passes to ``design.cgra.map_cgra`` (jobs and explore call the model, then the builder)."""
+    from stencilmap.design.cgra.mapping import fabric
+    from stencilmap.design.cgra.plan import make_plan
+
+    return roofline_workers_of(program, make_plan(program), fabric(config.device))
+
+
 # ------------------------------------------------------------------------ a mapped design's cycles
 
 
@@ -104,35 +133,6 @@ class CgraPrediction:
     @property
     def cycles(self) -> int:
         return ceil(max(self.reader_cycles, self.writer_cycles, self.memory_cycles)) + self.latency
-
-
-def _residues(x0: int, x1: int, w: int, r: int) -> int:
-    """Columns x in [x0, x1) with x ≡ r (mod w)."""
-    return max(0, (x1 - 1 - r) // w - (x0 - 1 - r) // w) if x1 > x0 else 0
-
-
-def reads_of(m: CgraMapping, field: int, r: int) -> int:
-    """Loads reader r of input ``field`` issues: every strip's rows, its columns x ≡ r (mod w), halos
-    included (Fig. 3, 10); a lower-dimensional input is loaded at every point of the grid it spans."""
-    z, y, _ = m.shape
-    return sum(z * y * _residues(*span, m.workers, r) for span in m.spans[field])
-
-
-def stores_of(m: CgraMapping, stage: int, c: int) -> int:
-    """Stores writer c of output ``stage`` issues: the last layer's points with x ≡ c (mod w), all strips."""
-    boxes = m.boxes[m.box_id(m.layers - 1, stage)]
-    return sum(
-        max(0, z1 - z0) * max(0, y1 - y0) * _residues(x0, x1, m.workers, c)
-        for z0, z1, y0, y1, x0, x1 in boxes
-    )
-
-
-def ring_of(m: CgraMapping, stage: int, c: int) -> int:
-    """``border: preserve``: the points of column class c outside the output's region (stored as input)."""
-    if m.preserve is False:
-        return 0
-    z, y, x = m.shape
-    return z * y * _residues(0, x, m.workers, c) - stores_of(m, stage, c)
 
 
 def _depth(m: CgraMapping) -> int:

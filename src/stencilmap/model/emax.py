@@ -11,6 +11,7 @@ execution; executions overlap, except that states 1 and 5 share the host path an
 LMM port. Over E executions this is a pipeline of latency Σ t_s and initiation interval the busiest
 path, max(t1 + t5, t2 + t3, t4): T = Σ t_s + (E − 1)·max(t1 + t5, t2 + t3, t4) — the C = L + I·N of
 StencilFlow §VIII-A with executions for points. ``estimate_emax`` is ``estimate``'s model for EMAX devices.
+The mapping's size (rows, p, X chunks, streams moved) is the placement's (``design.emax.geometry``).
 """
 
 from __future__ import annotations
@@ -21,11 +22,18 @@ from typing import Literal
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.intensity import itemsize
+from stencilmap.design.emax.geometry import group_streams, mapped_streams, max_mappings, rows, x_chunks
 from stencilmap.device.catalog import Cost
 from stencilmap.errors import StencilmapError
 from stencilmap.model.report import EstimateReport, ModelContext, reject_options
 from stencilmap.model.resources import ResourceUsage
 from stencilmap.model.roofline import roofline_of
+
+__all__ = [
+    "Plan", "Timeline", "approx_streams", "estimate_emax", "first_streams", "group_streams", "mapped_streams",
+    "max_mappings", "next_streams", "plan", "rows", "step_timeline", "stream_points", "sweep_streams", "timeline",
+    "total_streams", "x_chunks",
+]  # fmt: skip
 
 DataPath = Literal["host", "lmm", "writeback"]
 
@@ -55,60 +63,11 @@ def approx_streams(d: int, p: int, y: int, z: int) -> float:
     return y * z * (2 * d + p) / p
 
 
-def rows(d: int, p: int) -> int:
-    """EMAX rows the library maps for degree d and p parallel mappings (§4.6).
-
-    degree 1: 8 + 4(⌊p/2⌋ + (p mod 2) − 1) − (p mod 2) (the 7-row pattern, mirrored pairs, 4 more rows per
-    further pair); degree 3: 11p. Other degrees (an assumption, not in the paper): the basic pattern of
-    2d + 5 rows (7 at d = 1, 11 at d = 3) repeated p times.
-    """
-    if p < 1:
-        raise ValueError(f"p must be at least 1, got {p}")
-    if d == 1:
-        return 8 + 4 * (p // 2 + p % 2 - 1) - p % 2
-    if d == 3:
-        return 11 * p
-    return (2 * d + 5) * p
-
-
-def max_mappings(d: int, available_rows: int, z: int) -> int:
-    """The most parallel mappings that fit the rows (and no more than the Z planes); 0 if none fits."""
-    p = 0
-    while p < z and rows(d, p + 1) <= available_rows:
-        p += 1
-    return p
-
-
-def group_streams(d: int, p: int, z: int, z0: int) -> int:
-    """X-streams one step along Y of the Z group starting at plane ``z0`` moves DDR → LMM once the Y
-    column is primed: the group's own planes (one new Y stream each, the rest reused through ``dist``)
-    and the 2d neighbour planes beyond it, both clipped to the grid's ``z`` planes. Inside the grid
-    this is formula (2), 2d + p."""
-    planes = range(max(0, z0 - d), min(z, z0 + p + d))
-    return len(planes)
-
-
-def mapped_streams(d: int, p: int, y: int, z: int, chunks: int) -> int:
-    """X-streams a whole time step moves DDR → LMM under the mapping (``design.emax``): every Z group
-    sweeps Y once and each stream exists once per X chunk. Streams outside the grid (the Y and Z
-    halos) are never moved, so an interior group's sweep is exactly formula (3), y(2d + p); formula
-    (4) adds the first-step term (1) on top, which the paper neglects for p < y (§4.5)."""
-    return chunks * y * sum(group_streams(d, p, z, z0) for z0 in range(0, z, p))
-
-
 def stream_points(x: int, d: int, chunks: int) -> tuple[int, ...]:
     """Points of one X-stream per chunk that exist in the grid: the chunk and its 2d halo, clipped
     (Fig. 7: chunks of ⌈x / chunks⌉ points overlap by the halo)."""
     n = ceil(x / chunks)
     return tuple(min(x, c * n + n + d) - max(0, c * n - d) for c in range(chunks) if c * n < x)
-
-
-def x_chunks(x: int, d: int, itemsize: int, lmm_bytes: int) -> int:
-    """X chunks so that a chunk's stream (its points and the 2d halo) fits one LMM (§4.2 (3), Fig. 7)."""
-    for chunks in range(1, x + 1):
-        if (ceil(x / chunks) + 2 * d) * itemsize <= lmm_bytes:
-            return chunks
-    raise ValueError(f"a {2 * d + 1}-point row of {itemsize}-byte values does not fit {lmm_bytes} bytes")
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,9 +25,10 @@ from stencilmap import native
 from stencilmap.design.cgra.dag import UNARY_FUNCS
 from stencilmap.design.cgra.mapping import CgraMapping, Pe
 from stencilmap.design.cgra.regions import points
+from stencilmap.design.cgra.traffic import reads_of, ring_of, stores_of
 from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.cgra import CgraPrediction, predict, reads_of, ring_of, stores_of
+from stencilmap.model.cgra import CgraPrediction, predict
 from stencilmap.program.data import check_memory
 from stencilmap.sim import bytecode as B
 from stencilmap.sim.engine import CFLAGS, compiler

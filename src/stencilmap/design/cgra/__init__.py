@@ -1,6 +1,7 @@
 """The triggered-instruction CGRA's worker mappings (CGRA §III–§VI): ``mapping`` builds them (workers,
-strips, layers), ``dag`` the per-worker dataflow graph, ``regions``/``terms`` the linear-form analysis of a
-stencil, ``plan`` the worker plan, ``place`` the placement on the PE grid, ``text`` the assembly."""
+strips, layers), ``dag`` the per-worker dataflow graph, ``regions`` the stages' regions, ``terms`` a
+linear stencil's products (``analysis.linear``), ``plan`` the worker plan, ``place`` the placement on the
+PE grid, ``traffic`` the loads and stores. The assembly and DFG are ``codegen.cgra``'s."""
 
 from stencilmap.design.cgra.mapping import CgraMapping, Fabric, Pe, Queue, fabric, map_cgra
 

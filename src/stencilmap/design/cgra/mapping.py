@@ -23,7 +23,8 @@ while the partial sum catches up; ``queue_depths`` sizes both from the offsets, 
 deadlock. When the deep queues exceed the fabric's storage (``scratchpad_bytes``) the grid is cut into
 vertical strips (§III-B, Fig. 10), each re-reading its halo columns; ``--strip`` asks for a width.
 §IV: ``iterate q`` chains q layers of compute workers, layer t+1's filters fed by layer t's PEs.
-§VI: w from the roofline (``model.cgra.choose_workers``) unless ``--workers``.
+§VI: w from the roofline unless ``--workers``: a count the caller's model gives (``model.cgra.roofline_workers``),
+fitted here to the PE grid.
 
 Programs that are not linear map their expression DAG one operation per PE in the same scheme
 (``cgra.dag``); constant and copy boundaries and ``border: preserve`` get filters that fill (the
@@ -34,6 +35,7 @@ each stage computes where) and ``cgra.place`` (the PEs, queues and grid places).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from stencilmap.design.cgra.regions import Box, Span, Stage
 from stencilmap.design.cgra.terms import LinearStencil, Offset
@@ -42,6 +44,9 @@ from stencilmap.design.registry import BuildConfig, register
 from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
+
+if TYPE_CHECKING:
+    from stencilmap.design.cgra.plan import RooflineWorkers
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,18 +168,48 @@ def fabric(name: str | None) -> Fabric:
 # ------------------------------------------------------------------------------------------ mapping
 
 
-def map_cgra(program: Program, config: BuildConfig) -> CgraMapping:
+def map_cgra(
+    program: Program, config: BuildConfig, roofline: RooflineWorkers | int | None = None
+) -> CgraMapping:
     """Map ``program`` (shape bound, ``iterate`` = layers) onto the device of ``config``; ``--unroll``
-    names the workers too (as ``estimate --arch cgra`` always took it)."""
+    names the workers too (as ``estimate --arch cgra`` always took it). ``roofline``: the §VI roofline's
+    count of workers, or the model that counts them — the caller's choice (``model.cgra``); None only
+    for the registry's ``build("cgra", ...)``, which still asks ``model.cgra`` itself until the Arch
+    registry chooses before it builds (the one listed exception of ``tests/test_layers.py``)."""
     from dataclasses import replace
 
     from stencilmap.design.cgra.plan import plan_mapping
+
+    if roofline is None:
+        from stencilmap.model.cgra import roofline_workers_of
+
+        roofline = roofline_workers_of
 
     if config.vector is not None:
         raise StencilmapError("--vector does not apply to the CGRA mapping (its workers are its lanes)")
     if config.workers is None and config.unroll is not None:
         config = replace(config, workers=config.unroll)
-    return plan_mapping(program, config, fabric(config.device))
+    return plan_mapping(program, config, fabric(config.device), roofline)
+
+
+# ------------------------------------------------------------------------------------------ summary
+
+
+def cgra_json(m: CgraMapping) -> dict[str, object]:
+    """``analyze --json``'s ``"cgra"`` object (the assembly and DFG are ``codegen.cgra``'s)."""
+    return {
+        "kind": "linear" if m.linear is not None else "dag",
+        "stages": [s.name for s in m.stages],
+        "workers": m.workers,
+        "roofline_workers": m.roofline_workers,
+        "layers": m.layers,
+        "pes": m.op_counts(),
+        "grid": list(m.grid),
+        "strips": len(m.strips),
+        "strip_columns": [list(s) for s in m.strips],
+        "buffered_words": m.buffered_words,
+        "storage_words": m.storage_words,
+    }
 
 
 # ------------------------------------------------------------------------------------------ builder

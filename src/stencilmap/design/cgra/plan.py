@@ -5,6 +5,7 @@ the workers (§VI), the strips (§III-B), the queue depths that keep it deadlock
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from math import ceil, prod
@@ -16,7 +17,6 @@ from stencilmap.design.cgra.terms import LinearStencil, Term, linear_stencil, re
 from stencilmap.design.common import concrete_shape
 from stencilmap.design.registry import BuildConfig
 from stencilmap.errors import StencilmapError
-from stencilmap.model.cgra import choose_workers
 from stencilmap.program.dtypes import bits
 from stencilmap.program.graph import stencil_order
 from stencilmap.program.ir import Program
@@ -50,8 +50,16 @@ class Plan:
         return sum(len(d.accesses()) for d in self.dags)
 
 
-def plan_mapping(program: Program, config: BuildConfig, fab: Fabric) -> CgraMapping:
-    """Stages → regions → workers → strips → depths → PEs (see the module docstring)."""
+#: The §VI roofline's count of workers for a plan on a fabric, before the PE grid's limit (the caller's
+#: model: ``model.cgra.roofline_workers_of``).
+RooflineWorkers = Callable[[Program, "Plan", Fabric], int]
+
+
+def plan_mapping(
+    program: Program, config: BuildConfig, fab: Fabric, roofline: int | RooflineWorkers
+) -> CgraMapping:
+    """Stages → regions → workers → strips → depths → PEs (see the module docstring). ``roofline``: the
+    §VI roofline's count of workers (or the caller's model that counts them once the plan is known)."""
     from stencilmap.design.cgra.place import assemble
 
     plan = make_plan(program)
@@ -62,7 +70,8 @@ def plan_mapping(program: Program, config: BuildConfig, fab: Fabric) -> CgraMapp
             raise refusal(
                 f"{plan.q} step(s) leave no point of '{plan.stages[k].name}' on the {plan.shape} grid"
             )
-    w, roofline_w = _workers(program, plan, fab, config.workers)
+    wanted = roofline if isinstance(roofline, int) else roofline(program, plan, fab)
+    w, roofline_w = _workers(plan, fab, config.workers, wanted)
     strips = _strips(plan, regs, w, fab, config.strip)
     return assemble(program, plan, fab, regs, strips, w, roofline_w)
 
@@ -142,17 +151,14 @@ def grid_pes(plan: Plan, w: int) -> int:
     return 2 * w * len(plan.fields) + plan.q * w * per_worker + 2 * w * outputs + 1
 
 
-def _workers(program: Program, plan: Plan, fab: Fabric, asked: int | None) -> tuple[int, int]:
-    """§VI: the fewest workers whose flops reach the roofline, within the MACs and the grid."""
-    from stencilmap.model.roofline import roofline_of
-
+def _workers(plan: Plan, fab: Fabric, asked: int | None, wanted: int) -> tuple[int, int]:
+    """§VI: the roofline's ``wanted`` workers (the fewest whose flops reach it, within the MACs: the
+    caller's model), within the grid; or the ``asked`` ones if they fit."""
     q, pes = plan.q, plan.arith_per_worker()
-    ops = sum(s.flops for s in plan.stages)
-    attainable = roofline_of(program, concrete_shape(program), fab.device, q).attainable_gops
-    choice = choose_workers(attainable, ops, pes, fab.macs, fab.device.clock_mhz / 1e3, q)
+    max_workers = fab.macs // (pes * q) if pes > 0 else wanted
     cells = fab.rows * fab.cols
-    fits = max((w for w in range(1, choice.max_workers + 1) if grid_pes(plan, w) <= cells), default=0)
-    roofline_w = min(choice.workers, fits)
+    fits = max((w for w in range(1, max_workers + 1) if grid_pes(plan, w) <= cells), default=0)
+    roofline_w = min(wanted, fits)
     if asked is not None:
         if asked < 1:
             raise StencilmapError(f"--workers must be ≥ 1, got {asked}")

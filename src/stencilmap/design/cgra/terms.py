@@ -2,9 +2,8 @@
 linear stencil, ordered the way their operands reach a compute worker.
 
 The mapping serves programs whose output is ``c + Σ c_t · f_t(p + o_t)`` over input fields ``f_t`` with
-constant coefficients (the paper's star stencils, and any other constant-coefficient window). Local
-stencils that are themselves linear are substituted (a several-stage linear program is one linear
-stencil of the inputs: the same values up to rounding, the same defined points under ``shrink``).
+constant coefficients (the paper's star stencils, and any other constant-coefficient window): the linear
+form of ``analysis.linear``, local stencils substituted (the same defined points under ``shrink``).
 Everything else is refused with one line saying why (``CgraRefusal``).
 """
 
@@ -12,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stencilmap.analysis.linear import LinearForm, NotLinear, Offset, linear_form
 from stencilmap.errors import StencilmapError
 from stencilmap.program.dtypes import is_float
-from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
+from stencilmap.program.expr import Binary, Call, Expr, Select, Unary, Var
 from stencilmap.program.ir import Program, Stencil
 
-Offset = tuple[int, int, int]  # (dz, dy, dx), C order; lower-rank programs pad with zeros
+__all__ = ["LinearStencil", "Offset", "Term", "arrival_order", "linear_stencil", "refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,7 @@ def linear_stencil(program: Program) -> LinearStencil:
     _check_program(program)
     out = program.stencil(program.outputs[0])
     assert out is not None
-    const, coeff = _Linearizer(program).stencil(out)
+    const, coeff = _linear(program, out)
     terms = tuple(
         sorted(
             (Term(f, o, c) for (f, o), c in coeff.items() if c != 0.0),
@@ -97,66 +97,16 @@ def _check_program(program: Program) -> None:
         raise refusal("a feedback mapping other than output 1 → input 1: §IV chains the first output")
 
 
-Linear = tuple[float, dict[tuple[str, Offset], float]]
-
-
-class _Linearizer:
-    """Expression → (constant, {(field, offset): coefficient}); local stencils substituted."""
-
-    def __init__(self, program: Program) -> None:
-        self.program = program
-        self.rank = program.rank
-
-    def stencil(self, st: Stencil, shift: Offset = (0, 0, 0)) -> Linear:
-        temps = {t.name: t.expr for t in st.temps}
-        return self.expr(st.expr, temps, shift)
-
-    def expr(self, e: Expr, temps: dict[str, Expr], shift: Offset) -> Linear:
-        if isinstance(e, Const) and not isinstance(e.value, bool):
-            return float(e.value), {}
-        if isinstance(e, Ref):
-            return self._ref(e, shift)
-        if isinstance(e, Var) and not e.index:
-            if e.name in temps:
-                return self.expr(temps[e.name], temps, shift)
-            c = self.program.constant(e.name)
-            if c is not None:
-                return float(c.value), {}
-        if isinstance(e, Cast) and is_float(e.dtype):
-            return self.expr(e.operand, temps, shift)
-        if isinstance(e, Unary) and e.op in ("-", "+"):
-            k, t = self.expr(e.operand, temps, shift)
-            return (-k, {o: -v for o, v in t.items()}) if e.op == "-" else (k, t)
-        if isinstance(e, Binary) and e.op in ("+", "-", "*", "/"):
-            return self._binary(e, temps, shift)
-        raise refusal(f"its expression is not linear with constant coefficients ({_what(e)}); §III maps MUL/MAC chains")  # fmt: skip
-
-    def _ref(self, e: Ref, shift: Offset) -> Linear:
-        o = _pad(e.offset, self.rank)
-        at = (o[0] + shift[0], o[1] + shift[1], o[2] + shift[2])
-        if self.program.input(e.field) is not None:
-            return 0.0, {(e.field, at): 1.0}
-        local = self.program.stencil(e.field)
-        if local is None:
-            raise refusal(f"it reads '{e.field}', neither an input nor a stencil")
-        return self.stencil(local, at)
-
-    def _binary(self, e: Binary, temps: dict[str, Expr], shift: Offset) -> Linear:
-        (ka, ta), (kb, tb) = self.expr(e.lhs, temps, shift), self.expr(e.rhs, temps, shift)
-        if e.op in ("+", "-"):
-            s = 1.0 if e.op == "+" else -1.0
-            return ka + s * kb, {o: ta.get(o, 0.0) + s * tb.get(o, 0.0) for o in {*ta, *tb}}
-        if e.op == "*" and not ta:
-            return ka * kb, {o: ka * v for o, v in tb.items()}
-        if e.op in ("*", "/") and not tb and (e.op == "*" or kb != 0):
-            f = kb if e.op == "*" else 1.0 / kb
-            return ka * f, {o: v * f for o, v in ta.items()}
-        raise refusal(f"it multiplies or divides two fields ('{e.op}'); §III's MACs take constant coefficients")  # fmt: skip
-
-
-def _pad(offset: tuple[int, ...], rank: int) -> Offset:
-    full = (0,) * (3 - rank) + tuple(offset)
-    return (full[0], full[1], full[2])
+def _linear(program: Program, st: Stencil) -> LinearForm:
+    """``analysis.linear.linear_form`` with its ``NotLinear`` worded as this mapping's refusal."""
+    try:
+        return linear_form(program, st)
+    except NotLinear as exc:
+        if exc.reason == "unknown":
+            raise refusal(f"it reads '{exc.field}', neither an input nor a stencil") from None
+        if exc.reason == "product" and isinstance(exc.node, Binary):
+            raise refusal(f"it multiplies or divides two fields ('{exc.node.op}'); §III's MACs take constant coefficients") from None  # fmt: skip
+        raise refusal(f"its expression is not linear with constant coefficients ({_what(exc.node)}); §III maps MUL/MAC chains") from None  # fmt: skip
 
 
 def _what(e: Expr) -> str:

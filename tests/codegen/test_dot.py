@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from stencilmap.design.dot import to_dot
+from stencilmap.codegen.dot import to_dot
 from stencilmap.design.registry import BuildConfig, build, builders
 from tests.conftest import EXAMPLES
-
-from .helpers import JACOBI_M9, bound, soda
+from tests.design.helpers import JACOBI_M9, bound, soda
 
 
 @pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])

@@ -1,14 +1,22 @@
-"""What a CGRA worker mapping shows the user (CGRA paper §V): the high-level assembly — one instruction
+"""The CGRA codegen target (CGRA paper §V): the high-level assembly of a worker mapping — one instruction
 per PE with its op, grid place, input queues (the triggers: it fires when they all hold data and its
-consumers have room), constants and filter pattern — the data-flow graph as Graphviz DOT coloured by op
-as in Fig. 7, and the JSON summary of ``analyze --json``. Deterministic text (design order, no clocks).
+consumers have room), constants and filter pattern — and the data-flow graph as Graphviz DOT coloured by
+op as in Fig. 7. Deterministic text (design order, no clocks). Run it here (``--verify``,
+``jobs.codegen_checks``): the CGRA simulator (``sim.cgra``) fires the mapped PEs with values and its
+outputs are compared with the reference.
 """
 
 from __future__ import annotations
 
+from stencilmap.codegen.emax import design_int, device_program
+from stencilmap.codegen.registry import Generated, Values, register
 from stencilmap.design.cgra.mapping import CgraMapping, Pe, Queue
-from stencilmap.model.cgra import reads_of, stores_of
+from stencilmap.design.cgra.traffic import reads_of, stores_of
+from stencilmap.design.ir import Design
+from stencilmap.design.registry import BuildConfig
+from stencilmap.errors import StencilmapError
 from stencilmap.names import comment, dot_string
+from stencilmap.program.ir import Program
 
 #: Fig. 7's colours: MUL orange, MAC red, ADD green, address generators cyan, the broadcasting loads light
 #: blue (the paper's demux), the filters light yellow (its mux), everything else gray.
@@ -20,23 +28,6 @@ COLOURS = {
     "MAC": "red",
     "ADD": "green",
 }
-
-
-def cgra_json(m: CgraMapping) -> dict[str, object]:
-    """``analyze --json``'s ``"cgra"`` object."""
-    return {
-        "kind": "linear" if m.linear is not None else "dag",
-        "stages": [s.name for s in m.stages],
-        "workers": m.workers,
-        "roofline_workers": m.roofline_workers,
-        "layers": m.layers,
-        "pes": m.op_counts(),
-        "grid": list(m.grid),
-        "strips": len(m.strips),
-        "strip_columns": [list(s) for s in m.strips],
-        "buffered_words": m.buffered_words,
-        "storage_words": m.storage_words,
-    }
 
 
 def _inputs(m: CgraMapping) -> dict[str, list[Queue]]:
@@ -138,3 +129,31 @@ def cgra_dot(m: CgraMapping) -> str:
         out.append(f"  {dot_string(q.src)} -> {dot_string(q.dst)} [label={dot_string(q.port)} fontsize=7];")
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def mapping_of(design: Design, program: Program) -> CgraMapping:
+    """The mapping ``design`` was built from (``design.cgra.mapping.design_of``), rebuilt from its workers,
+    strips and device and checked to give the same design. The §VI roofline's count is not in the design
+    and not in the text: the rebuilt mapping records the workers in its place."""
+    from stencilmap.design.cgra.mapping import design_of, map_cgra
+
+    workers, strips = design_int(design, "workers"), design_int(design, "strips")
+    program = device_program(program, design)
+    mapping = map_cgra(program, BuildConfig(workers=workers, device=design.device), workers)
+    if len(mapping.strips) != strips:
+        # the strips depend on their number n only (``design.cgra.plan.split_strips``): the width
+        # ⌈columns / n⌉ cuts the same columns into the same n strips
+        columns = mapping.strips[-1][1] - mapping.strips[0][0]
+        config = BuildConfig(workers=workers, strip=-(-columns // strips), device=design.device)
+        mapping = map_cgra(program, config, workers)
+    if design_of(mapping) != design:
+        raise StencilmapError(f"target 'cgra': the mapping of design '{design.name}' cannot be rebuilt from its parameters")  # fmt: skip
+    return mapping
+
+
+@register("cgra", ("cgra",), "CGRA assembly and DFG (cgra.asm, cgra_dfg.dot); --verify: the CGRA simulator")
+def emit_cgra(design: Design, program: Program, values: Values) -> Generated:
+    """``cgra.asm`` (one instruction per PE) and ``cgra_dfg.dot`` (Fig. 7's DFG) of the design's mapping."""
+    mapping = mapping_of(design, program)
+    files = (("cgra.asm", assembly(mapping)), ("cgra_dfg.dot", cgra_dot(mapping)))
+    return Generated("cgra", files, program.name, (), "cgra-sim", ("cgra.asm",), ())

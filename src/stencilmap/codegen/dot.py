@@ -1,9 +1,12 @@
-"""Graphviz DOT text of a design: modules labelled with kind, parameters and latency; channels with depth."""
+"""The DOT codegen target: Graphviz text of a design, modules labelled with kind, parameters and latency,
+channels with depth. A drawing: ``--verify`` has nothing to run ("not run: a drawing")."""
 
 from __future__ import annotations
 
+from stencilmap.codegen.registry import Generated, Values, register
 from stencilmap.design.ir import Design, Module
 from stencilmap.names import dot_string
+from stencilmap.program.ir import Program
 
 _SHAPES = {
     "reader": "invhouse",
@@ -50,3 +53,13 @@ def to_dot(design: Design) -> str:
         out.append(f"  {dot_string(c.src)} -> {dot_string(c.dst)} [label={dot_string(label)}];")
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+@register(
+    "dot",
+    ("soda", "stencilflow", "pcm", "emax", "cgra"),
+    "Graphviz DOT of the design (design.dot); nothing to run",
+)
+def emit_dot(design: Design, program: Program, values: Values) -> Generated:
+    """``design.dot``: the design's graph (``to_dot``). A drawing: ``--verify`` has nothing to run."""
+    return Generated("dot", (("design.dot", to_dot(design)),), design.name, (), "none", (), ())

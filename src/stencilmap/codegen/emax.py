@@ -1,0 +1,73 @@
+"""The EMAX codegen target: the mapping's mnemonics (EMAX §3.3, Fig. 3), one line per instruction.
+
+Run it here (``--verify``, ``jobs.codegen_checks``): the EMAX simulator (``sim.emax``) interprets the
+mapping these lines print, with values, and its output is compared with the reference."""
+
+from __future__ import annotations
+
+from stencilmap.codegen.registry import Generated, Values, register
+from stencilmap.design.emax.mapping import EmaxMapping
+from stencilmap.design.emax.pattern import fmt
+from stencilmap.design.ir import Design
+from stencilmap.design.registry import BuildConfig
+from stencilmap.errors import StencilmapError
+from stencilmap.names import comment
+from stencilmap.program.ir import Program
+
+
+def mnemonics(m: EmaxMapping) -> str:
+    """One line per instruction (Fig. 3): row, col, unit, ALU OP / MEM OP, dst ← operands, RGI, dist."""
+    lines = [
+        f"# {comment(m.program)}: EMAX mapping of a degree-{m.degree} star, p = {m.p}, {m.rows} rows × "
+        f"{m.columns} columns, dist {m.dist}, {m.x_chunks} X chunk(s) of {m.chunk} points on {comment(m.device)}",
+        f"# {'row':>3s} {'col':>3s} {'unit':<4s} {'op':<5s} {'dst <- operands':<44s} {'rgi':<8s} dist",
+    ]
+    for i in m.instructions:
+        ops = ", ".join(i.srcs)
+        if i.op in ("FMUL", "FMA"):
+            ops += f" * {fmt(i.coeff)}"
+        if i.op == "FIFO":
+            ops += f" @x{i.dx:+d}"
+        if i.op in ("LD", "ST"):
+            ops = f"lmm[{i.rgi}:+{m.chunk}]" + (f" <- {ops}" if ops else "")
+        text = f"{i.dst} <- {ops}"
+        lines.append(f"  {i.row:3d} {i.col:3d} {i.unit:<4s} {i.op:<5s} {text:<44s} {i.rgi:<8s} {i.dist}")
+    return "\n".join(lines) + "\n"
+
+
+def mapping_of(design: Design, program: Program) -> EmaxMapping:
+    """The mapping ``design`` was built from (``design.emax.design_of``), rebuilt from its p and device and
+    checked to give the same design."""
+    from stencilmap.design.emax import design_of, map_emax
+
+    config = BuildConfig(unroll=design_int(design, "p"), device=design.device)
+    mapping = map_emax(device_program(program, design), config)
+    if design_of(mapping) != design:
+        raise StencilmapError(f"target 'emax': the mapping of design '{design.name}' cannot be rebuilt from its parameters")  # fmt: skip
+    return mapping
+
+
+def design_int(design: Design, key: str) -> int:
+    """An integer parameter of ``design`` (a target's rebuilt mapping reads its builder's choices)."""
+    value = dict(design.parameters).get(key)
+    if not isinstance(value, int):
+        raise StencilmapError(f"design '{design.name}' has no integer parameter '{key}'")
+    return value
+
+
+def device_program(program: Program, design: Design) -> Program:
+    """``program`` with the banks the registry gave it on the design's device (``design.registry.build``)."""
+    if design.device is None:
+        return program
+    from stencilmap.design.common import on_device_banks
+    from stencilmap.device.catalog import load_device
+
+    dev = load_device(design.device)
+    return on_device_banks(program, dev.dram_banks, dev.name)[0]
+
+
+@register("emax", ("emax",), "EMAX mnemonics (emax.asm); --verify: the EMAX simulator interprets the mapping")
+def emit_emax(design: Design, program: Program, values: Values) -> Generated:
+    """``emax.asm``: the mnemonics of the design's mapping."""
+    text = mnemonics(mapping_of(design, program))
+    return Generated("emax", (("emax.asm", text),), program.name, (), "emax-sim", ("emax.asm",), ())

@@ -1,0 +1,53 @@
+"""The host targets: the code the cpu and gpu backends run, generated from the program alone (no hardware
+design; ``registry.program_design`` stands in for one).
+
+* ``c-openmp`` — ``kernel.c``, the cpu backend's C with OpenMP and temporal blocking (``backends/cgen.py``);
+  ``--verify`` has the cpu backend compile and run exactly that text.
+* ``cuda`` — ``kernel.cu``, the gpu backend's CUDA kernels (``backends/gpu.py``); ``--verify`` runs them with
+  CuPy where a GPU exists, and otherwise says "not run: no GPU".
+
+Both generators are ``backends``' (the code the backends run is the code written); codegen names them as
+targets. The import is lazy and listed in ``tests/test_layers.py``: until the one C printer of the scalar
+layer exists (REDESIGN §1), the host C lives in ``backends``.
+"""
+
+from __future__ import annotations
+
+from stencilmap.codegen.registry import HOST, Generated, Values, register
+from stencilmap.design.ir import Design
+from stencilmap.errors import StencilmapError
+from stencilmap.program.ir import Program
+
+
+def host_source(program: Program, backend: str) -> str:
+    """The C (``backend`` "cpu") or CUDA ("gpu") text the host backend runs for ``program``."""
+    from stencilmap.backends.cexpr import Unsupported
+    from stencilmap.backends.plan import make_plan
+
+    try:
+        plan = make_plan(program)
+    except Unsupported as exc:
+        raise StencilmapError(f"the {backend} backend cannot run this program: {exc}") from None
+    if backend == "gpu":
+        from stencilmap.backends.gpu import cuda_source
+
+        return cuda_source(plan)
+    from stencilmap.backends.cgen import generate
+
+    return generate(plan)
+
+
+@register(
+    "c-openmp", (HOST,), "the cpu backend's C with OpenMP (kernel.c); --verify: the cpu backend runs it"
+)
+def emit_c_openmp(design: Design, program: Program, values: Values) -> Generated:
+    return Generated(
+        "c-openmp", (("kernel.c", host_source(program, "cpu")),), "sm_block", (), "cpu", ("kernel.c",), ()
+    )
+
+
+@register("cuda", (HOST,), "the gpu backend's CUDA (kernel.cu); --verify: CuPy on a GPU, else not run")
+def emit_cuda(design: Design, program: Program, values: Values) -> Generated:
+    return Generated(
+        "cuda", (("kernel.cu", host_source(program, "gpu")),), "st_0", (), "gpu", ("kernel.cu",), ()
+    )

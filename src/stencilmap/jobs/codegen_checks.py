@@ -1,0 +1,116 @@
+"""``--verify`` of the targets whose "run it here" needs a simulator or a backend (``codegen.registry``):
+codegen sits beside ``sim`` and ``backends`` and imports neither, so their runs live here.
+
+* ``emax`` — the EMAX simulator (``sim.emax``) interprets the mapping the mnemonics print;
+* ``cgra`` — the CGRA simulator (``sim.cgra``) fires the PEs the assembly lists;
+* ``c-openmp`` — the cpu backend compiles exactly the written ``kernel.c`` and runs it;
+* ``cuda`` — CuPy compiles the written ``kernel.cu`` on a GPU; without one: "not run: no GPU";
+* ``dot`` — a drawing: "not run: a drawing has nothing to run".
+
+Each returns the outputs as a ``CsimResult`` (compared with the reference by ``jobs.codegen``), or a
+one-line reason why nothing ran.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import numpy as np
+
+from stencilmap.codegen.registry import Generated
+from stencilmap.codegen.verify import CsimResult
+from stencilmap.design.ir import Design
+from stencilmap.errors import StencilmapError
+from stencilmap.io import Array
+from stencilmap.program.ir import Program
+
+#: the reason a target's check did not run
+NO_GPU = "not run: no GPU"
+A_DRAWING = "not run: a drawing has nothing to run"
+
+
+def run_here(
+    gen: Generated, design: Design, program: Program, values: Mapping[str, Array]
+) -> CsimResult | str:
+    """Run ``gen`` here as its runner says; a string: why it did not run."""
+    if gen.runner == "emax-sim":
+        return _emax(design, program, values)
+    if gen.runner == "cgra-sim":
+        return _cgra(design, program, values)
+    if gen.runner == "cpu":
+        return _cpu(gen, program, values)
+    if gen.runner == "gpu":
+        return _gpu(gen, program, values)
+    if gen.runner == "none":
+        return A_DRAWING
+    raise StencilmapError(f"target '{gen.target}': no check runs '{gen.runner}' here")
+
+
+def _emax(design: Design, program: Program, values: Mapping[str, Array]) -> CsimResult:
+    from stencilmap.codegen.emax import mapping_of
+    from stencilmap.device.catalog import load_device
+    from stencilmap.sim.emax import simulate_emax
+
+    mapping = mapping_of(design, program)
+    run = simulate_emax(mapping, values[mapping.field], load_device(mapping.device))
+    shape = tuple(int(n or 0) for n in program.shape)
+    return CsimResult("done", {mapping.output: run.output.reshape(shape)}, 0.0, run.sim_seconds)
+
+
+def _cgra(design: Design, program: Program, values: Mapping[str, Array]) -> CsimResult:
+    from stencilmap.codegen.cgra import mapping_of
+    from stencilmap.design.cgra.mapping import fabric
+    from stencilmap.jobs.simulate import as_field_dtype
+    from stencilmap.model.roofline import roofline_of
+    from stencilmap.sim.cgra import simulate_cgra
+
+    mapping = mapping_of(design, program)
+    device = fabric(mapping.device).device
+    shape = tuple(int(n or 0) for n in program.shape)
+    roofline = roofline_of(program, shape, device, mapping.layers).attainable_gops
+    run = simulate_cgra(mapping, dict(values), device, roofline)
+    outputs = {k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()}
+    message = "" if run.status == "done" else f"the CGRA simulation ended: {run.status}"
+    if run.status in ("done", "deadlock"):
+        return CsimResult(
+            "done" if run.status == "done" else "deadlock", outputs, 0.0, run.sim_seconds, message
+        )
+    return CsimResult("failed", outputs, 0.0, run.sim_seconds, message)
+
+
+def _cpu(gen: Generated, program: Program, values: Mapping[str, Array]) -> CsimResult:
+    from stencilmap.backends.cpu import compile_program, run_cpu
+
+    written = dict(gen.files)["kernel.c"]
+    compiled = compile_program(program)
+    if compiled.source != written:  # the backend must run the text written, not a regenerated one
+        raise StencilmapError("target 'c-openmp': the cpu backend's C differs from kernel.c")
+    start = time.perf_counter()
+    result, timing = run_cpu(program, values)
+    return CsimResult("done", dict(result.outputs), timing.compile_seconds, time.perf_counter() - start)
+
+
+def gpu_present() -> bool:
+    """Whether CuPy and a CUDA device are here."""
+    try:
+        import cupy
+
+        return bool(cupy.cuda.runtime.getDeviceCount() > 0)
+    except Exception:  # no CuPy, no driver, no device: CuPy raises its own errors
+        return False
+
+
+def _gpu(gen: Generated, program: Program, values: Mapping[str, Array]) -> CsimResult | str:
+    if not gpu_present():
+        return NO_GPU
+    from stencilmap.backends.gpu import run_gpu
+    from stencilmap.codegen.host import host_source
+
+    written = dict(gen.files)["kernel.cu"]
+
+    if host_source(program, "gpu") != written:
+        raise StencilmapError("target 'cuda': the gpu backend's CUDA differs from kernel.cu")
+    execution = run_gpu(program, values)
+    outputs = {k: np.asarray(v) for k, v in execution.result.outputs.items()}
+    return CsimResult("done", outputs, execution.compile_seconds or 0.0, execution.compute_seconds)
