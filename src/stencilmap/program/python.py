@@ -35,6 +35,7 @@ from stencilmap.program.python_expr import (
     SETTINGS,
     dtype_of,
     escape,
+    lang_name,
     literal_dtype,
     signed_number,
     unescape,
@@ -495,7 +496,7 @@ def _marker(node: ast.expr | None) -> str | None:
     """The stencilmap.lang name a call or name spells (``Input(...)``, ``copy``), or None."""
     if isinstance(node, ast.Call):
         node = node.func
-    return node.id if isinstance(node, ast.Name) else None
+    return lang_name(node) if node is not None else None
 
 
 def _with_banks(x: Any, banks: dict[str, tuple[int, ...]]) -> Any:

@@ -21,8 +21,6 @@ _ALIASES = {"minimum": "min", "maximum": "max", "power": "pow", "arctan2": "atan
 #: Module-level names that are settings, not constants (``program.python``).
 SETTINGS = ("shape", "iterate", "border", "outputs", "feedback", "semantics", "unroll", "vectorization",
             "burst_width", "tile", "cluster", "dram")  # fmt: skip
-#: Modules whose functions a body may call by attribute (``math.sqrt``, ``np.exp``).
-MATH_MODULES = ("math", "np", "numpy")
 
 
 def escape(name: str) -> str:
@@ -63,15 +61,7 @@ def dtype_of(node: ast.expr | None, filename: str, what: str) -> str:
     """A dtype written as an annotation or an argument: ``float32``, ``"float32"``, ``np.float32``."""
     if node is None:
         raise StencilmapError(f"{what} needs a dtype", filename)
-    name: str | None = None
-    if isinstance(node, ast.Name):
-        name = node.id
-    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-        name = node.value
-    elif (
-        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in MATH_MODULES
-    ):
-        name = node.attr
+    name = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else lang_name(node)
     if name in dt.DTYPES:
         return name
     if name in ("float", "int", "double", "half", "complex"):
@@ -82,6 +72,16 @@ def dtype_of(node: ast.expr | None, filename: str, what: str) -> str:
     raise StencilmapError(
         f"{what}: expected a dtype (float32, int16, ...), got '{ast.unparse(node)}'", where(filename, node)
     )
+
+
+def lang_name(node: ast.expr) -> str | None:
+    """The name a ``Name`` or a dotted attribute spells (``float32``, ``stencilmap.lang.float32``,
+    ``np.sqrt`` → its last part); nothing is imported, so the module part only reads as documentation."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and lang_name(node.value) is not None:
+        return node.attr
+    return None
 
 
 def signed_number(node: ast.expr) -> bool | int | float | None:
@@ -138,19 +138,12 @@ class PyExprConverter(ExprConverter):
 
     def _call(self, node: ast.Call) -> Expr:
         func = node.func
-        if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in MATH_MODULES
-        ):
-            fname = func.attr
-        elif isinstance(func, ast.Name):
-            fname = func.id
-        else:
+        fname = lang_name(func)
+        if fname is None:
             raise self.fail(node, f"unsupported call '{ast.unparse(node)}'")
         if node.keywords:
             raise self.fail(node, "keyword arguments are not supported")
-        if fname == "literal" and isinstance(func, ast.Name):
+        if fname == "literal":
             return self._typed_literal(node)
         if fname in dt.DTYPES:
             if len(node.args) != 1:

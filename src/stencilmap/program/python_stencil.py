@@ -11,7 +11,15 @@ from stencilmap.errors import StencilmapError
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import Expr, refs
 from stencilmap.program.ir import Boundary, Stencil, Temp
-from stencilmap.program.python_expr import PyExprConverter, Scope, dtype_of, signed_number, unescape, where
+from stencilmap.program.python_expr import (
+    PyExprConverter,
+    Scope,
+    dtype_of,
+    lang_name,
+    signed_number,
+    unescape,
+    where,
+)
 
 _BODY_HINT = "a stencil body holds 'name = expression' lines and one 'return expression'"
 
@@ -88,8 +96,7 @@ def read_function(node: ast.FunctionDef, filename: str) -> StencilDef:
 def _boundary(node: ast.expr, filename: str) -> Boundary:
     """``constant(v)``, ``copy``, ``shrink`` (``copy(v)``/``shrink(v)`` keep a value, as the IR may)."""
     call = node if isinstance(node, ast.Call) else None
-    head = call.func if call is not None else node
-    kind = head.id if isinstance(head, ast.Name) else None
+    kind = lang_name(call.func if call is not None else node)
     args = call.args if call is not None else []
     if kind in ("constant", "copy", "shrink") and not (call and call.keywords) and len(args) <= 1:
         if kind == "constant" and len(args) != 1:
