@@ -370,3 +370,20 @@ def test_lang_holds_every_name_the_printer_imports() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 assert {a.name for a in node.names} <= names
+
+
+def test_mutated_python_programs_load_or_fail_with_one_located_error() -> None:
+    """Issue 13's mutator over printed programs: every outcome is a Program or a StencilmapError."""
+    import random
+
+    from tests.fuzz import mutate_text
+
+    rng = random.Random(25)
+    texts = [(EXAMPLES / "jacobi2d.py").read_text(), FEATURES]
+    texts += [print_python(load_program(p)) for p in ALL_FILES if isinstance(p, Path)][::4]
+    for n in range(400):
+        text = mutate_text(rng, texts[n % len(texts)])
+        try:
+            verify(parse_python(text, "m.py"))
+        except StencilmapError as exc:
+            assert str(exc.where).startswith("m.py") and "\n" not in str(exc), (text, str(exc))

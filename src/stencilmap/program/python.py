@@ -289,7 +289,7 @@ class _Reader:
         """``"a.dat"``, ``constant(v)``, ``random(lo, hi)``, a number (a scalar), a list (inline values)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if Path(node.value).suffix.lower() not in (".dat", ".csv"):
-                raise self.fail(f"data file '{node.value}' must be a .dat or .csv file", node)
+                raise self.fail(f"data file {node.value!r} must be a .dat or .csv file", node)
             return DataSource("file", path=node.value)
         number = signed_number(node)
         if number is not None and not isinstance(number, bool):
@@ -340,17 +340,22 @@ class _Reader:
             raise self.fail(f"{what} must be a string, got '{ast.unparse(node)}'", node)
         return node.value
 
+    def _name(self, node: ast.expr, what: str) -> str:
+        """A name written as a string (``"w"``), as an identifier spells it (``"in_"`` is ``in``)."""
+        text = self._string(node, what)
+        if not text.isidentifier():
+            raise self.fail(f"{what}: {text!r} is not a name", node)
+        return unescape(text)
+
     def _names(self, node: ast.expr, what: str) -> list[tuple[str, ast.expr]]:
         if not isinstance(node, ast.Tuple | ast.List):
             raise self.fail(f'{what} is a list of names, e.g. ["w"]', node)
-        return [(unescape(self._string(e, what)), e) for e in node.elts]
+        return [(self._name(e, what), e) for e in node.elts]
 
     def _dict(self, node: ast.expr, what: str) -> list[tuple[str, ast.expr]]:
         if not isinstance(node, ast.Dict) or any(k is None for k in node.keys):
             raise self.fail(f'{what} is a dict: {{"name": ...}}', node)
-        return [
-            (unescape(self._string(k, what)), v) for k, v in zip(node.keys, node.values, strict=True) if k
-        ]
+        return [(self._name(k, what), v) for k, v in zip(node.keys, node.values, strict=True) if k]
 
     def _positive(self, key: str, default: int) -> int:
         if key not in self.settings:
@@ -365,7 +370,7 @@ class _Reader:
             return default
         value = self._string(self._value(key), key)
         if value not in choices:
-            raise self.fail(f"{key} must be one of {', '.join(choices)}, got '{value}'", self._value(key))
+            raise self.fail(f"{key} must be one of {', '.join(choices)}, got {value!r}", self._value(key))
         return value
 
     # ----------------------------------------------------------------------------------------- settings
@@ -411,7 +416,7 @@ class _Reader:
         if "feedback" not in self.settings:
             return ()
         pairs = self._dict(self._value("feedback"), "feedback")
-        return tuple((out, unescape(self._string(inp, "feedback"))) for out, inp in pairs)
+        return tuple((out, self._name(inp, "feedback")) for out, inp in pairs)
 
     def _banks(self) -> dict[str, tuple[int, ...]]:
         if "dram" not in self.settings:
