@@ -226,6 +226,7 @@ def test_example_is_the_soda_program() -> None:
     py = load_program(EXAMPLES / "jacobi2d.py")
     soda = load_program(EXAMPLES / "jacobi2d.soda")
     assert py == soda and py.name == "jacobi2d"
+    assert sm.load(str(EXAMPLES / "jacobi2d.py"), shape=(8, 64)).shape == (8, 64)
 
 
 NUMPY_JACOBI = """from stencilmap.lang import float32

@@ -158,17 +158,8 @@ class _Reader:
         full = {**{i.name: i.axes for i in inputs}, **{f.name: tuple(range(rank)) for f in self.functions}}
         constants = tuple(self._constant(n, semantics) for n in self.constants)
         params = {p.name: len(p.shape) for p in self.params.values()}
-        stencils = [
-            to_stencil(
-                fn,
-                self.files.get(id(fn.node), self.filename),
-                semantics,
-                full,
-                {c.name for c in constants},
-                params,
-            )
-            for fn in self.functions
-        ]
+        names = {c.name for c in constants}
+        stencils = [to_stencil(fn, semantics, full, names, params) for fn in self.functions]
         self._check_annotations(inputs, stencils)
         banks = self._banks()
         return Program(

@@ -159,7 +159,6 @@ def reads(fn: StencilDef) -> list[tuple[str, int]]:
 
 def to_stencil(
     fn: StencilDef,
-    filename: str,
     semantics: dt.Semantics,
     axes: dict[str, tuple[int, ...]],
     constants: set[str],
@@ -172,7 +171,7 @@ def to_stencil(
         if name not in axes:
             raise fn.fail(f"'{p.node.arg}' is neither an input nor a stencil", p.node)
         fields[name] = axes[name]
-    conv = PyExprConverter(Scope(filename, semantics, fields, constants, params))
+    conv = PyExprConverter(Scope(fn.filename, semantics, fields, constants, params))
     temps: list[Temp] = []
     for name, dtype, value, _ in fn.temps:
         temps.append(Temp(name, dtype, conv.convert(value)))
@@ -188,7 +187,7 @@ def to_stencil(
     boundary = tuple(
         sorted(((n, p.boundary) for n, p in fn.params.items() if p.boundary), key=lambda x: x[0])
     )
-    return Stencil(fn.name, fn.dtype, expr, tuple(temps), boundary, loc=where(filename, fn.node))
+    return Stencil(fn.name, fn.dtype, expr, tuple(temps), boundary, loc=where(fn.filename, fn.node))
 
 
 def _fields_read(expr: Expr, temps: list[Temp]) -> set[str]:
