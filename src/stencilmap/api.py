@@ -84,17 +84,25 @@ def _api_errors() -> Iterator[None]:
 # -------------------------------------------------------------------------------------- programs
 
 
-def load(source: str | Path, shape: tuple[int, ...] | None = None) -> Program:
-    """A verified Program from a ``.soda`` / ``.json`` file, or from program text (SODA, or StencilFlow
-    JSON when it starts with ``{``); bound to ``shape`` (C order) when given."""
+def load(
+    source: str | Path | Callable[..., Any] | Sequence[Callable[..., Any]],
+    shape: tuple[int, ...] | None = None,
+) -> Program:
+    """A verified Program from a ``.soda`` / ``.json`` / ``.py`` file, from program text (SODA, or StencilFlow
+    JSON when it starts with ``{``), or from Python stencil functions (one or a list, read from their source,
+    never called); bound to ``shape`` (C order) when given."""
     from stencilmap.program import load_program
     from stencilmap.program.data import bind_shape
+    from stencilmap.program.python import parse_functions
     from stencilmap.program.soda import parse_soda
     from stencilmap.program.stencilflow import parse_stencilflow
     from stencilmap.program.verify import verify
 
     with _api_errors():
-        if isinstance(source, Path) or ("\n" not in source and source.endswith((".soda", ".json"))):
+        if not isinstance(source, str | Path):
+            program = parse_functions(source, shape)
+            verify(program)
+        elif isinstance(source, Path) or ("\n" not in source and source.endswith((".soda", ".json", ".py"))):
             program = load_program(source)
         else:
             text = source.lstrip()

@@ -1,13 +1,15 @@
-"""Load a program file in either format, then verify it."""
+"""Load a program file in any format (``.soda``, StencilFlow ``.json``, Python ``.py``), then verify it."""
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
+from stencilmap.program.python import parse_python
 from stencilmap.program.soda import parse_soda
 from stencilmap.program.stencilflow import parse_stencilflow
 from stencilmap.program.verify import verify
@@ -17,15 +19,21 @@ MAX_PROGRAM_BYTES = 4 * 2**20
 
 
 def load_program(path: str | Path) -> Program:
-    """Parse a ``.soda`` or StencilFlow ``.json`` program and check its invariants."""
+    """Parse a ``.soda``, StencilFlow ``.json`` or Python ``.py`` program and check its invariants."""
     p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix not in (".soda", ".json"):
-        raise StencilmapError("unknown program format: expected a .soda or .json file", str(p))
-    text = read_program_text(p)
-    program = parse_soda(text, str(p)) if suffix == ".soda" else parse_stencilflow(text, str(p))
+    parse = _PARSERS.get(p.suffix.lower())
+    if parse is None:
+        raise StencilmapError("unknown program format: expected a .soda, .json or .py file", str(p))
+    program = parse(read_program_text(p), str(p))
     verify(program)
     return program
+
+
+_PARSERS: dict[str, Callable[[str, str], Program]] = {
+    ".soda": parse_soda,
+    ".json": parse_stencilflow,
+    ".py": parse_python,
+}
 
 
 def as_program(source: str | Path | Program) -> Program:

@@ -205,6 +205,6 @@ def _check_feedback(p: Program) -> None:
 
 
 def _feedback_where(p: Program, out: str) -> Location | str | None:
-    if p.format == "stencilflow":
+    if p.format == "stencilflow" and p.feedback_loc is None:  # a Python program of NumPy semantics has a line
         return Location(p.path, json_path=f"feedback.{out}")
     return _where(p, p.feedback_loc)
