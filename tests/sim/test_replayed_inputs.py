@@ -27,7 +27,8 @@ from stencilmap.errors import StencilmapError
 from stencilmap.program.expr import Binary, Call, Const, Expr, Ref, Select
 from stencilmap.program.ir import Boundary, Input, Program, Stencil
 from stencilmap.program.verify import verify
-from tests.sim.helpers import built, explain, run_design
+from tests.conftest import EXAMPLES
+from tests.sim.helpers import built, explain, load_small, run_design, simulated
 
 #: The issue's reproducer: C is replayed into e at every one of the three steps.
 REPRODUCER = {
@@ -103,6 +104,18 @@ def test_reproducer_continuations_hold_the_stream() -> None:
     assert depths == {"e@1.C.delay": 15, "e@2.C.delay": 15, "e@3.C.delay": 15}
     timing = pipeline_timing(program, concrete_shape(program), 1)
     assert check_delay_lines(design, timing).shortfalls == ()
+
+
+def test_fdtd_with_16_steps_on_a_small_grid() -> None:
+    """The bundled FDTD on 16 × 48 (the simulator tests' shape) with 16 steps: the copies lag each other
+    by more than C1–C4's stream, which deadlocked the capped-difference rule at cycle 824."""
+    program = load_small(EXAMPLES / "fdtd2d_iterate.json")
+    assert program.shape == (16, 48)
+    run = simulated(program, "stencilflow", BuildConfig(iterate=16))
+    assert run.result.status == "done", explain(run)
+    assert run.validation.valid and run.validation.bit_exact, explain(run)
+    timing = pipeline_timing(run.program, concrete_shape(run.program), 1)
+    assert check_delay_lines(run.design, timing).shortfalls == ()
 
 
 # ---- random StencilFlow DAGs with feedback and replayed inputs ------------------------------------
