@@ -114,7 +114,9 @@ class _Pipeline:
         self.wiring = Wiring()
         self.streams: dict[tuple[str, int], Stream] = {}  # (node name, device) -> its stream there
         self.crossing: dict[tuple[int, int], int] = {}  # (device a, device b) -> streams from a to b
-        self.relays: dict[tuple[str, int], tuple[Stream, EdgeTiming]] = {}  # replayed input -> deepest line
+        # replayed input -> the end of its last chained line, and every point on the way there: the reader
+        # (None) or a line's end (the edge its consumer serves), with the delay between it and the end
+        self.relays: dict[tuple[str, int], tuple[Stream, list[tuple[EdgeTiming | None, int]]]] = {}
 
     def build(self, live: LiveGraph, parameters: Params, device: str | None) -> Design:
         sent = {(e.producer, self.devices[e.consumer]) for e in live.graph.edges if _crosses(e, self.devices)}
@@ -166,8 +168,9 @@ class _Pipeline:
         (not with ``delay_buffers="min"``: that design keeps one under-sized line per edge, Fig. 4)."""
         return e.producer in self.replayed
 
-    def source(self, e: Edge, device: int) -> tuple[Stream, int]:
-        """The stream edge ``e`` is fed from and the delay (elements) still to add. A replayed input's
+    def source(self, e: Edge, device: int) -> tuple[Stream, int, list[tuple[EdgeTiming | None, int]]]:
+        """The stream edge ``e`` is fed from, the delay (elements) still to add, and the points upstream
+        (``relays``; the reader alone when not chained). A replayed input's
         delay lines are chained copy to copy — copy c's line continues the last line before it, unless
         that line's consumer takes the input later than c (``delays.absorbs``: then c's starts at the
         reader) — so they hold about the last copy's delay, linear in q, instead of one line per copy
@@ -178,12 +181,17 @@ class _Pipeline:
         depth = self.delays.get(e.key, 0)
         src = self.stream(e.producer, device)
         tap = self.relays.get((e.producer, device))
-        if depth > 0 and self.relayed(e) and tap is not None and self.timing is not None:
-            last, before = tap
-            here = self.edges[e.key]
-            if absorbs(self.timing, here) >= absorbs(self.timing, before):
-                return last, relay_delay(self.timing, before, here)
-        return src, depth
+        timing = self.timing
+        if depth > 0 and self.relayed(e) and tap is not None and timing is not None:
+            last, points = tap
+            here, before = self.edges[e.key], points[-1][0]
+            if before is not None and absorbs(timing, here) >= absorbs(timing, before):
+                # every point upstream needs its own requirement met (``design.delay_check``): the reader
+                # the edge's delay, a line's end the relay from its consumer; lines of different reach
+                # are capped differently, so the last tap alone is not enough
+                need = [(depth if w is None else relay_delay(timing, w, here)) - held for w, held in points]
+                return last, max(0, *need), points
+        return src, depth, [(None, 0)]
 
     def unit(self, node: Node, edges: tuple[Edge, ...]) -> None:
         """The PE of one stencil copy, fed by an internal buffer (and maybe a delay) per field."""
@@ -205,14 +213,15 @@ class _Pipeline:
             taps = tuple(linearize(a, axes, self.shape) for a in offsets[e.field])
             bp = params(**where, size=sizes[e.field], ports=mine, taps=taps, dtype=dtype)
             buf = self.wiring.add(Module(f"{node.name}.{e.field}.buf", "internal_buffer", bp))
-            src, depth = self.source(e, here or 0)
+            src, depth, upstream = self.source(e, here or 0)
             if depth > 0:
                 dp = params(**where, edge=e.key, depth=depth, dtype=dtype)
                 delay = self.wiring.add(Module(f"{node.name}.{e.field}.delay", "delay", dp))
                 self.wiring.feed(src, Sink(delay))
                 src = Stream(delay, "", self.w, dtype)
-                if self.relayed(e):
-                    self.relays[(e.producer, here or 0)] = (src, self.edges[e.key])
+                if self.relayed(e):  # this line's end is the input's next tap
+                    points = [(w, held + depth) for w, held in upstream] + [(self.edges[e.key], 0)]
+                    self.relays[(e.producer, here or 0)] = (src, points)
             self.wiring.feed(src, Sink(buf))
             for port in mine:
                 self.wiring.link(Stream(buf, port, self.w, dtype), Sink(pe, port))
