@@ -118,6 +118,37 @@ def test_fdtd_with_16_steps_on_a_small_grid() -> None:
     assert check_delay_lines(run.design, timing).shortfalls == ()
 
 
+def _const(*fields: str) -> dict[str, dict[str, object]]:
+    return {f: {"type": "constant", "value": 0.5} for f in fields}
+
+
+#: Found by the property test below: c1 is read at reach 1 by s0 and 0 by s1, so their lines are capped
+#: differently on a 1 × 3 grid; continuing s0@2's line by its relay alone left c1 → s1@2 one short.
+DIFFERENT_REACH = {
+    "inputs": {n: {"data": "random:-1-1", "data_type": "float32"} for n in ("f0", "f1", "c0", "c1")},
+    "outputs": ["s0", "s1"],
+    "dimensions": [1, 3],
+    "iterate": 2,
+    "feedback": {"s0": "f0", "s1": "f1"},
+    "program": {
+        "s0": {"computation_string": "s0 = c1[j,k+1] * (c0[j,k] * f0[j,k+1])",
+               "boundary_conditions": _const("c0", "c1", "f0"), "data_type": "float32"},
+        "s1": {"computation_string": "s1 = f0[j,k] + c1[j,k]",
+               "boundary_conditions": _const("c1", "f0"), "data_type": "float32"},
+    },
+}  # fmt: skip
+
+
+def test_lines_of_different_reach() -> None:
+    from stencilmap.program.stencilflow import parse_stencilflow
+
+    program, design = built(parse_stencilflow(json.dumps(DIFFERENT_REACH), "reach.json"), "stencilflow")
+    timing = pipeline_timing(program, concrete_shape(program), 1)
+    assert check_delay_lines(design, timing).shortfalls == ()
+    run = run_design(program, design)
+    assert run.result.status == "done" and run.validation.bit_exact, explain(run)
+
+
 # ---- random StencilFlow DAGs with feedback and replayed inputs ------------------------------------
 
 
