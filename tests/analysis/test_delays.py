@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stencilmap.analysis.delays import delay_buffers, published_delay_buffers
+from stencilmap.analysis.delays import absorbs, delay_buffers, published_delay_buffers, relay_delay
 from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.program import load_program
@@ -148,3 +148,26 @@ def test_delay_buffers_match_streaming_model(case: tuple[Program, int, OperatorL
 def test_delay_buffers_match_streaming_model_on_shared_random_programs(p: Program, lanes: int) -> None:
     shape = tuple(int(n or 1) for n in p.shape)
     _check(p, shape, lanes, OperatorLatencies.default())
+
+
+@settings(max_examples=60, deadline=None)
+@given(pipelines())
+def test_a_continued_line_is_the_uncapped_difference_capped_by_the_stream(
+    case: tuple[Program, int, OperatorLatencies],
+) -> None:
+    """relay_delay between two edges of one producer: the difference of their delays where neither is
+    capped, never more than the later edge's own delay, the stream's cap where the lag exceeds it."""
+    p, lanes, lat = case
+    timing = pipeline_timing(p, tuple(int(n or 1) for n in p.shape), lanes, lat)
+    depth = delay_buffers(timing)
+    for tap in timing.edges:
+        for e in timing.edges:
+            if e.producer != tap.producer or absorbs(timing, e) < absorbs(timing, tap):
+                continue
+            got = relay_delay(timing, tap, e)
+            cap = lanes * (timing.vectors - 1 - e.reach_cycles)
+            assert 0 <= got <= depth[e.key]
+            lag = lanes * (absorbs(timing, e) - absorbs(timing, tap))
+            assert got == min(lag, cap)
+            if depth[e.key] < cap and depth[tap.key] < lanes * (timing.vectors - 1 - tap.reach_cycles):
+                assert got == depth[e.key] - depth[tap.key]

@@ -18,6 +18,17 @@ so an edge's delay is the producer's completion time alone (``published_delay_bu
 when a stencil reads its producers at different reach (corpus ``horidiff_min.json``: k2 reads k0 at
 +J·K and k1 at 0, both completing together; the published rule gives k1 → k2 depth 0, the
 channel needs J·K).
+
+Chained lines (a replayed input read by every iterated copy, FDTD's C1–C4): a delay line may continue
+another edge's line from the same producer instead of starting at the producer. Past the tap — the
+other line's end, whose consumer w pulls one element a cycle from ``absorbs`` = s_w − ρ — the new
+line must hold what w has taken before v needs it: by the same steady-state argument as above,
+
+    relay(tap → v) = P · min(absorbs_v − absorbs_w, N_v − 1 − ρ_e) elements
+
+— the difference of the *uncapped* delays, capped by v's own stream (not the difference of two capped
+depths: on a grid shorter than the lag between copies, the earlier copy drains the whole stream before
+the later one starts, and the line must hold all of it).
 """
 
 from __future__ import annotations
@@ -36,6 +47,19 @@ def delay_buffers(timing: PipelineTiming) -> dict[str, int]:
 
 def _vectors(timing: PipelineTiming, e: EdgeTiming) -> int:
     return min(timing.start[e.consumer] - e.arrival, timing.vectors - 1 - e.reach_cycles)
+
+
+def absorbs(timing: PipelineTiming, e: EdgeTiming) -> int:
+    """The cycle at which the consumer of ``e`` takes the producer's element 0 in steady state,
+    s_v − ρ_e (it takes element m at s_v − ρ_e + m): later edges of one producer need deeper lines."""
+    return timing.start[e.consumer] - e.reach_cycles
+
+
+def relay_delay(timing: PipelineTiming, tap: EdgeTiming, e: EdgeTiming) -> int:
+    """Depth in elements of a delay line continuing the line of ``tap`` (same producer) to feed ``e``;
+    see the module docstring. 0 when ``e`` takes its elements no later than ``tap``'s consumer."""
+    lag = absorbs(timing, e) - absorbs(timing, tap)
+    return timing.lanes * max(0, min(lag, timing.vectors - 1 - e.reach_cycles))
 
 
 def published_delay_buffers(

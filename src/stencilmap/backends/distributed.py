@@ -5,13 +5,17 @@ the definedness mask of those that can be undefined). Each exchange is one ``map
 ``halo × steps``: a chunk with its halo goes through ``sm_block`` (the CPU backend's generated code, compiled
 once per worker process) for ``steps`` fused iterations and comes back with its own points of the next
 state. Lower-dimensional inputs and params travel whole with every task. It runs on the default local
-scheduler (threads) or, with ``scheduler``, on an existing ``distributed`` cluster.
+scheduler (threads) or, with ``scheduler`` or ``scheduler_file``, on an existing ``distributed`` cluster,
+with Dask's own security configuration (TLS: ``client_security``). The cluster is trusted: Dask ships
+results back as pickles, so whoever controls the scheduler or a worker can run code in this process and
+choose the outputs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -204,19 +208,85 @@ def _chunk_step(
     return out
 
 
+def scheduler_address(path: str) -> str:
+    """The address a Dask scheduler file names (``dask scheduler --scheduler-file FILE``,
+    ``Client.write_scheduler_file``): a JSON object with an ``"address"`` string. One-line errors for a
+    missing, unreadable or malformed file (Dask itself would wait for a missing one forever)."""
+    where = f"--scheduler-file {path}"
+    p = Path(path)
+    if not p.is_file():
+        raise StencilmapError("no such file", where)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StencilmapError(f"cannot read it ({getattr(exc, 'strerror', None) or exc})", where) from None
+    try:
+        info = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StencilmapError(
+            f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", where
+        ) from None
+    address = info.get("address") if isinstance(info, dict) else None
+    if not isinstance(address, str) or not address:
+        raise StencilmapError('not a Dask scheduler file: no "address" string at $.address', where)
+    return address
+
+
+def client_security(address: str) -> Any:
+    """The ``security`` argument for a client of ``address``, as Dask users configure it: ``None`` when a
+    security loader is configured (``distributed.client.security-loader``: the client calls it), else
+    ``distributed.Security()`` loaded from Dask's configuration (``distributed.comm.tls.ca-file``,
+    ``.client.cert``, ``.client.key``, ``distributed.comm.require-encryption``; files or
+    ``DASK_DISTRIBUTED__COMM__TLS__...`` variables). A ``tls://`` address without a CA file and a client
+    certificate, or a plain one where encryption is required, is a one-line error before connecting."""
+    import dask
+    from distributed import Security
+
+    if dask.config.get("distributed.client.security-loader", None):
+        return None
+    try:
+        security = Security()
+    except (ValueError, TypeError) as exc:
+        raise StencilmapError(f"Dask's TLS configuration is invalid: {exc}") from None
+    tls = address.startswith("tls://")
+    if tls and not (security.tls_ca_file and security.tls_client_cert):
+        raise StencilmapError(
+            f"the Dask scheduler at {address} speaks TLS: set distributed.comm.tls.ca-file, "
+            "distributed.comm.tls.client.cert and .client.key in Dask's configuration"
+        )
+    if not tls and security.require_encryption:
+        raise StencilmapError(
+            f"Dask's configuration requires encryption (distributed.comm.require-encryption) but the "
+            f"scheduler address {address} is not tls://"
+        )
+    return security
+
+
 @contextlib.contextmanager
-def _client(address: str | None) -> Iterator[Any]:
-    if address is None:
+def _client(options: HostOptions) -> Iterator[Any]:
+    """A client of the cluster ``--scheduler`` or ``--scheduler-file`` names (None: the local threads).
+    The cluster is trusted: it runs code in this process (Dask's results are pickles) and computes the
+    outputs — see the README's Dask section."""
+    if options.scheduler is None and options.scheduler_file is None:
         yield None
         return
+    what = "--scheduler" if options.scheduler_file is None else "--scheduler-file"
     try:
         from distributed import Client
     except ImportError:
-        raise StencilmapError("--scheduler needs the 'distributed' package") from None
+        raise StencilmapError(f"{what} needs the 'distributed' package") from None
+    if options.scheduler_file is not None:
+        address = scheduler_address(options.scheduler_file)
+        target: dict[str, Any] = {"scheduler_file": options.scheduler_file}
+    else:
+        address = options.scheduler or ""
+        target = {"address": address}
+    security = client_security(address)
     try:
-        client = Client(address, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise StencilmapError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        client = Client(**target, security=security, timeout="10s")
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        text = " ".join(str(exc).split())
+        raise StencilmapError(f"cannot reach the Dask scheduler at {address}: {text}") from None
     try:
         yield client
     finally:
@@ -287,7 +357,7 @@ def run_dask(program: Program, values: Mapping[str, Any], options: HostOptions) 
     compile_seconds = time.perf_counter() - start_compile
     outs, masks = lazy_run(program, values, options)
     start = time.perf_counter()
-    with _client(options.scheduler) as client:
+    with _client(options) as client:
         names = list(outs)
         todo = [outs[n] for n in names] + [masks[n] for n in names if masks[n] is not None]
         computed = client.gather(client.compute(todo)) if client is not None else dask.compute(*todo)
@@ -318,7 +388,7 @@ def run_dask_to_files(
     regions: dict[str, tuple[tuple[tuple[int, int], ...] | None, int]] = {}
     start = time.perf_counter()
     try:
-        with _client(options.scheduler) as client:
+        with _client(options) as client:
             for name, arr in outs.items():
                 tmp = str(native.temporary_file(f".{name}.", out_dir, ".npy.tmp"))  # an interrupt removes it
                 staged[name] = tmp

@@ -33,6 +33,7 @@ class HostOptions:
     chunks: tuple[int, ...] | None = None  # dask
     scheduler: str | None = None  # dask: address of a distributed scheduler
     block: int | None = None  # cpu/dask: time steps fused per tile (per exchange for dask)
+    scheduler_file: str | None = None  # dask: a scheduler file (``dask scheduler --scheduler-file``)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,14 @@ def check_options(options: HostOptions, rank: int) -> None:
             raise StencilmapError(f"--chunks sizes must be positive, got {list(options.chunks)}")
     if options.block is not None and options.block < 1:
         raise StencilmapError(f"block must be ≥ 1 step, got {options.block}")
+    if options.scheduler_file is not None:
+        if options.backend != "dask":
+            raise StencilmapError("--scheduler-file applies to --backend dask only")
+        if options.scheduler is not None:
+            raise StencilmapError("give --scheduler or --scheduler-file, not both")
+        from .distributed import scheduler_address
+
+        scheduler_address(options.scheduler_file)  # readable, and names an address
 
 
 def _numpy(program: Program, inputs: Mapping[str, Array], options: HostOptions) -> Execution:

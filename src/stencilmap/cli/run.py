@@ -69,6 +69,7 @@ BACKENDS = ("numpy", "cpu", "dask", "gpu")
 @click.option("--threads", type=int, metavar="N", help="Threads of the cpu kernel  [default: all cores].")
 @click.option("--chunks", metavar="C0,C1,...", help="dask: chunk sizes in C order  [default: 512 per axis].")
 @click.option("--scheduler", metavar="ADDRESS", help="dask: a distributed scheduler, e.g. tcp://host:8786.")
+@click.option("--scheduler-file", metavar="FILE", help="dask: the scheduler file of a distributed cluster.")
 @format_options
 @user_errors
 def run_cmd(
@@ -83,6 +84,7 @@ def run_cmd(
     threads: int | None,
     chunks: str | None,
     scheduler: str | None,
+    scheduler_file: str | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -106,7 +108,7 @@ def run_cmd(
     from stencilmap.jobs.run import RunConfig, run
 
     fmt = output_format(fmt, as_json)
-    host = HostOptions(backend, threads, _chunks(chunks), scheduler)
+    host = HostOptions(backend, threads, _chunks(chunks), scheduler, scheduler_file=scheduler_file)
     report = run(RunConfig(program, inputs, seed, shape, out_dir, data_dir, host, iterate))
     warn(report.program.warnings)
     if fmt == "json":

@@ -31,10 +31,10 @@ from math import ceil
 
 from stencilmap.analysis.buffers import internal_buffers
 from stencilmap.analysis.dag import Edge, Node
-from stencilmap.analysis.delays import delay_buffers
+from stencilmap.analysis.delays import absorbs, delay_buffers, relay_delay
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.latency import OperatorLatencies, stencil_latency
-from stencilmap.analysis.timing import grid_points, pipeline_timing
+from stencilmap.analysis.timing import EdgeTiming, PipelineTiming, grid_points, pipeline_timing
 from stencilmap.analysis.windows import access_sets, linearize
 from stencilmap.design.common import (
     LINK_DEPTH,
@@ -72,13 +72,15 @@ def build_stencilflow(program: Program, config: BuildConfig) -> Design:
     link = config.link if config.link is not None else NetworkLink(1, float("inf"))
     cut = {e.key: link.latency + 1 for e in live.graph.edges if _crosses(e, devices)}
     lat = device_latencies(config.device)
-    delays = delay_buffers(pipeline_timing(program, shape, w, lat, extra=cut))
+    timing = pipeline_timing(program, shape, w, lat, extra=cut)
+    delays = delay_buffers(timing)
     if config.delay_buffers == "min":
         delays = {key: min(depth, 1) for key, depth in delays.items()}
     parameters = params(
         W=w, delay_buffers=config.delay_buffers, shape=shape, devices=len(config.parts or ()) or None
     )
-    pipeline = _Pipeline(program, shape, w, delays, lat, devices, link, config.delay_buffers == "computed")
+    relay = timing if config.delay_buffers == "computed" else None
+    pipeline = _Pipeline(program, shape, w, delays, lat, devices, link, relay)
     return pipeline.build(live, parameters, config.device)
 
 
@@ -101,17 +103,20 @@ def _crosses(e: Edge, devices: dict[str, int]) -> bool:
 class _Pipeline:
     def __init__(self, program: Program, shape: tuple[int, ...], w: int, delays: dict[str, int],
                  lat: OperatorLatencies, devices: dict[str, int], link: NetworkLink,
-                 relay: bool) -> None:  # fmt: skip
+                 timing: PipelineTiming | None) -> None:  # fmt: skip
         self.program, self.shape, self.w, self.delays = program, shape, w, delays
-        self.devices, self.link = devices, link
+        self.devices, self.link, self.timing = devices, link, timing
+        self.edges = {e.key: e for e in timing.edges} if timing is not None else {}
         fed = {i for i, _ in program.feeds()}
-        chained = relay and program.iterate > 1
+        chained = timing is not None and program.iterate > 1
         self.replayed = {i.name for i in program.inputs if chained and i.name not in fed}
         self.latency = {s.name: stencil_latency(s, lat) for s in program.stencils}
         self.wiring = Wiring()
         self.streams: dict[tuple[str, int], Stream] = {}  # (node name, device) -> its stream there
         self.crossing: dict[tuple[int, int], int] = {}  # (device a, device b) -> streams from a to b
-        self.relays: dict[tuple[str, int], tuple[Stream, int]] = {}  # replayed input -> last delay, its depth
+        # replayed input -> the end of its last chained line, and every point on the way there: the reader
+        # (None) or a line's end (the edge its consumer serves), with the delay between it and the end
+        self.relays: dict[tuple[str, int], tuple[Stream, list[tuple[EdgeTiming | None, int]]]] = {}
 
     def build(self, live: LiveGraph, parameters: Params, device: str | None) -> Design:
         sent = {(e.producer, self.devices[e.consumer]) for e in live.graph.edges if _crosses(e, self.devices)}
@@ -163,18 +168,30 @@ class _Pipeline:
         (not with ``delay_buffers="min"``: that design keeps one under-sized line per edge, Fig. 4)."""
         return e.producer in self.replayed
 
-    def source(self, e: Edge, device: int) -> tuple[Stream, int]:
-        """The stream edge ``e`` is fed from and the delay (elements) still to add. A replayed input's
-        delay lines are chained copy to copy — copy c's line continues the deepest one before it — so
-        they hold the last copy's delay, linear in q, instead of one line per copy from the reader
-        (quadratic; StencilFlow §IV-B sizes each edge's delay, the sum is what a chain of copies needs)."""
+    def source(self, e: Edge, device: int) -> tuple[Stream, int, list[tuple[EdgeTiming | None, int]]]:
+        """The stream edge ``e`` is fed from, the delay (elements) still to add, and the points upstream
+        (``relays``; the reader alone when not chained). A replayed input's
+        delay lines are chained copy to copy — copy c's line continues the last line before it, unless
+        that line's consumer takes the input later than c (``delays.absorbs``: then c's starts at the
+        reader) — so they hold about the last copy's delay, linear in q, instead of one line per copy
+        from the reader (quadratic). The continuation holds what the tap's consumer takes before this
+        one needs it, capped by the stream (``delays.relay_delay``, StencilFlow §IV-B's rule between the
+        two consumers; not the difference of the two capped depths, which is too short on a grid shorter
+        than the lag between copies, and deadlocks). ``design.delay_check`` verifies every path."""
         depth = self.delays.get(e.key, 0)
         src = self.stream(e.producer, device)
-        if depth > 0 and self.relayed(e):
-            last, at = self.relays.get((e.producer, device), (src, 0))
-            if depth >= at:
-                return last, depth - at
-        return src, depth
+        tap = self.relays.get((e.producer, device))
+        timing = self.timing
+        if depth > 0 and self.relayed(e) and tap is not None and timing is not None:
+            last, points = tap
+            here, before = self.edges[e.key], points[-1][0]
+            if before is not None and absorbs(timing, here) >= absorbs(timing, before):
+                # every point upstream needs its own requirement met (``design.delay_check``): the reader
+                # the edge's delay, a line's end the relay from its consumer; lines of different reach
+                # are capped differently, so the last tap alone is not enough
+                need = [(depth if w is None else relay_delay(timing, w, here)) - held for w, held in points]
+                return last, max(0, *need), points
+        return src, depth, [(None, 0)]
 
     def unit(self, node: Node, edges: tuple[Edge, ...]) -> None:
         """The PE of one stencil copy, fed by an internal buffer (and maybe a delay) per field."""
@@ -196,14 +213,15 @@ class _Pipeline:
             taps = tuple(linearize(a, axes, self.shape) for a in offsets[e.field])
             bp = params(**where, size=sizes[e.field], ports=mine, taps=taps, dtype=dtype)
             buf = self.wiring.add(Module(f"{node.name}.{e.field}.buf", "internal_buffer", bp))
-            src, depth = self.source(e, here or 0)
+            src, depth, upstream = self.source(e, here or 0)
             if depth > 0:
                 dp = params(**where, edge=e.key, depth=depth, dtype=dtype)
                 delay = self.wiring.add(Module(f"{node.name}.{e.field}.delay", "delay", dp))
                 self.wiring.feed(src, Sink(delay))
                 src = Stream(delay, "", self.w, dtype)
-                if self.relayed(e):
-                    self.relays[(e.producer, here or 0)] = (src, self.delays[e.key])
+                if self.relayed(e):  # this line's end is the input's next tap
+                    points = [(w, held + depth) for w, held in upstream] + [(self.edges[e.key], 0)]
+                    self.relays[(e.producer, here or 0)] = (src, points)
             self.wiring.feed(src, Sink(buf))
             for port in mine:
                 self.wiring.link(Stream(buf, port, self.w, dtype), Sink(pe, port))
