@@ -5,7 +5,8 @@ imports, imports inside functions and ``if TYPE_CHECKING:`` imports alike.
     → jobs → (api | cli) → entry → __main__
 
 A package may import its own modules, any package of an earlier layer, and the base: ``errors``, ``io``,
-``cache`` / ``native`` (building and caching native code), ``names`` (utilities that import only each other) and ``device`` (the catalog, a leaf that imports only the
+``cache`` / ``native`` (building and caching native code), ``names`` (escaping), ``lang`` (the names a
+Python program imports; utilities that import only each other) and ``device`` (the catalog, a leaf that imports only the
 base). Packages of one layer do not import each other. ``stencilmap`` itself (``__init__``) is the lazy
 facade over ``api``; the names it defines (``__version__``) count as base. Layers that do not exist yet
 (``scalar``, ``arch``) hold their place in the table. Every exception is listed in ``EXCEPTIONS`` with the
@@ -41,7 +42,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"__main__", "__init__"}),
 )
 #: Utilities every layer may import; they import only each other.
-BASE = frozenset({"errors", "io", "cache", "native", "names", "__version__"})
+BASE = frozenset({"errors", "io", "cache", "native", "names", "lang", "__version__"})
 #: The device catalog: read by every layer, importing only the base.
 LEAF = frozenset({"device"})
 
