@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.program.ir import Program
 
 from . import cgen
@@ -85,7 +85,9 @@ def _chunks(
             last = sizes.pop()
             sizes[-1] += last
         if len(sizes) > 1 and min(sizes) < d:
-            raise StencilmapError(f"--chunks: chunks of {c} points are thinner than the halo of {d} points")
+            raise StencilmapError(
+                f"{param('chunks')}: chunks of {c} points are thinner than the halo of {d} points"
+            )
         out.append(tuple(sizes))
     return tuple(out)
 
@@ -212,7 +214,7 @@ def _client(address: str | None) -> Iterator[Any]:
     try:
         from distributed import Client
     except ImportError:
-        raise StencilmapError("--scheduler needs the 'distributed' package") from None
+        raise StencilmapError(f"{param('scheduler')} needs the 'distributed' package") from None
     try:
         client = Client(address, timeout="10s")
     except (OSError, TimeoutError, ValueError) as exc:

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from stencilmap.codegen.ctypes_ import storage
 from stencilmap.codegen.registry import Generated, Port
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 
 Array = npt.NDArray[Any]
 #: g++ flags of the C simulation: IEEE arithmetic as written (no contraction into FMA, no fast math);
@@ -98,7 +98,7 @@ def compile_csim(
 ) -> tuple[Path, float]:
     """The C-simulation executable of the files under ``root`` (cached), and the seconds compiling took."""
     if hls_include is not None and not hls_include.is_dir():
-        raise StencilmapError(f"--hls-include {hls_include}: no such folder")
+        raise StencilmapError(f"{param('hls_include')} {hls_include}: no such folder")
     compiler = gxx()
     includes = _include_dirs(gen, root, hls_include)
     key = _fingerprint(gen, includes, gen.flags)

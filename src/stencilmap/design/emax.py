@@ -37,7 +37,7 @@ from stencilmap.design.common import concrete_shape
 from stencilmap.design.ir import Channel, Design, Module, params
 from stencilmap.design.registry import BuildConfig, register
 from stencilmap.device.catalog import Device, load_device
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.model import emax as model
 from stencilmap.names import comment
 from stencilmap.program.dtypes import is_float
@@ -377,7 +377,7 @@ def map_emax(program: Program, config: BuildConfig) -> EmaxMapping:
     if 2 * d + 2 > cols_avail or 2 * d + 1 > FIFOS_PER_ROW:
         raise _fail(f"degree {d} needs {2 * d + 2} PE columns ('{device.name}' has {cols_avail}) and {2 * d + 1} FIFOs per row (EMAX §3.1: {FIFOS_PER_ROW})")  # fmt: skip
     if config.unroll is not None and config.unroll < 1:
-        raise StencilmapError(f"--unroll (p) must be ≥ 1, got {config.unroll}")
+        raise StencilmapError(f"{param('unroll')} (p) must be ≥ 1, got {config.unroll}")
     p = config.unroll if config.unroll is not None else model.max_mappings(d, rows_avail, zyx[0])
     if p < 1 or model.rows(d, p) > rows_avail:
         q = max(p, 1)

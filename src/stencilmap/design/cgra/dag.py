@@ -21,13 +21,64 @@ from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import infer, stencil_types
 
-BINARY = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "**": "POW", "<": "LT", "<=": "LE", ">": "GT",
-          ">=": "GE", "==": "EQ", "!=": "NE", "&&": "AND", "||": "OR"}  # fmt: skip
-UNARY_FUNCS = ("sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
-               "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "abs",
-               "floor", "ceil", "trunc", "rint", "erf", "erfc")  # fmt: skip
-BINARY_FUNCS = {"pow": "POW", "atan2": "ATAN2", "hypot": "HYPOT", "fmod": "FMOD", "fmin": "MIN",
-                "fmax": "MAX", "copysign": "COPYSIGN", "fdim": "FDIM", "min": "MIN", "max": "MAX"}  # fmt: skip
+BINARY = {
+    "+": "ADD",
+    "-": "SUB",
+    "*": "MUL",
+    "/": "DIV",
+    "**": "POW",
+    "<": "LT",
+    "<=": "LE",
+    ">": "GT",
+    ">=": "GE",
+    "==": "EQ",
+    "!=": "NE",
+    "&&": "AND",
+    "||": "OR",
+}
+UNARY_FUNCS = (
+    "sqrt",
+    "cbrt",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "fabs",
+    "abs",
+    "floor",
+    "ceil",
+    "trunc",
+    "rint",
+    "erf",
+    "erfc",
+)
+BINARY_FUNCS = {
+    "pow": "POW",
+    "atan2": "ATAN2",
+    "hypot": "HYPOT",
+    "fmod": "FMOD",
+    "fmin": "MIN",
+    "fmax": "MAX",
+    "copysign": "COPYSIGN",
+    "fdim": "FDIM",
+    "min": "MIN",
+    "max": "MAX",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +152,9 @@ class _Builder:
             if name in _FOLDABLE:
                 values = [_round_const(float(a), cast) if cast else float(a) for a in args]
                 return _round_const(_fold(name, dtype, *values), dtype)
-            raise refusal(f"stencil '{self.st.name}' has a constant sub-expression ({name}) the PEs would recompute")  # fmt: skip
+            raise refusal(
+                f"stencil '{self.st.name}' has a constant sub-expression ({name}) the PEs would recompute"
+            )
         clean = tuple(a if isinstance(a, int) else float(a) for a in args)
         return self.add(OpNode(name, clean, dtype, cast))
 
@@ -201,8 +254,29 @@ def _round_const(v: float, t: str) -> float:
 
 
 _INT_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-_FOLDABLE = ("ADD", "SUB", "MUL", "DIV", "IDIV", "MOD_C", "MOD_PY", "FLOORDIV", "BAND", "BOR", "BXOR", "LT",
-             "LE", "GT", "GE", "EQ", "NE", "AND", "OR", "NEG", "NOT")  # fmt: skip
+_FOLDABLE = (
+    "ADD",
+    "SUB",
+    "MUL",
+    "DIV",
+    "IDIV",
+    "MOD_C",
+    "MOD_PY",
+    "FLOORDIV",
+    "BAND",
+    "BOR",
+    "BXOR",
+    "LT",
+    "LE",
+    "GT",
+    "GE",
+    "EQ",
+    "NE",
+    "AND",
+    "OR",
+    "NEG",
+    "NOT",
+)
 UNARY_OPS = {"-": "NEG", "!": "NOT", "~": "INV", "+": "ROUND"}
 
 
@@ -212,8 +286,16 @@ def _fold(op: str, dtype: str, *args: float) -> float:
     if len(args) == 1:
         return -args[0] if op == "NEG" else float(args[0] == 0)
     a, b = args
-    table = {"LT": a < b, "LE": a <= b, "GT": a > b, "GE": a >= b, "EQ": a == b, "NE": a != b,
-             "AND": bool(a) and bool(b), "OR": bool(a) or bool(b)}  # fmt: skip
+    table = {
+        "LT": a < b,
+        "LE": a <= b,
+        "GT": a > b,
+        "GE": a >= b,
+        "EQ": a == b,
+        "NE": a != b,
+        "AND": bool(a) and bool(b),
+        "OR": bool(a) or bool(b),
+    }
     if op in table:
         return float(table[op])
     if dtype in _INT_TYPES:

@@ -129,7 +129,9 @@ class _Linearizer:
             return (-k, {o: -v for o, v in t.items()}) if e.op == "-" else (k, t)
         if isinstance(e, Binary) and e.op in ("+", "-", "*", "/"):
             return self._binary(e, temps, shift)
-        raise refusal(f"its expression is not linear with constant coefficients ({_what(e)}); §III maps MUL/MAC chains")  # fmt: skip
+        raise refusal(
+            f"its expression is not linear with constant coefficients ({_what(e)}); §III maps MUL/MAC chains"
+        )
 
     def _ref(self, e: Ref, shift: Offset) -> Linear:
         o = _pad(e.offset, self.rank)
@@ -151,7 +153,9 @@ class _Linearizer:
         if e.op in ("*", "/") and not tb and (e.op == "*" or kb != 0):
             f = kb if e.op == "*" else 1.0 / kb
             return ka * f, {o: v * f for o, v in ta.items()}
-        raise refusal(f"it multiplies or divides two fields ('{e.op}'); §III's MACs take constant coefficients")  # fmt: skip
+        raise refusal(
+            f"it multiplies or divides two fields ('{e.op}'); §III's MACs take constant coefficients"
+        )
 
 
 def _pad(offset: tuple[int, ...], rank: int) -> Offset:
