@@ -9,20 +9,20 @@
 
 Every function takes objects and arrays (a Program, a Design, NumPy arrays, a device name), never paths
 of inputs or command-line options, and raises ``stencilmap.Error`` (one line saying what is wrong, naming
-the function's parameters, never a CLI option) on bad input. The command line is a layer over these
+the function's parameters, never a CLI option: the stages name parameters with ``errors.param``, which
+says ``unroll`` here and ``--unroll`` on the command line) on bad input. The command line is a layer over these
 functions. Heavy imports happen inside the calls, so ``import stencilmap`` stays instant.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, api_naming
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -35,10 +35,9 @@ if TYPE_CHECKING:
     from stencilmap.jobs.calibrate import CalibrationReport
     from stencilmap.jobs.codegen import CodegenReport
     from stencilmap.jobs.compile import CompileReport
+    from stencilmap.jobs.simulate import Simulation
     from stencilmap.model.report import EstimateReport
     from stencilmap.program.ir import Program
-    from stencilmap.sim.interface import SimResult
-    from stencilmap.sim.validate import Validation
 
     Array = npt.NDArray[Any]
 
@@ -56,29 +55,25 @@ __all__ = [
     "split",
 ]
 
+
+def __getattr__(name: str) -> Any:
+    """``Simulation`` (the result of ``simulate``), imported on first use with the simulate job."""
+    if name == "Simulation":
+        from stencilmap.jobs.simulate import Simulation
+
+        return Simulation
+    raise AttributeError(f"module 'stencilmap.api' has no attribute '{name}'")
+
+
 # --------------------------------------------------------------------------------------- errors
-
-
-_OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
-_INPUT_FILE = re.compile(r"--input (\w+)=FILE\.npy")
-_INPUT = re.compile(r"--input (\w+)(?:=\S+)?")
-
-
-def api_message(message: str) -> str:
-    """A message of the command line's wording with its options named as this API's parameters:
-    ``--input v=FILE.npy`` → ``inputs={'v': array}``, ``--input v`` → ``inputs['v']``, ``--unroll`` → ``unroll``."""
-    message = _INPUT_FILE.sub(lambda m: f"inputs={{'{m.group(1)}': array}}", message)
-    message = _INPUT.sub(lambda m: f"inputs['{m.group(1)}']", message)
-    return _OPTION.sub(lambda m: m.group(1).replace("-", "_"), message)
 
 
 @contextmanager
 def _api_errors() -> Iterator[None]:
-    """Re-raise the stages' errors with API wording (see ``api_message``)."""
-    try:
+    """Run a stage naming its parameters as this API does (``errors.api_naming``: ``unroll``, not the
+    command line's ``--unroll``) in the errors it raises."""
+    with api_naming():
         yield
-    except StencilmapError as exc:
-        raise StencilmapError(api_message(exc.message), exc.where) from None
 
 
 # -------------------------------------------------------------------------------------- programs
@@ -185,11 +180,19 @@ def build(
     (fewest streams cut) or as the lists of stencil nodes say (see ``split``). The design remembers its
     program (``design.program``) for ``simulate`` and ``codegen``."""
     if devices is not None or partition is not None:
-        return split(program, device or "", devices=devices, partition=partition, iterate=iterate,
-                     vector=vector, delay_buffers=delay_buffers).design  # fmt: skip
+        return split(
+            program,
+            device or "",
+            devices=devices,
+            partition=partition,
+            iterate=iterate,
+            vector=vector,
+            delay_buffers=delay_buffers,
+        ).design
+    from stencilmap.arch import default_arch
     from stencilmap.design.common import check_parameters, or_hint, with_iterate
-    from stencilmap.design.registry import BuildConfig
     from stencilmap.design.registry import build as build_design
+    from stencilmap.point import DesignPoint
     from stencilmap.program.data import bind_shape
 
     prog = _program(program)
@@ -197,8 +200,15 @@ def build(
         check_parameters(unroll, iterate, vector)
         prog = bind_shape(prog, {}, None)
         prog = with_iterate(prog, or_hint(iterate, prog.iterate))
-        config = BuildConfig(unroll, iterate, vector, delay_buffers, device, tile)
-        design = build_design(arch or default_arch(prog), prog, config)
+        point = DesignPoint(
+            unroll=unroll,
+            iterate=iterate,
+            vector=vector,
+            delay_buffers=delay_buffers,
+            device=device,
+            tile=tile,
+        )
+        design = build_design(arch or default_arch(prog), prog, point)
     return replace(design, program=prog)
 
 
@@ -217,8 +227,8 @@ def split(
     nodes per device, ``name@copy`` when chained): ``.design`` (simulate it like any design) and
     ``.partition`` (per device its stencils and resources, the network channels; ``.to_json()``)."""
     from stencilmap.design.common import check_parameters, or_hint, with_iterate
-    from stencilmap.design.registry import BuildConfig
     from stencilmap.jobs.partition import PartitionRequest, partitioned
+    from stencilmap.point import DesignPoint
     from stencilmap.program.data import bind_shape
 
     prog = _program(program)
@@ -227,52 +237,14 @@ def split(
         prog = with_iterate(bind_shape(prog, {}, None), or_hint(iterate, prog.iterate))
         parts = None if partition is None else tuple(tuple(str(n) for n in p) for p in partition)
         dev = _device(device) if device else None
-        config = BuildConfig(iterate=iterate, vector=vector, delay_buffers=delay_buffers)
-        result = partitioned(prog, config, "stencilflow", dev, PartitionRequest(devices, parts))
+        config = DesignPoint(iterate=iterate, vector=vector, delay_buffers=delay_buffers)
+        result = partitioned(
+            prog, config=config, arch="stencilflow", device=dev, request=PartitionRequest(devices, parts)
+        )
     return replace(result, design=replace(result.design, program=prog))
 
 
-def default_arch(program: Program) -> str:
-    """SODA programs map to SODA's reuse chains, StencilFlow programs to StencilFlow pipelines."""
-    return "soda" if program.format == "soda" else "stencilflow"
-
-
 # ------------------------------------------------------------------------------------ simulation
-
-
-@dataclass(frozen=True)
-class Simulation:
-    """A cycle-level simulation validated against the NumPy reference.
-
-    ``outputs``: the simulated outputs (points the reference leaves undefined are NaN or 0, as ``run``
-    writes them); ``stalls``: per module, the cycles it was starved (an input empty) and blocked (an
-    output full); ``predicted_cycles``: the analytical model's cycles of the same design."""
-
-    program: Program
-    design: Design
-    device: Device | None
-    result: SimResult
-    validation: Validation
-    reference: Result
-    outputs: Mapping[str, Array]
-    predicted_cycles: int
-
-    @property
-    def valid(self) -> bool:
-        return self.validation.valid
-
-    @property
-    def status(self) -> str:
-        """``done``, ``deadlock`` or ``limit``."""
-        return self.result.status
-
-    @property
-    def cycles(self) -> int:
-        return self.result.cycles
-
-    @property
-    def stalls(self) -> dict[str, tuple[int, int]]:
-        return {m.name: (m.starved, m.blocked) for m in self.result.modules}
 
 
 def simulate(
@@ -292,40 +264,34 @@ def simulate(
     the outputs against the reference. ``trace_cycles``: record module activity and channel occupancy
     of the first cycles (``.result.trace``); ``progress(cycle, expected)`` between chunks of cycles;
     ``notify(line)`` before anything is compiled."""
-    from stencilmap.backends.reference import run_reference
-    from stencilmap.jobs.simulate import masked_outputs
-    from stencilmap.model.timing import LANES as TIMED_ARCHS
-    from stencilmap.model.timing import memory_rate, predicted_cycles
+    from stencilmap.arch import arch
+    from stencilmap.jobs.simulate import simulate_dataflow
     from stencilmap.program.data import make_inputs
-    from stencilmap.sim import SimConfig
-    from stencilmap.sim import simulate as simulate_design
-    from stencilmap.sim.validate import validate
 
     supplied = _arrays(inputs)
     if design is None:
         design = build(_bind(program, supplied))
     prog = design.program if design.program is not None else _bind(program, supplied)
     dev = _device(device)
-    if design.arch in ("emax", "cgra"):
+    with _api_errors():
+        simulator = arch(design.arch).simulator
+    if simulator != "dataflow":
         raise StencilmapError(
             f"sm.simulate runs dataflow designs (soda, stencilflow, pcm); {design.arch} mappings run on their own "
             f"simulator (stencilmap.sim.{design.arch}.simulate_{design.arch})"
         )
     with _api_errors():
         values = make_inputs(prog, supplied, seed)
-        config = SimConfig(
-            bytes_per_cycle_per_bank=memory_rate(dev, prog) if dev is not None else None,
-            clock_mhz=dev.clock_mhz if dev is not None else None,
+        return simulate_dataflow(
+            prog,
+            design,
+            values,
+            dev,
             max_cycles=max_cycles,
             trace_cycles=trace_cycles,
+            progress=progress,
+            notify=notify,
         )
-        result = simulate_design(prog, design, values, config, progress, notify)
-        reference = run_reference(prog, values)
-    validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
-    outputs = masked_outputs(result, reference.defined)
-    rate = config.bytes_per_cycle_per_bank
-    predicted = predicted_cycles(design, prog, rate) if design.arch in TIMED_ARCHS else 0
-    return Simulation(prog, design, dev, result, validation, reference, outputs, predicted)
 
 
 def _bind(program: str | Path | Program, supplied: Mapping[str, Array]) -> Program:
@@ -364,13 +330,23 @@ def estimate(
     """Predicted time, bandwidth scenario and resources of one configuration on ``device``, for all
     ``iterations`` time steps (default: the program's ``iterate``); ``devices`` / ``partition``: a
     StencilFlow design split over several boards (see ``split``; ``.partition`` of the report)."""
-    from stencilmap.model.estimate import EstimateConfig
-    from stencilmap.model.estimate import estimate as estimate_job
+    from stencilmap.jobs.estimate import EstimateConfig
+    from stencilmap.jobs.estimate import estimate as estimate_job
+    from stencilmap.point import DesignPoint
 
     prog = _program(program)
     parts = None if partition is None else tuple(tuple(str(n) for n in p) for p in partition)
-    config = EstimateConfig(prog, device, arch, unroll, iterate, vector, iterations, None, clock_mhz, tile,
-                            devices=devices, partition=parts)  # fmt: skip
+    point = DesignPoint(
+        arch=arch,
+        unroll=unroll,
+        iterate=iterate,
+        vector=vector,
+        tile=tile,
+        device=device,
+        devices=devices,
+        partition=parts,
+    )
+    config = EstimateConfig(program=prog, point=point, iterations=iterations, clock_mhz=clock_mhz)
     with _api_errors():
         return estimate_job(config)
 
@@ -393,9 +369,15 @@ def explore(
     from stencilmap.explore.space import ExploreConfig
 
     prog = _program(program)
-    config = ExploreConfig(
-        prog, device, archs, iterations, None, clock_mhz, top, simulate=simulate
-    )  # shape: the program's (bind it with load(..., shape=...))
+    config = ExploreConfig(  # shape: the program's (bind it with load(..., shape=...))
+        program=prog,
+        device=device,
+        archs=archs,
+        iterations=iterations,
+        clock_mhz=clock_mhz,
+        top=top,
+        simulate=simulate,
+    )
     with _api_errors():
         return explore_job(config, progress, notify)
 
@@ -419,9 +401,14 @@ def calibrate(
 
     prog = _program(program)
     config = CalibrateConfig(
-        prog, device, arch, Path(reports), None if out is None else Path(out), None, holdout,
-        None if check is None else Path(check),
-    )  # fmt: skip
+        program=prog,
+        device=device,
+        arch=arch,
+        reports=Path(reports),
+        out=None if out is None else Path(out),
+        holdout=holdout,
+        check=None if check is None else Path(check),
+    )
     with _api_errors():
         return calibrate_job(config)
 
@@ -454,9 +441,15 @@ def codegen(
         raise StencilmapError("the design does not know its program: pass program=")
     with _api_errors():
         return write_code(
-            prog, design, target, Path(out_dir), _arrays(inputs), seed, verify,
-            Path(hls_include) if hls_include is not None else None,
-        )  # fmt: skip
+            prog,
+            design,
+            target,
+            Path(out_dir),
+            _arrays(inputs),
+            seed=seed,
+            verify=verify,
+            hls_include=Path(hls_include) if hls_include is not None else None,
+        )
 
 
 def compile(
@@ -479,6 +472,11 @@ def compile(
 
     path = Path(program) if isinstance(program, str | Path) and "\n" not in str(program) else None
     source = path if path is not None and path.is_file() else _program(program)
-    config = CompileConfig(source, device, Path(out_dir), arch, iterations, shape)
+    from stencilmap.point import DesignPoint
+
+    point = DesignPoint(arch=arch, device=device)
+    config = CompileConfig(
+        program=source, point=point, out_dir=Path(out_dir), iterations=iterations, shape=shape
+    )
     with _api_errors():
         return compile_job(config, progress, notify)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +43,33 @@ class StencilmapError(Exception):
     def __str__(self) -> str:
         where = str(self.where) if self.where is not None else ""
         return f"{where}: {self.message}" if where else self.message
+
+
+# ----------------------------------------------------------------------------- parameters in messages
+
+#: How the front end running names its parameters: ``cli`` (``--unroll``) or ``api`` (``unroll``).
+_NAMING: ContextVar[Literal["cli", "api"]] = ContextVar("stencilmap_naming", default="cli")
+
+
+def param(name: str) -> str:
+    """Parameter ``name`` (``"unroll"``, ``"clock_mhz"``) as the front end running names it: ``--unroll``,
+    ``--clock-mhz`` on the command line; ``unroll``, ``clock_mhz`` in the Python API (``api_naming``)."""
+    return name if _NAMING.get() == "api" else "--" + name.replace("_", "-")
+
+
+def input_param(name: str, file: str | None = None) -> str:
+    """Input ``name`` supplied by the user: ``--input v`` / ``--input v=FILE`` on the command line,
+    ``inputs['v']`` / ``inputs={'v': array}`` in the Python API."""
+    if _NAMING.get() == "api":
+        return f"inputs['{name}']" if file is None or file != "FILE.npy" else f"inputs={{'{name}': array}}"
+    return f"--input {name}" if file is None else f"--input {name}={file}"
+
+
+@contextmanager
+def api_naming() -> Iterator[None]:
+    """Name parameters as the Python API does in the messages raised within (``param``)."""
+    token = _NAMING.set("api")
+    try:
+        yield
+    finally:
+        _NAMING.reset(token)

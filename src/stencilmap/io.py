@@ -25,7 +25,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, input_param
 
 Array = npt.NDArray[Any]
 
@@ -52,7 +52,7 @@ def read_npy(name: str, path: str | Path) -> Array:
     """Load a ``.npy`` array given with ``--input name=path`` (a regular file; its header is checked
     against ``MAX_INPUT_BYTES`` and the file's real size before the data is read)."""
     p = Path(path)
-    where = f"--input {name}={p}"
+    where = input_param(name, str(p))
     if not p.is_file():
         raise StencilmapError("no such file", where)
     try:

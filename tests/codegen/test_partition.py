@@ -19,6 +19,7 @@ from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import load_device
 from stencilmap.jobs.codegen import CodegenConfig, bind, codegen
 from stencilmap.jobs.partition import PartitionRequest, partitioned
+from stencilmap.point import DesignPoint
 from tests.codegen.helpers import SHAPES
 from tests.conftest import EXAMPLES
 
@@ -28,14 +29,19 @@ DAG_PARTS = EXAMPLES / "partitions" / "dag_listing1.json"
 OPENED = re.compile(r"SMI_Open_(send|receive)_channel\((\d+), (SMI_\w+), (\d+), (\d+), comm\)")
 
 
+POINT = ("iterate", "vector", "devices", "partition", "unroll", "arch")
+
+
 def _config(program: Path, out: Path, **kw: object) -> CodegenConfig:
+    point = DesignPoint(device="stratix10", **{k: v for k, v in kw.items() if k in POINT})  # type: ignore[arg-type]
+    rest = {k: v for k, v in kw.items() if k not in POINT}
     return CodegenConfig(
-        program,
-        "opencl",
-        out,
+        program=program,
+        target="opencl",
+        out_dir=out,
+        point=point,
         shape=SHAPES[program.name],
-        device="stratix10",
-        **kw,  # type: ignore[arg-type]
+        **rest,  # type: ignore[arg-type]
     )
 
 

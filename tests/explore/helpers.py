@@ -11,4 +11,6 @@ def config(
 ) -> ExploreConfig:
     """A small space: q ≤ 8, 4 tile sizes per axis, no simulation unless asked."""
     options: dict[str, object] = {"max_iterate": 8, "tiles_per_axis": 4, "simulate": False, **kw}
-    return ExploreConfig(EXAMPLES / name, device, iterations=iterations, shape=shape, **options)  # type: ignore[arg-type]
+    return ExploreConfig(
+        program=EXAMPLES / name, device=device, iterations=iterations, shape=shape, **options
+    )  # type: ignore[arg-type]

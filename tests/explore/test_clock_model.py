@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from stencilmap.explore import ExploreConfig, explore
-from stencilmap.model.estimate import estimate
+from stencilmap.jobs.estimate import estimate
 from stencilmap.model.report import EstimateConfig
+from stencilmap.point import DesignPoint
 from tests.conftest import EXAMPLES
 
 SHAPE = (32768, 4096)
@@ -27,10 +28,7 @@ def _steep_de5(tmp_path: Path) -> str:
 
 
 def _explore(device: str, clock_mhz: float | None = None) -> ExploreConfig:
-    return ExploreConfig(
-        EXAMPLES / "laplace2d.soda", device, archs=("pcm",), iterations=15360, shape=SHAPE,
-        clock_mhz=clock_mhz, max_iterate=256, top=5, simulate=False,
-    )  # fmt: skip
+    return ExploreConfig(program=EXAMPLES / "laplace2d.soda", device=device, archs=("pcm",), iterations=15360, shape=SHAPE, clock_mhz=clock_mhz, max_iterate=256, top=5, simulate=False)  # fmt: skip
 
 
 def test_ranking_follows_the_clock_model(tmp_path: Path) -> None:
@@ -48,7 +46,12 @@ def test_ranking_follows_the_clock_model(tmp_path: Path) -> None:
     # the fixed-clock winner, run at the clock its 85%+ ALMs give, is slower than the modelled winner
     slow = estimate(
         EstimateConfig(
-            EXAMPLES / "laplace2d.soda", device, "pcm", fixed.lanes, fixed.iterate, None, 15360, SHAPE
+            program=EXAMPLES / "laplace2d.soda",
+            point=DesignPoint(
+                device=device, arch="pcm", unroll=fixed.lanes, iterate=fixed.iterate, vector=None
+            ),
+            iterations=15360,
+            shape=SHAPE,
         )
     )
     assert slow.clock_mhz == pytest.approx(100.0)
@@ -60,7 +63,12 @@ def test_explore_and_estimate_agree_under_the_clock_model(tmp_path: Path) -> Non
     device = _steep_de5(tmp_path)
     for c in explore(_explore(device)).top:
         r = estimate(
-            EstimateConfig(EXAMPLES / "laplace2d.soda", device, "pcm", c.lanes, c.iterate, None, 15360, SHAPE)
+            EstimateConfig(
+                program=EXAMPLES / "laplace2d.soda",
+                point=DesignPoint(device=device, arch="pcm", unroll=c.lanes, iterate=c.iterate, vector=None),
+                iterations=15360,
+                shape=SHAPE,
+            )
         )
         assert r.clock_mhz == pytest.approx(c.clock_mhz)
         assert r.predicted_seconds == pytest.approx(c.predicted_seconds, rel=1e-12)

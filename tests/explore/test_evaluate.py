@@ -11,8 +11,9 @@ from stencilmap.explore import design_space
 from stencilmap.explore.evaluate import lane_times
 from stencilmap.explore.resources import ResourceTable
 from stencilmap.explore.tables import arch_tables
-from stencilmap.model.estimate import estimate
+from stencilmap.jobs.estimate import estimate
 from stencilmap.model.report import EstimateConfig
+from stencilmap.point import DesignPoint
 from tests.explore.helpers import config
 
 CASES = [
@@ -42,15 +43,17 @@ def test_sampled_points_equal_estimate(
                 tile = tables.tiles[ti]
                 r = estimate(
                     EstimateConfig(
-                        cfg.program,
-                        device,
-                        arch,
-                        unroll=None if arch == "stencilflow" else lanes,
-                        iterate=q,
-                        vector=lanes if arch == "stencilflow" else None,
+                        program=cfg.program,
+                        point=DesignPoint(
+                            device=device,
+                            arch=arch,
+                            unroll=None if arch == "stencilflow" else lanes,
+                            iterate=q,
+                            vector=lanes if arch == "stencilflow" else None,
+                            tile=tile if arch == "soda" else None,
+                        ),
                         iterations=iterations,
                         shape=shape,
-                        tile=tile if arch == "soda" else None,
                     )
                 )
                 assert times.seconds[q - 1, ti] == pytest.approx(r.predicted_seconds, rel=1e-12)

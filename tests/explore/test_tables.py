@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from stencilmap.arch import arch as arch_of
 from stencilmap.design.common import with_iterate
 from stencilmap.explore import design_space
 from stencilmap.explore.resources import ResourceTable, build_candidate
@@ -37,7 +38,7 @@ def test_tables_and_resources_equal_the_built_designs(
                         continue
                     program = with_iterate(space.program, q)
                     design = build_candidate(arch, space.program, lanes, q, tile, space.builder_device)
-                    t = design_timing(design, program)
+                    t = design_timing(design, program, lanes=arch_of(design.arch).lanes)
                     assert int(tables.latency[q - 1, ti, li]) == t.latency
                     assert int(tables.drain[q - 1, ti, li]) == t.drain
                     assert int(tables.vectors[q - 1, ti, li]) == t.vectors

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from stencilmap.cli import main
 from stencilmap.design.serialize import design_from_json
 from stencilmap.jobs.compile import CompileConfig, compile_program
+from stencilmap.point import DesignPoint
 from tests.conftest import EXAMPLES
 
 JACOBI = str(EXAMPLES / "jacobi2d.soda")
@@ -53,9 +54,9 @@ def test_fpga_devices_get_their_vendors_code_verified_and_simulated(
 def test_large_grids_are_verified_and_simulated_scaled_down(tmp_path: Path) -> None:
     report = compile_program(
         CompileConfig(
-            Path(JACOBI),
-            "ku060",
-            tmp_path / "big",
+            program=Path(JACOBI),
+            point=DesignPoint(device="ku060"),
+            out_dir=tmp_path / "big",
             shape=(512, 384),
             iterations=20,
             sim_points=1 << 13,
@@ -96,7 +97,9 @@ def test_cpus_and_gpus_get_host_code(tmp_path: Path, device: str, file: str) -> 
 
 def test_report_html_is_self_contained(tmp_path: Path) -> None:
     out = tmp_path / "r"
-    compile_program(CompileConfig(Path(JACOBI), "ku060", out, shape=(32, 32)))
+    compile_program(
+        CompileConfig(program=Path(JACOBI), point=DesignPoint(device="ku060"), out_dir=out, shape=(32, 32))
+    )
     page = (out / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "<table>" in page
     sources = re.findall(r'src="([^"]+)"', page)

@@ -35,7 +35,14 @@ def _split(src: Path, tmp_path: Path, fit: tuple[str, ...]) -> tuple[Path, Path]
 
 
 def _laplace(reports: Path, out: Path | None = None, **kw: object) -> CalibrateConfig:
-    cfg = CalibrateConfig(example("laplace2d.soda"), "de5", "pcm", reports, out, LAPLACE_SHAPE)
+    cfg = CalibrateConfig(
+        program=example("laplace2d.soda"),
+        device="de5",
+        arch="pcm",
+        reports=reports,
+        out=out,
+        shape=LAPLACE_SHAPE,
+    )
     return replace(cfg, **kw)  # type: ignore[arg-type]
 
 
@@ -57,7 +64,9 @@ def test_table2_fit_three_rows_predicts_the_other_two(tmp_path: Path) -> None:
     assert [(r.unroll, r.iterate) for r in checked] == [(2, 80), (8, 21)]
     for row in checked:  # predicted independently of the report, from the written file
         prog = with_iterate(program, row.iterate)
-        used = design_resources(build("pcm", prog, BuildConfig(row.unroll, row.iterate)), prog, device).used
+        used = design_resources(
+            build("pcm", prog, BuildConfig(unroll=row.unroll, iterate=row.iterate)), prog, device
+        ).used
         for name, measured in row.used:
             assert used[name] == pytest.approx(measured, rel=0.03, abs=0.5), (row.where, name)
     for r in report.resources:
@@ -129,7 +138,13 @@ def test_soda_synthetic_fit_four_rows_predicts_four(tmp_path: Path) -> None:
     alone allows 2% per row; 1% more for estimating 3 terms from 4 noisy rows). DSP and BRAM18 carry no
     noise and come back exactly."""
     cfg = CalibrateConfig(
-        example("jacobi2d.soda"), "ku060", "soda", SODA_SYNTHETIC, tmp_path / "k.json", (1024, 4096), 4
+        program=example("jacobi2d.soda"),
+        device="ku060",
+        arch="soda",
+        reports=SODA_SYNTHETIC,
+        out=tmp_path / "k.json",
+        shape=(1024, 4096),
+        holdout=4,
     )
     report = calibrate(cfg)
     for r in report.resources:

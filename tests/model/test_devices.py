@@ -9,6 +9,7 @@ import pytest
 from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.device.catalog import device_names, load_device, practical_bandwidth
 from stencilmap.errors import StencilmapError
+from stencilmap.point import DesignPoint
 
 REQUIRED = {
     "ku060", "stratix10", "de5", "395-d8", "395-ab", "cgra-tia", "emax", "v100", "p100", "xeon-e5-2690v3",
@@ -177,11 +178,18 @@ def test_new_boards_load_with_sources(
 def test_estimate_and_explore_run_on_new_boards(name: str) -> None:
     from stencilmap.explore import design_space
     from stencilmap.explore.search import explore
-    from stencilmap.model.estimate import EstimateConfig, estimate
+    from stencilmap.jobs.estimate import EstimateConfig, estimate
     from tests.explore.helpers import config
     from tests.model.helpers import example
 
-    r = estimate(EstimateConfig(example("jacobi2d.soda"), name, "soda", 4, 2, None, 8, (256, 256)))
+    r = estimate(
+        EstimateConfig(
+            program=example("jacobi2d.soda"),
+            point=DesignPoint(device=name, arch="soda", unroll=4, iterate=2, vector=None),
+            iterations=8,
+            shape=(256, 256),
+        )
+    )
     assert r.resources is not None and r.resources.fits and r.predicted_seconds > 0
     result = explore(config("jacobi2d.soda", name, (128, 256), 4))
     assert (
@@ -206,9 +214,16 @@ def _sum8(tmp_path: Path, banks: list[int | None]) -> Path:
 
 
 def _seconds(program: Path, device: str) -> float:
-    from stencilmap.model.estimate import EstimateConfig, estimate
+    from stencilmap.jobs.estimate import EstimateConfig, estimate
 
-    r = estimate(EstimateConfig(program, device, "soda", 16, 1, None, 1, (4096, 1024)))
+    r = estimate(
+        EstimateConfig(
+            program=program,
+            point=DesignPoint(device=device, arch="soda", unroll=16, iterate=1, vector=None),
+            iterations=1,
+            shape=(4096, 1024),
+        )
+    )
     assert r.scenario == "bandwidth"
     return r.compute_seconds / r.launches
 

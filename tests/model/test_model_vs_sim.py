@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from stencilmap.arch import arch as arch_of
 from stencilmap.design.common import with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build
@@ -75,7 +76,7 @@ def case(name: str, arch: str, lanes: int) -> Case:
 
 
 def relative_error(c: Case, bandwidth_bound: bool) -> float:
-    t = design_timing(c.design, c.program)
+    t = design_timing(c.design, c.program, lanes=arch_of(c.design.arch).lanes)
     rate = None
     if bandwidth_bound:
         rate = FRACTION * max(b.read_bytes + b.write_bytes for b in t.banks) / t.vectors
@@ -128,7 +129,7 @@ def test_reuse_chain_segment_of_two_beats_runs_at_full_rate() -> None:
     because the FIFO falls through when empty (regression: it used to sustain 4/5 of a beat a cycle)."""
     program = bind_shape(load_program(example("laplace2d.soda")), {}, (32, 64))
     c = Case(program, build("soda", program, BuildConfig(unroll=1)))
-    t = design_timing(c.design, c.program)
+    t = design_timing(c.design, c.program, lanes=arch_of(c.design.arch).lanes)
     assert t.chain_rate == pytest.approx(1.0)
     assert t.compute_cycles == t.latency + 2048
     assert abs(relative_error(c, bandwidth_bound=False)) <= 0.02
@@ -148,7 +149,7 @@ def test_sim_lane_group_sustains_one_beat_per_cycle() -> None:
     program = bind_shape(parse_soda(SCALE), {}, (256,))
     design = build("soda", program, BuildConfig(unroll=2))
     result = simulate(program, design, make_inputs(program, {}, 0))
-    expected = design_timing(design, program).compute_cycles + 2
+    expected = design_timing(design, program, lanes=arch_of(design.arch).lanes).compute_cycles + 2
     assert result.cycles <= expected + 2
 
 

@@ -20,9 +20,10 @@ from stencilmap.cli.estimate import estimate_cmd
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.estimate import EstimateConfig, estimate
+from stencilmap.jobs.estimate import EstimateConfig, estimate
 from stencilmap.model.performance import opencl_compute_cycles, opencl_latency_cycles
 from stencilmap.model.resources import design_resources, pcm_resources, pe_cost
+from stencilmap.point import DesignPoint
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape
 from tests.model.helpers import example, run_json
@@ -126,7 +127,11 @@ def test_bandwidth_bound_time_does_not_depend_on_the_clock() -> None:
     times = []
     for clock in (270.0, 300.0):
         cfg = EstimateConfig(
-            example("laplace2d.soda"), "de5", "pcm", 16, 10, None, 15360, (32768, 4096), clock
+            program=example("laplace2d.soda"),
+            point=DesignPoint(device="de5", arch="pcm", unroll=16, iterate=10, vector=None),
+            iterations=15360,
+            shape=(32768, 4096),
+            clock_mhz=clock,
         )
         r = estimate(cfg)
         assert r.scenario == "bandwidth"

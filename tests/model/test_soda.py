@@ -15,9 +15,10 @@ import pytest
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.device.catalog import load_device
-from stencilmap.model.estimate import EstimateConfig, estimate
+from stencilmap.jobs.estimate import EstimateConfig, estimate
 from stencilmap.model.performance import soda_ideal_throughput
 from stencilmap.model.resources import ram_blocks, soda_resources, storage_cost
+from stencilmap.point import DesignPoint
 from stencilmap.program import load_program
 from tests.conftest import CORPUS
 
@@ -61,7 +62,7 @@ def test_tiled_design_reaches_h_ideal(tmp_path: Path) -> None:
         "output dram 1 float: t0(0, 0) = (t1(0, 1) + t1(1, 0) + t1(0, 0) + t1(0, -1) + t1(-1, 0)) * 0.2f\n"
     )
     shape = (4096, 16392 + 3 * (16392 - 20))
-    r = estimate(EstimateConfig(prog, "ku060", shape=shape))
+    r = estimate(EstimateConfig(program=prog, point=DesignPoint(device="ku060"), shape=shape))
     assert dict(r.parameters)["tiles_total"] == 4 and r.scenario == "compute"
     useful = shape[0] * shape[1] * 10 / r.compute_seconds / 1e9
     assert useful == pytest.approx(dict(r.extra)["soda_ideal_gpoints_per_s"], rel=2e-3)
@@ -91,7 +92,11 @@ def test_resources_follow_eq5_in_k_and_q(tmp_path: Path) -> None:
     )
 
     def used(k: int, q: int) -> dict[str, float]:
-        r = estimate(EstimateConfig(prog, "ku060", unroll=k, iterate=q, shape=(256, 2048)))
+        r = estimate(
+            EstimateConfig(
+                program=prog, point=DesignPoint(device="ku060", unroll=k, iterate=q), shape=(256, 2048)
+            )
+        )
         assert r.resources is not None
         return r.resources.used.as_dict()
 

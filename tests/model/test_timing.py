@@ -9,10 +9,12 @@ import pytest
 
 from stencilmap.analysis.latency import OperatorLatencies, stencil_latency
 from stencilmap.analysis.timing import pipeline_timing
+from stencilmap.arch import arch as arch_of
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.device.catalog import load_device
-from stencilmap.model.estimate import EstimateConfig, estimate
+from stencilmap.jobs.estimate import EstimateConfig, estimate
 from stencilmap.model.timing import chain_latencies, design_timing, launch_cycles, segment_rate
+from stencilmap.point import DesignPoint
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape
 from tests.model.helpers import example
@@ -29,9 +31,18 @@ from tests.model.helpers import example
 def test_design_timing_matches_estimate(name: str, arch: str, config: BuildConfig) -> None:
     device = load_device("de5")
     program = bind_shape(load_program(example(name)), {}, None)
-    t = design_timing(build(arch, program, replace(config, device="de5")), program, device)  # de5's latencies
+    t = design_timing(
+        build(arch, program, replace(config, device="de5")), program, device, lanes=arch_of(arch).lanes
+    )  # de5's latencies
     assert t.q == (config.iterate or 1) and t.lanes == (config.unroll or config.vector)
-    r = estimate(EstimateConfig(example(name), "de5", arch, config.unroll, config.iterate, config.vector))
+    r = estimate(
+        EstimateConfig(
+            program=example(name),
+            point=DesignPoint(
+                device="de5", arch=arch, unroll=config.unroll, iterate=config.iterate, vector=config.vector
+            ),
+        )
+    )
     assert (t.latency, t.compute_cycles) == (r.latency_cycles, r.cycles_per_launch)
     # at the estimate's clock (de5's clock model picks it from the design's ALM use)
     assert t.cycles(device, r.clock_mhz) == pytest.approx(r.compute_seconds * r.clock_mhz * 1e6)
@@ -43,7 +54,9 @@ def test_bandwidth_bound_cycles_stretch_per_bank() -> None:
     20.48 GB/s / 2 / 270 MHz = 37.9 B a cycle: every beat stretches by 64 / 37.9 (OpenCL eq. 6, per bank)."""
     device = load_device("de5")
     program = bind_shape(load_program(example("laplace2d.soda")), {}, (256, 4096))
-    t = design_timing(build("pcm", program, BuildConfig(unroll=16, iterate=2)), program, device)
+    t = design_timing(
+        build("pcm", program, BuildConfig(unroll=16, iterate=2)), program, device, lanes="P_cell"
+    )
     per_bank = 20.48e9 / 2 / 270e6
     assert device.bytes_per_cycle_per_bank() == pytest.approx(per_bank)
     assert [(b.bank, b.read_bytes, b.write_bytes) for b in t.banks] == [(0, 4 * 2**20, 0), (1, 0, 4 * 2**20)]
@@ -57,14 +70,14 @@ def test_bandwidth_bound_cycles_stretch_per_bank() -> None:
 def test_ports_sharing_a_bank_share_its_bandwidth() -> None:
     """heat3d (JSON: no banks) reads and writes bank 0: 8 B a beat against the one bank's rate."""
     program = bind_shape(load_program(example("heat3d.json")), {}, (16, 32, 32))
-    t = design_timing(build("stencilflow", program, BuildConfig(vector=1)), program)
+    t = design_timing(build("stencilflow", program, BuildConfig(vector=1)), program, lanes="W")
     assert [(b.bank, b.read_bytes, b.write_bytes) for b in t.banks] == [(0, 4 * 16384, 4 * 16384)]
     assert t.cycles_at(4.0) == pytest.approx(16384 * 8 / 4, rel=0.01)  # every cycle the bank is busy
 
 
 def test_stall_free_is_l_plus_v() -> None:
     program = bind_shape(load_program(example("jacobi2d.soda")), {}, (32, 64))
-    t = design_timing(build("stencilflow", program, BuildConfig(vector=2, iterate=2)), program)
+    t = design_timing(build("stencilflow", program, BuildConfig(vector=2, iterate=2)), program, lanes="W")
     assert t.compute_cycles == t.latency + 1024 and t.cycles_at(None) == t.compute_cycles
     assert t.cycles_at(1e9) == t.compute_cycles
 
@@ -116,5 +129,8 @@ def test_design_latencies_are_the_pes_not_the_device_table() -> None:
     program = bind_shape(load_program(example("jacobi2d_9pt.soda")), {}, (32, 64))
     design = build("pcm", program, BuildConfig(unroll=1))
     default = pipeline_timing(program, (32, 64), 1, OperatorLatencies.default()).latency
-    assert design_timing(design, program, load_device("de5")).latency == default
+    assert (
+        design_timing(design, program, load_device("de5"), lanes=arch_of(design.arch).lanes).latency
+        == default
+    )
     assert pipeline_timing(program, (32, 64), 1, load_device("de5").operator_latencies()).latency != default

@@ -16,6 +16,7 @@ from pathlib import Path
 import networkx as nx
 
 from stencilmap.jobs.simulate import SimulateConfig, simulate
+from stencilmap.point import DesignPoint
 from tests.conftest import EXAMPLES
 from tests.sim.helpers import int_param
 
@@ -23,7 +24,11 @@ DAG = EXAMPLES / "dag_listing1.json"
 
 
 def test_min_delay_buffers_deadlock_and_are_reported(tmp_path: Path) -> None:
-    report = simulate(SimulateConfig(DAG, arch="stencilflow", delay_buffers="min", out_dir=tmp_path))
+    report = simulate(
+        SimulateConfig(
+            program=DAG, point=DesignPoint(arch="stencilflow", delay_buffers="min"), out_dir=tmp_path
+        )
+    )
     r = report.result
     assert r.status == "deadlock" and not report.valid
     dl = r.deadlock
@@ -48,7 +53,7 @@ def test_min_delay_buffers_deadlock_and_are_reported(tmp_path: Path) -> None:
 
 
 def test_computed_delay_buffers_finish_and_validate(tmp_path: Path) -> None:
-    report = simulate(SimulateConfig(DAG, arch="stencilflow", out_dir=tmp_path))
+    report = simulate(SimulateConfig(program=DAG, point=DesignPoint(arch="stencilflow"), out_dir=tmp_path))
     assert report.result.status == "done" and report.result.deadlock is None
     assert report.valid and report.validation.bit_exact
     delays = {m.name: int_param(m, "depth", 0) for m in report.design.modules if m.kind == "delay"}

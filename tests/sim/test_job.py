@@ -11,6 +11,7 @@ import pytest
 from stencilmap.errors import StencilmapError
 from stencilmap.jobs.run import RunConfig, run
 from stencilmap.jobs.simulate import SimulateConfig, lanes_of, simulate
+from stencilmap.point import DesignPoint
 from tests.conftest import EXAMPLES
 
 JACOBI = EXAMPLES / "jacobi2d.soda"
@@ -19,7 +20,9 @@ HEAT = EXAMPLES / "heat3d.json"
 
 def test_outputs_are_written_like_run(tmp_path: Path) -> None:
     dag = EXAMPLES / "dag_listing1.json"  # shrink boundaries: b4 is undefined on the i-faces
-    report = simulate(SimulateConfig(dag, shape=(4, 8, 8), out_dir=tmp_path / "sim"))
+    report = simulate(
+        SimulateConfig(program=dag, point=DesignPoint(), shape=(4, 8, 8), out_dir=tmp_path / "sim")
+    )
     reference = run(RunConfig(dag, {}, 0, (4, 8, 8), tmp_path / "run"))
     assert report.valid and set(report.outputs) == set(reference.outputs) == {"b4"}
     got, want = np.load(report.outputs["b4"]), np.load(reference.outputs["b4"])
@@ -34,7 +37,9 @@ def test_default_output_folder_is_out_program_name_sim(
     monkeypatch.chdir(tmp_path)
     reference = run(RunConfig(JACOBI, {}, 0, (8, 16), None))
     before = np.load(reference.outputs["w"])
-    report = simulate(SimulateConfig(JACOBI, shape=(8, 16), max_cycles=10))  # stops early: wrong outputs
+    report = simulate(
+        SimulateConfig(program=JACOBI, point=DesignPoint(), shape=(8, 16), max_cycles=10)
+    )  # stops early: wrong outputs
     assert not report.valid
     assert report.outputs["w"] == Path("out") / "jacobi2d" / "sim" / "w.npy" and report.outputs["w"].is_file()
     assert reference.outputs["w"] == Path("out") / "jacobi2d" / "w.npy"
@@ -44,15 +49,25 @@ def test_default_output_folder_is_out_program_name_sim(
 def test_supplied_inputs_are_used(tmp_path: Path) -> None:
     v = np.full((8, 16), 2.0, np.float32)
     np.save(tmp_path / "v.npy", v)
-    report = simulate(SimulateConfig(JACOBI, inputs={"v": tmp_path / "v.npy"}, iterate=1, out_dir=tmp_path))
+    report = simulate(
+        SimulateConfig(
+            program=JACOBI, point=DesignPoint(iterate=1), inputs={"v": tmp_path / "v.npy"}, out_dir=tmp_path
+        )
+    )
     w = np.load(report.outputs["w"])
     assert report.valid and report.program.shape == (8, 16)
     assert np.allclose(w[1:-1, 1:-1], 2.0)  # the average of five 2.0s
 
 
 def test_prediction_uses_the_design_lanes(tmp_path: Path) -> None:
-    soda = simulate(SimulateConfig(JACOBI, unroll=2, iterate=1, shape=(16, 32), out_dir=tmp_path))
-    flow = simulate(SimulateConfig(HEAT, vector=4, shape=(8, 16, 16), out_dir=tmp_path))
+    soda = simulate(
+        SimulateConfig(
+            program=JACOBI, point=DesignPoint(unroll=2, iterate=1), shape=(16, 32), out_dir=tmp_path
+        )
+    )
+    flow = simulate(
+        SimulateConfig(program=HEAT, point=DesignPoint(vector=4), shape=(8, 16, 16), out_dir=tmp_path)
+    )
     assert lanes_of(soda.design) == soda.facts.lanes == 2
     assert lanes_of(flow.design) == flow.facts.lanes == 4
     for report in (soda, flow):
@@ -64,7 +79,9 @@ def test_prediction_uses_the_design_lanes(tmp_path: Path) -> None:
 
 
 def test_traffic_per_port(tmp_path: Path) -> None:
-    report = simulate(SimulateConfig(HEAT, vector=2, shape=(4, 8, 8), out_dir=tmp_path))
+    report = simulate(
+        SimulateConfig(program=HEAT, point=DesignPoint(vector=2), shape=(4, 8, 8), out_dir=tmp_path)
+    )
     b = report.bandwidth
     assert [(p.field, p.direction) for p in b.ports] == [("T", "read"), ("T1", "write")]
     assert [p.bytes for p in b.ports] == [4 * 256, 4 * 256]
@@ -76,7 +93,11 @@ def test_traffic_per_port(tmp_path: Path) -> None:
 @pytest.mark.parametrize("suffix", [".jsonl", ".vcd"])
 def test_trace_files(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"trace{suffix}"
-    report = simulate(SimulateConfig(JACOBI, shape=(8, 16), trace=path, trace_cycles=50, out_dir=tmp_path))
+    report = simulate(
+        SimulateConfig(
+            program=JACOBI, point=DesignPoint(), shape=(8, 16), trace=path, trace_cycles=50, out_dir=tmp_path
+        )
+    )
     assert report.trace == path and path.is_file()
     text = path.read_text()
     if suffix == ".jsonl":
@@ -88,7 +109,9 @@ def test_trace_files(tmp_path: Path, suffix: str) -> None:
 
 
 def test_the_cycle_limit_is_a_result_not_an_error(tmp_path: Path) -> None:
-    report = simulate(SimulateConfig(JACOBI, shape=(16, 32), max_cycles=50, out_dir=tmp_path))
+    report = simulate(
+        SimulateConfig(program=JACOBI, point=DesignPoint(), shape=(16, 32), max_cycles=50, out_dir=tmp_path)
+    )
     assert report.result.status == "limit" and report.result.cycles == 50 and not report.valid
 
 
@@ -106,5 +129,8 @@ def test_the_cycle_limit_is_a_result_not_an_error(tmp_path: Path) -> None:
 )
 def test_bad_input_is_a_stencilmap_error(tmp_path: Path, change: dict[str, object], message: str) -> None:
     config = {"program": JACOBI, "shape": (8, 16), "out_dir": tmp_path, **change}
+    fields = ("unroll", "iterate", "vector", "device")
+    point = DesignPoint(**{k: v for k, v in config.items() if k in fields})  # type: ignore[arg-type]
+    rest = {k: v for k, v in config.items() if k not in fields}
     with pytest.raises(StencilmapError, match=message):
-        simulate(SimulateConfig(**config))  # type: ignore[arg-type]
+        simulate(SimulateConfig(point=point, **rest))  # type: ignore[arg-type]

@@ -76,5 +76,5 @@ def test_link_bandwidth_limits_the_rate() -> None:
     assert rate < 1
     vectors = -(-run.result.output_points // 4)
     assert run.result.cycles >= vectors / rate
-    predicted = predicted_cycles(run.design, program, None)
+    predicted = predicted_cycles(run.design, program, None, lanes="W")
     assert abs(run.result.cycles - predicted) <= 0.05 * run.result.cycles

@@ -31,6 +31,7 @@ import pytest
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
 from stencilmap.jobs.simulate import SimulateConfig, simulate
+from stencilmap.point import DesignPoint
 from stencilmap.sim import SimConfig
 from tests.sim.helpers import built, int_param, lanes_config, points, run_design, soda
 
@@ -127,9 +128,14 @@ def test_device_bandwidth_through_the_job(tmp_path: Path) -> None:
     """ku060: 43.0 B/cycle per bank at 250 MHz. StencilFlow W = 8 moves 2 × 32 B per beat on bank 0."""
     path = tmp_path / "p.soda"
     path.write_text(TWO_STEP)
-    config = SimulateConfig(path, arch="stencilflow", vector=8, shape=(64, 512), out_dir=tmp_path / "out")
+    config = SimulateConfig(
+        program=path,
+        point=DesignPoint(arch="stencilflow", vector=8),
+        shape=(64, 512),
+        out_dir=tmp_path / "out",
+    )
     free = simulate(config)
-    bound = simulate(replace(config, device="ku060"))
+    bound = simulate(replace(config, point=replace(config.point, device="ku060")))
     b = bound.bandwidth
     assert b.bytes_per_cycle_per_bank == pytest.approx(43.008) and b.banks == (0,)
     assert b.required_bytes_per_cycle == 64 and b.slowdown == pytest.approx(64 / 43.008)
@@ -145,9 +151,18 @@ def test_below_practical_bandwidth_nothing_slows(tmp_path: Path) -> None:
     path.write_text(
         "kernel: p\ninput dram 0 float: a(64, *)\noutput dram 1 float: b(0, 0) = a(0, 0) + 1.0f\n"
     )
-    free = simulate(SimulateConfig(path, arch="soda", unroll=1, shape=(64, 64), out_dir=tmp_path / "o"))
+    free = simulate(
+        SimulateConfig(
+            program=path, point=DesignPoint(arch="soda", unroll=1), shape=(64, 64), out_dir=tmp_path / "o"
+        )
+    )
     bound = simulate(
-        SimulateConfig(path, arch="soda", unroll=1, shape=(64, 64), device="ku060", out_dir=tmp_path / "o")
+        SimulateConfig(
+            program=path,
+            point=DesignPoint(arch="soda", unroll=1, device="ku060"),
+            shape=(64, 64),
+            out_dir=tmp_path / "o",
+        )
     )
     assert bound.bandwidth.banks == (0, 1) and bound.bandwidth.slowdown == 1
     assert bound.result.cycles == free.result.cycles
@@ -169,9 +184,11 @@ def test_interleaved_memory_through_the_job(tmp_path: Path, pinned: bool) -> Non
     The model predicts the simulated cycles either way."""
     path = tmp_path / "p.soda"
     path.write_text(LAPLACE.format(bank=" dram 0" if pinned else ""))
-    config = SimulateConfig(path, arch="pcm", unroll=16, shape=(128, 1024), out_dir=tmp_path / "out")
+    config = SimulateConfig(
+        program=path, point=DesignPoint(arch="pcm", unroll=16), shape=(128, 1024), out_dir=tmp_path / "out"
+    )
     free = simulate(config)
-    bound = simulate(replace(config, device="de5"))
+    bound = simulate(replace(config, point=replace(config.point, device="de5")))
     b = bound.bandwidth
     per_bank = 25.6e9 * 0.8 / 2 / 270e6
     assert b.banks == (0,)

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 
 from stencilmap.backends.reference import run_reference
 from stencilmap.cli import main
+from stencilmap.point import DesignPoint
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.program.expr import refs
@@ -154,5 +155,5 @@ def test_fused_designs_simulate_bit_exact(path: Path, tmp_path: Path) -> None:
 
     if not fuse(bind_shape(load_program(path), {}, None)).fused:
         pytest.skip("nothing fuses")
-    report = simulate(SimulateConfig(path, out_dir=tmp_path, fuse=True))
+    report = simulate(SimulateConfig(program=path, point=DesignPoint(fuse=True), out_dir=tmp_path))
     assert report.fused and report.valid and report.validation.bit_exact

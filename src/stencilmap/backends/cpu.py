@@ -141,9 +141,16 @@ class CompiledProgram:
         outs = (SmBuf * max(1, len(outputs)))(*outputs)
         pars = (ctypes.c_void_p * max(1, len(params)))(*[p.ctypes.data for p in params])
         args = [
-            i64(*shape), i64(*owned[0]), i64(*owned[1]), ctypes.c_int64(steps), i64(*tile),
-            ctypes.c_int(threads), ins, outs, pars,
-        ]  # fmt: skip
+            i64(*shape),
+            i64(*owned[0]),
+            i64(*owned[1]),
+            ctypes.c_int64(steps),
+            i64(*tile),
+            ctypes.c_int(threads),
+            ins,
+            outs,
+            pars,
+        ]
         if wave:
             if self._wave is None:
                 raise StencilmapError("the wavefront scheme needs a program of rank ≥ 2")

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from stencilmap import native
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, input_param, param
 from stencilmap.program.ir import Program
 
 from . import cgen
@@ -44,7 +44,7 @@ DEFAULT_CHUNK = 512
 def lazy_inputs(name: str, path: Path) -> Array:
     """A supplied input without reading it: a ``.npy`` memory map or a Zarr array (wrapped by dask later)."""
     p = Path(path)
-    where = f"--input {name}={p}"
+    where = input_param(name, str(p))
     if p.is_dir():
         try:
             import zarr
@@ -89,7 +89,9 @@ def _chunks(
             last = sizes.pop()
             sizes[-1] += last
         if len(sizes) > 1 and min(sizes) < d:
-            raise StencilmapError(f"--chunks: chunks of {c} points are thinner than the halo of {d} points")
+            raise StencilmapError(
+                f"{param('chunks')}: chunks of {c} points are thinner than the halo of {d} points"
+            )
         out.append(tuple(sizes))
     return tuple(out)
 
@@ -212,7 +214,7 @@ def scheduler_address(path: str) -> str:
     """The address a Dask scheduler file names (``dask scheduler --scheduler-file FILE``,
     ``Client.write_scheduler_file``): a JSON object with an ``"address"`` string. One-line errors for a
     missing, unreadable or malformed file (Dask itself would wait for a missing one forever)."""
-    where = f"--scheduler-file {path}"
+    where = f"{param('scheduler_file')} {path}"
     p = Path(path)
     if not p.is_file():
         raise StencilmapError("no such file", where)

@@ -142,18 +142,46 @@ def _vectorized(fn: Callable[[float], float]) -> Callable[[Array], Array]:
 
 
 _MATH1: dict[str, Callable[[Array], Array]] = {
-    "sqrt": np.sqrt, "cbrt": np.cbrt, "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1,
-    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh,
-    "acosh": np.arccosh, "atanh": np.arctanh, "fabs": np.fabs, "abs": np.abs,
-    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
-    "erf": _vectorized(math.erf), "erfc": _vectorized(math.erfc),
-}  # fmt: skip
+    "sqrt": np.sqrt,
+    "cbrt": np.cbrt,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "fabs": np.fabs,
+    "abs": np.abs,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "rint": np.rint,
+    "erf": _vectorized(math.erf),
+    "erfc": _vectorized(math.erfc),
+}
 _MATH2: dict[str, Callable[[Array, Array], Array]] = {
-    "pow": np.power, "atan2": np.arctan2, "hypot": np.hypot, "fmod": np.fmod, "fmin": np.fmin,
-    "fmax": np.fmax, "copysign": np.copysign, "fdim": lambda a, b: np.maximum(a - b, 0),
-}  # fmt: skip
+    "pow": np.power,
+    "atan2": np.arctan2,
+    "hypot": np.hypot,
+    "fmod": np.fmod,
+    "fmin": np.fmin,
+    "fmax": np.fmax,
+    "copysign": np.copysign,
+    "fdim": lambda a, b: np.maximum(a - b, 0),
+}
 
 
 def call(func: str, args: list[Array], result: str, semantics: dt.Semantics) -> Array:

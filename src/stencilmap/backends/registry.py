@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy.typing as npt
 
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.program.ir import Program
 
 from .reference import Result, run_reference
@@ -51,21 +51,21 @@ def check_options(options: HostOptions, rank: int) -> None:
     if options.backend not in BACKENDS:
         raise StencilmapError(f"unknown backend '{options.backend}' (choose from {', '.join(BACKENDS)})")
     if options.threads is not None and not 1 <= options.threads <= 4096:
-        raise StencilmapError(f"--threads must be between 1 and 4096, got {options.threads}")
+        raise StencilmapError(f"{param('threads')} must be between 1 and 4096, got {options.threads}")
     if options.chunks is not None:
         if len(options.chunks) != rank:
             raise StencilmapError(
-                f"--chunks has {len(options.chunks)} sizes, the program has {rank} dimensions"
+                f"{param('chunks')} has {len(options.chunks)} sizes, the program has {rank} dimensions"
             )
         if any(c < 1 for c in options.chunks):
-            raise StencilmapError(f"--chunks sizes must be positive, got {list(options.chunks)}")
+            raise StencilmapError(f"{param('chunks')} sizes must be positive, got {list(options.chunks)}")
     if options.block is not None and options.block < 1:
         raise StencilmapError(f"block must be ≥ 1 step, got {options.block}")
     if options.scheduler_file is not None:
         if options.backend != "dask":
-            raise StencilmapError("--scheduler-file applies to --backend dask only")
+            raise StencilmapError(f"{param('scheduler_file')} applies to {param('backend')} dask only")
         if options.scheduler is not None:
-            raise StencilmapError("give --scheduler or --scheduler-file, not both")
+            raise StencilmapError(f"give {param('scheduler')} or {param('scheduler_file')}, not both")
         from .distributed import scheduler_address
 
         scheduler_address(options.scheduler_file)  # readable, and names an address

@@ -13,19 +13,19 @@ from rich.markup import escape
 from rich.table import Table
 
 from stencilmap.cli.common import (
+    design_options,
     dims,
     echo_csv,
     format_options,
-    fuse_option,
     fused_line,
     make_console,
     output_format,
     parse_shape,
-    partition_options,
     partition_table,
     user_errors,
     warn,
 )
+from stencilmap.point import DesignPoint
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.analysis import ProgramAnalysis
@@ -35,59 +35,43 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
 
 @click.command("analyze")
 @click.argument("program", type=click.Path(path_type=Path))
-@click.option(
-    "--arch",
-    type=click.Choice(["soda", "stencilflow", "pcm", "emax", "cgra"]),
-    help="Microarchitecture  [default: soda for .soda, stencilflow for .json].",
-)
-@click.option(
-    "--unroll",
-    type=int,
-    metavar="K",
-    help="PEs per stage k (SODA) / P_cell (PCM) / parallel Z mappings p (EMAX)  [default: the program's; "
-    "EMAX: the most that fit].",
-)
-@click.option("--iterate", type=int, metavar="Q", help="Stages q (SODA) / PCMs d  [default: the program's].")
-@click.option(
-    "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."
+@design_options(
+    "arch",
+    "unroll",
+    "iterate",
+    "vector",
+    "tile",
+    "workers",
+    "strip",
+    "device",
+    "fuse",
+    "devices",
+    "partition",
+    help={
+        "unroll": "PEs per stage k (SODA) / P_cell (PCM) / parallel Z mappings p (EMAX)  [default: the program's; EMAX: the most that fit].",
+        "iterate": "Stages q (SODA) / PCMs d  [default: the program's].",
+        "strip": "CGRA vertical strip width (§III-B)  [default: one strip unless the buffering overflows].",
+        "device": "The board --devices / --partition split the design over.",
+    },
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
-@click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option(
     "--dot", type=click.Path(path_type=Path), metavar="FILE", help="Write the design as Graphviz DOT."
 )
-@click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
 @click.option(
-    "--strip",
-    type=int,
-    metavar="WIDTH",
-    help="CGRA vertical strip width (§III-B)  [default: one strip unless the buffering overflows].",
-)
-@click.option(
-    "--asm", type=click.Path(path_type=Path), metavar="FILE",
+    "--asm",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
     help="Write the EMAX mnemonics (--arch emax) or the CGRA assembly (--arch cgra).",
-)  # fmt: skip
-@click.option("--device", metavar="NAME", help="The board --devices / --partition split the design over.")
-@fuse_option
-@partition_options
+)
 @format_options
 @user_errors
 def analyze_cmd(
     program: Path,
-    arch: str | None,
-    unroll: int | None,
-    iterate: int | None,
-    vector: int | None,
+    point: DesignPoint,
     shape: tuple[int, ...] | None,
-    tile: tuple[int, ...] | None,
     dot: Path | None,
-    workers: int | None,
-    strip: int | None,
     asm: Path | None,
-    device: str | None,
-    fuse: bool,
-    devices: int | None,
-    partition_file: Path | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -102,13 +86,11 @@ def analyze_cmd(
       stencilmap analyze examples/star3d_degree3.soda --arch emax --unroll 2 --asm fd6.asm
       stencilmap analyze examples/jacobi2d.soda --shape 1024,1024 --tile 256 --format csv
       stencilmap analyze examples/stencil1d_r8.json --arch cgra --asm s1d.asm --dot s1d.dot
-    """  # fmt: skip
+    """
     from stencilmap.jobs.analyze import AnalyzeConfig, analyze
 
     fmt = output_format(fmt, as_json)
-    config = AnalyzeConfig(program, arch, unroll, iterate, vector, shape, dot, asm=asm, tile=tile, fuse=fuse,
-                           workers=workers, strip=strip, device=device, devices=devices,
-                           partition=partition_file)  # fmt: skip
+    config = AnalyzeConfig(program=program, point=point, shape=shape, dot=dot, asm=asm)
     report = analyze(config)
     warn(report.program.warnings)
     if fmt == "json":
@@ -116,7 +98,7 @@ def analyze_cmd(
     elif fmt == "csv":
         analyze_csv(report)
     else:
-        if fuse:
+        if point.fuse:
             click.echo(fused_line(report.fused))
         print_analysis(report, make_console())
 
@@ -128,9 +110,18 @@ def analyze_csv(report: AnalyzeReport) -> None:
         for ff in s.fields:
             w = ff.window
             rows.append(
-                (s.name, w.field, "x".join(map(str, w.window)), ff.reuse_distance, ";".join(map(str, w.halo_low)),
-                 ";".join(map(str, w.halo_high)), s.ops.total, s.compute_latency, s.init_phase)
-            )  # fmt: skip
+                (
+                    s.name,
+                    w.field,
+                    "x".join(map(str, w.window)),
+                    ff.reuse_distance,
+                    ";".join(map(str, w.halo_low)),
+                    ";".join(map(str, w.halo_high)),
+                    s.ops.total,
+                    s.compute_latency,
+                    s.init_phase,
+                )
+            )
     header = (
         "stencil",
         "field",
@@ -180,12 +171,14 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
 def design_buffer_elements(report: AnalyzeReport) -> int:
     """On-chip buffer elements of the chosen microarchitecture: SODA's shared reuse buffers and their
     delays as built, PCM reuse buffers, or StencilFlow's internal plus delay buffers."""
+    from stencilmap.arch import arch
     from stencilmap.design.soda import chain_storage
 
     f = report.facts
-    if report.arch == "soda":
+    buffering = arch(report.arch).buffering
+    if buffering == "chains":
         return chain_storage(report.design).total
-    if report.arch == "stencilflow":
+    if buffering == "delays":
         return f.internal_buffer_elements + f.delay_buffer_elements
     return f.reuse_buffer_elements
 
@@ -234,8 +227,11 @@ def _shared_table(design: Design) -> Table:
     taps = [m for m in design.modules if m.kind == "forward"]
     for stage, field_name in sorted({(int(str(m.param("stage"))), str(m.param("field"))) for m in taps}):
         mine = [m for m in taps if m.param("stage") == stage and m.param("field") == field_name]
-        fifos = [m for m in design.modules if m.kind == "fifo" and m.param("stage") == stage
-                 and m.param("field") == field_name]  # fmt: skip
+        fifos = [
+            m
+            for m in design.modules
+            if m.kind == "fifo" and m.param("stage") == stage and m.param("field") == field_name
+        ]
         size = len(mine) + sum(int(str(m.param("depth"))) for m in fifos)
         lags = {str(r): int(str(m.param("lag"))) for m in mine for r in m.param("readers") or ()}  # type: ignore[union-attr]
         t.add_row(
@@ -254,15 +250,18 @@ def _delay_table(f: ProgramAnalysis) -> Table:
 
 
 def print_analysis(report: AnalyzeReport, console: Console) -> None:
+    from stencilmap.arch import arch
+
     f, d, p = report.facts, report.design, report.program
     params = ", ".join(f"{k}={'×'.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in d.parameters)
     console.print(
         f"[bold]{escape(p.name)}[/bold] ({p.format}, {dims(f.shape)}) on [bold]{report.arch}[/bold]: {params}"
     )
     console.print(_stencil_table(f))
-    if report.arch in ("soda", "pcm"):
+    buffering = arch(report.arch).buffering
+    if buffering in ("chains", "reuse"):
         console.print(_reuse_table(f))
-    if report.arch == "soda":
+    if buffering == "chains":
         console.print(_shared_table(d))
     if report.emax is not None:
         from stencilmap.design.emax import emax_json
@@ -275,7 +274,7 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
             f"CGRA mapping: {c.workers} workers (roofline: {c.roofline_workers}), {c.layers} layer(s), "
             f"{len(c.strips)} strip(s), grid {c.grid[0]}×{c.grid[1]}; PEs: {pes}"
         )
-    if report.arch == "stencilflow":
+    if buffering == "delays":
         console.print(_delay_table(f))
     summary = Table(title="summary", title_justify="left", show_header=False)
     summary.add_column("what")

@@ -138,11 +138,20 @@ def calibrate_cmd(
           --reports examples/calibration/de5_laplace_table2.csv --holdout 2 --out de5_fitted.json
       stencilmap calibrate examples/jacobi2d.soda --device ku060 --arch soda --shape 1024,4096 \\
           --reports examples/calibration/ku060_jacobi2d_soda_synthetic.csv --holdout 4 --json
-    """  # fmt: skip
+    """
     from stencilmap.jobs.calibrate import CalibrateConfig, calibrate
 
     fmt = output_format(fmt, as_json)
-    config = CalibrateConfig(program, device, arch, reports, out, shape, holdout, check)  # type: ignore[arg-type]
+    config = CalibrateConfig(
+        program=program,
+        device=device,
+        arch=arch,  # type: ignore[arg-type]
+        reports=reports,
+        out=out,
+        shape=shape,
+        holdout=holdout,
+        check=check,
+    )
     report = calibrate(config)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))

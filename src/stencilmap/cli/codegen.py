@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from stencilmap.cli.common import (
-    fuse_option,
+    design_options,
     fused_line,
     make_console,
     parse_inputs,
     parse_shape,
-    partition_options,
     partition_table,
     user_errors,
     warn,
 )
+from stencilmap.point import DesignPoint
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.jobs.codegen import CodegenReport
@@ -109,31 +109,35 @@ def _print(report: CodegenReport) -> None:
     help="hls (Vitis HLS C++), opencl (Intel FPGA OpenCL), emax (mnemonics), cgra (assembly + DFG), dot, "
     "c-openmp (the cpu backend's C), cuda (the gpu backend's CUDA).",
 )  # fmt: skip
-@click.option(
-    "--arch", type=click.Choice(ARCHS),
-    help="Microarchitecture  [default: hls, dot: soda / stencilflow by format; opencl: pcm / stencilflow; "
-    "emax: emax; cgra: cgra; none for c-openmp, cuda].",
-)  # fmt: skip
-@click.option(
-    "--unroll",
-    type=int,
-    metavar="K",
-    help="PEs per stage k (SODA) / P_cell (PCM) / p (EMAX) / workers (CGRA).",
+@design_options(
+    "arch",
+    "unroll",
+    "iterate",
+    "vector",
+    "tile",
+    "device",
+    "delay_buffers",
+    "fuse",
+    "devices",
+    "partition",
+    help={
+        "arch": "Microarchitecture  [default: hls, dot: soda / stencilflow by format; opencl: pcm / stencilflow; "
+        "emax: emax; cgra: cgra; none for c-openmp, cuda].",
+        "unroll": "PEs per stage k (SODA) / P_cell (PCM) / p (EMAX) / workers (CGRA).",
+        "vector": "Vector width W (StencilFlow).",
+    },
+    choices={"arch": ARCHS},
 )
-@click.option("--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs.")
-@click.option("--vector", type=int, metavar="W", help="Vector width W (StencilFlow).")
-@click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
-@click.option("--device", metavar="NAME", help="Target device (recorded in the design).")
 @click.option(
-    "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
+    "--input",
+    "inputs",
+    multiple=True,
+    callback=parse_inputs,
+    metavar="NAME=FILE.npy",
     help="Use this .npy array for input NAME (C order).",
-)  # fmt: skip
+)
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
-@click.option(
-    "--delay-buffers", type=click.Choice(["computed", "min"]), default="computed", show_default=True,
-    help="StencilFlow delay buffers: the computed depths, or depth 1 (to see a deadlock).",
-)  # fmt: skip
 @click.option(
     "--out",
     "out_dir",
@@ -149,32 +153,23 @@ def _print(report: CodegenReport) -> None:
     "compare with the reference.",
 )
 @click.option(
-    "--hls-include", type=click.Path(path_type=Path), metavar="DIR",
+    "--hls-include",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
     help="Compile --verify against these hls_stream.h / ap_int.h (e.g. $XILINX_HLS/include).",
-)  # fmt: skip
-@fuse_option
-@partition_options
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @user_errors
 def codegen_cmd(
     program: Path,
     target: str,
-    arch: str | None,
-    unroll: int | None,
-    iterate: int | None,
-    vector: int | None,
-    tile: tuple[int, ...] | None,
+    point: DesignPoint,
     shape: tuple[int, ...] | None,
-    device: str | None,
     inputs: dict[str, Path],
     seed: int,
-    delay_buffers: str,
     out_dir: Path,
     verify: bool,
     hls_include: Path | None,
-    fuse: bool,
-    devices: int | None,
-    partition_file: Path | None,
     as_json: bool,
 ) -> None:
     """Generate vendor code for PROGRAM's design: Vitis HLS C++ (soda, stencilflow, pcm designs) or
@@ -197,20 +192,26 @@ def codegen_cmd(
       stencilmap codegen examples/laplace2d.soda --target opencl --iterate 2 --out out/laplace_cl --verify
       stencilmap codegen examples/dag_listing1.json --target opencl --vector 2 --out out/dag_cl --verify --json
       stencilmap codegen examples/dag_listing1.json --target opencl --device stratix10 --partition examples/partitions/dag_listing1.json --out out/dag_smi --verify
-    """  # fmt: skip
+    """
     from stencilmap.jobs.codegen import CodegenConfig, codegen
 
     config = CodegenConfig(
-        program, target, out_dir, arch, unroll, iterate, vector, tile, shape, device, inputs, seed, verify,
-        hls_include, "min" if delay_buffers == "min" else "computed", fuse=fuse, devices=devices,
-        partition=partition_file,
-    )  # fmt: skip
+        program=program,
+        target=target,
+        out_dir=out_dir,
+        point=point,
+        shape=shape,
+        inputs=inputs,
+        seed=seed,
+        verify=verify,
+        hls_include=hls_include,
+    )
     report = codegen(config)
     warn(report.program.warnings)
     if as_json:
         click.echo(json.dumps(codegen_json(report), indent=2))
     else:
-        if fuse:
+        if point.fuse:
             click.echo(fused_line(report.fused))
         _print(report)
     if report.verification is not None and not report.verification.valid:

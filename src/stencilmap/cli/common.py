@@ -22,6 +22,7 @@ from rich.table import Table
 
 from stencilmap.errors import StencilmapError
 from stencilmap.io import PUBLISH_LOCK, discard_pending
+from stencilmap.point import Option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -285,13 +286,6 @@ def flat(values: Mapping[str, object], prefix: str = "") -> list[tuple[str, obje
 #: ``--seed``: what ``numpy.random.default_rng`` accepts.
 SEED = click.IntRange(0, 2**63 - 1)
 
-#: ``--fuse``, shared by analyze, simulate, estimate and codegen (``transform.fusion``).
-fuse_option = click.option(
-    "--fuse",
-    is_flag=True,
-    help="First fuse every stencil into its only reader where that is exact (StencilFlow §V-B).",
-)
-
 
 def fused_line(pairs: tuple[tuple[str, str], ...]) -> str:
     """What ``--fuse`` fused, as the commands print it."""
@@ -331,22 +325,67 @@ def parse_inputs(_ctx: click.Context, _param: click.Parameter, value: tuple[str,
     return out
 
 
-def partition_options(fn: F) -> F:
-    """``--devices N`` / ``--partition FILE``: a StencilFlow design split over devices (StencilFlow §VI-B;
-    ``design.partition``), shared by analyze, simulate and estimate."""
-    fn = click.option(
-        "--partition",
-        "partition_file",
-        type=click.Path(path_type=Path, dir_okay=False),
-        metavar="FILE",
-        help='Split the StencilFlow design as FILE says: {"parts": [["stencil", ...], ...]}, one list per device.',
-    )(fn)
-    return click.option(
-        "--devices",
-        type=click.IntRange(1, 64),
-        metavar="N",
-        help="Split the StencilFlow design over N devices of --device, cutting the fewest streams.",
-    )(fn)
+def design_options(
+    *names: str,
+    help: Mapping[str, str] | None = None,
+    choices: Mapping[str, Sequence[str]] | None = None,
+    required: Sequence[str] = (),
+) -> Callable[[F], F]:
+    """Add the command-line options of ``DesignPoint``'s fields ``names`` (``--unroll K``, ``--tile T1,...``,
+    ... as each field's ``Option`` says) and pass the command one ``point``, the ``DesignPoint`` of their
+    values, instead of the values; ``help`` / ``choices``: a command's own wording / architectures for a
+    field, ``required``: the fields it must be given."""
+    from stencilmap.point import DesignPoint, point_options
+
+    offered = point_options()
+    wording, allowed = dict(help or {}), dict(choices or {})
+
+    def add(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(offered[name][0].dest or name) for name in names}
+            return fn(*args, point=DesignPoint(**given), **kwargs)
+
+        command: Any = wrapper
+        for name in reversed(names):
+            option, default = offered[name]
+            command = _point_option(name, option, default, wording, allowed, name in required)(command)
+        return command  # type: ignore[no-any-return]
+
+    return add
+
+
+def _point_option(
+    name: str,
+    option: Option,
+    default: object,
+    wording: Mapping[str, str],
+    allowed: Mapping[str, Sequence[str]],
+    required: bool,
+) -> Callable[[F], F]:
+    """The click option of one ``DesignPoint`` field."""
+    flag = "--" + name.replace("_", "-")
+    decls = [flag] if option.dest is None else [flag, option.dest]
+    kw: dict[str, Any] = {"help": wording.get(name, option.help)}
+    if option.metavar is not None:
+        kw["metavar"] = option.metavar
+    if option.kind == "int":
+        kw["type"] = int
+    elif option.kind == "sizes":
+        kw["callback"] = parse_shape
+    elif option.kind == "choice":
+        kw["type"] = click.Choice(list(allowed.get(name, option.choices)))
+    elif option.kind == "flag":
+        kw["is_flag"] = True
+    elif option.kind == "count":
+        kw["type"] = click.IntRange(1, 64)
+    elif option.kind == "file":
+        kw["type"] = click.Path(path_type=Path, dir_okay=False)
+    if default is not None and option.kind != "flag":
+        kw.update(default=default, show_default=True)
+    if required:
+        kw["required"] = True
+    return click.option(*decls, **kw)
 
 
 def partition_table(partition: Any) -> Table:
@@ -360,8 +399,11 @@ def partition_table(partition: Any) -> Table:
     for part in partition.parts:
         r = part.resources
         binding = f"{r.binding} {100 * r.utilization(r.binding):.1f}%" if r.binding else "-"
-        sends = [f"{c.producer}→d{c.dst} ({c.rate:.3g} beat/cycle)" for c in partition.network_channels
-                 if c.src == part.device]  # fmt: skip
+        sends = [
+            f"{c.producer}→d{c.dst} ({c.rate:.3g} beat/cycle)"
+            for c in partition.network_channels
+            if c.src == part.device
+        ]
         names = ", ".join(part.stencils)
         table.add_row(str(part.device), names, binding, "yes" if r.fits else "no", ", ".join(sends) or "-")
     return table

@@ -69,8 +69,11 @@ def print_summary(report: CompileReport) -> None:
     from stencilmap.jobs.compile_report import format_seconds
 
     c, sim, csim = report.choice, report.simulation, report.csim
-    params = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}"
-                      for k, v in c.parameters if v is not None)  # fmt: skip
+    params = " ".join(
+        f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}"
+        for k, v in c.parameters
+        if v is not None
+    )
     click.echo(f"{report.program.name} on {report.device.name}: {c.arch} {params}".rstrip())
     click.echo(f"  why:        {c.why}")
     click.echo(f"  predicted:  {format_seconds(c.predicted_seconds)} for {c.iterations:,} time step(s)")
@@ -81,11 +84,14 @@ def print_summary(report: CompileReport) -> None:
     if sim is not None:
         grid = "×".join(map(str, sim.shape))
         err = sim.prediction_error
-        click.echo(f"  simulated:  {'valid' if sim.valid else 'INVALID'}, {sim.cycles:,} cycles vs "
-                   f"{sim.predicted_cycles:,} predicted ({'n/a' if err is None else f'{err:+.2%}'}) on "
-                   f"{grid}{' (scaled down)' if sim.scaled else ''}")  # fmt: skip
-    click.echo(f"  report:     {report.out_dir / 'report.html'} ({len(report.files)} files, "
-               f"{report.seconds:.1f} s)")  # fmt: skip
+        click.echo(
+            f"  simulated:  {'valid' if sim.valid else 'INVALID'}, {sim.cycles:,} cycles vs "
+            f"{sim.predicted_cycles:,} predicted ({'n/a' if err is None else f'{err:+.2%}'}) on "
+            f"{grid}{' (scaled down)' if sim.scaled else ''}"
+        )
+    click.echo(
+        f"  report:     {report.out_dir / 'report.html'} ({len(report.files)} files, {report.seconds:.1f} s)"
+    )
 
 
 @click.command("compile")
@@ -105,9 +111,12 @@ def print_summary(report: CompileReport) -> None:
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option(
-    "--out", "out_dir", type=click.Path(path_type=Path), metavar="DIR",
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
     help="Output folder, replaced as a whole  [default: out/<program>/compile].",
-)  # fmt: skip
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @user_errors
 def compile_cmd(
@@ -135,12 +144,16 @@ def compile_cmd(
       stencilmap compile examples/jacobi3d.soda --device emax --shape 16,32,32 --out out/j3_emax --json
     """
     from stencilmap.jobs.compile import CompileConfig
+    from stencilmap.point import DesignPoint
 
     if iterations is not None and iterations < 1:
         raise StencilmapError(f"--iterations must be ≥ 1, got {iterations}")
     name = program.stem
     target = out_dir if out_dir is not None else Path("out") / name / "compile"
-    report = run_compile(CompileConfig(program, device, target, arch, iterations, shape))
+    point = DesignPoint(arch=arch, device=device)
+    report = run_compile(
+        CompileConfig(program=program, point=point, out_dir=target, iterations=iterations, shape=shape)
+    )
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=1))
     else:

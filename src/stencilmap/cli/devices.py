@@ -44,9 +44,19 @@ def print_devices(console: Console) -> None:
 
 #: ``devices --format csv``: one row per device.
 CSV_COLUMNS = (
-    "device", "kind", "clock_mhz", "dram_banks", "bus_width_bits", "bandwidth_gbs", "mem_efficiency",
-    "practical_bandwidth_gbs", "peak_gops_float32", "peak_gops_float64", "models", "description",
-)  # fmt: skip
+    "device",
+    "kind",
+    "clock_mhz",
+    "dram_banks",
+    "bus_width_bits",
+    "bandwidth_gbs",
+    "mem_efficiency",
+    "practical_bandwidth_gbs",
+    "peak_gops_float32",
+    "peak_gops_float64",
+    "models",
+    "description",
+)
 
 
 def devices_csv() -> None:
@@ -56,9 +66,21 @@ def devices_csv() -> None:
     for name in device_names():
         d = load_device(name)
         rows.append(
-            (d.name, d.kind, d.clock_mhz, d.dram_banks, d.bus_width_bits, d.bandwidth_gbs, d.mem_efficiency,
-             d.practical_bandwidth_gbs, d.peak("float32"), d.peak("float64"), ";".join(d.archs), d.description)
-        )  # fmt: skip
+            (
+                d.name,
+                d.kind,
+                d.clock_mhz,
+                d.dram_banks,
+                d.bus_width_bits,
+                d.bandwidth_gbs,
+                d.mem_efficiency,
+                d.practical_bandwidth_gbs,
+                d.peak("float32"),
+                d.peak("float64"),
+                ";".join(d.archs),
+                d.description,
+            )
+        )
     echo_csv(CSV_COLUMNS, rows)
 
 

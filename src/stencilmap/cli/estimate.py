@@ -13,21 +13,21 @@ from rich.markup import escape
 from rich.table import Table
 
 from stencilmap.cli.common import (
+    design_options,
     dims,
     echo_csv,
     flat,
     format_options,
-    fuse_option,
     fused_line,
     make_console,
     output_format,
     parse_shape,
-    partition_options,
     partition_table,
     rows_table,
     seconds,
     user_errors,
 )
+from stencilmap.point import DesignPoint
 
 if TYPE_CHECKING:  # the model is imported when the command runs: `--help` stays instant
     from stencilmap.model.report import EstimateReport
@@ -62,16 +62,28 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
         f"at {report.clock_mhz:g} MHz" + (f": {params}" if params else "")
     )
     rows = [
-        ("time steps T / on chip q / launches", f"{report.iterations} / {report.steps_on_chip} / {report.launches}"),
+        (
+            "time steps T / on chip q / launches",
+            f"{report.iterations} / {report.steps_on_chip} / {report.launches}",
+        ),
         ("latency L", f"{report.latency_cycles:,} cycles"),
         ("cycles per launch C = L + N/P", f"{report.cycles_per_launch:,} (P = {report.lanes})"),
-        ("required / practical bandwidth", f"{report.required_bandwidth_gbs:.4g} / {d.practical_bandwidth_gbs:.4g} GB/s"),
+        (
+            "required / practical bandwidth",
+            f"{report.required_bandwidth_gbs:.4g} / {d.practical_bandwidth_gbs:.4g} GB/s",
+        ),
         ("scenario", f"{report.scenario}-bound"),
         ("compute per launch", seconds(report.compute_seconds)),
         ("host transfers / control", f"{seconds(report.host_seconds)} / {seconds(report.control_seconds)}"),
-        ("predicted time", f"[bold]{seconds(report.predicted_seconds)}[/bold] ({report.predicted_cycles:,} cycles)"),
-        ("performance", f"{report.gops:.4g} GOp/s ({report.percent_of_roofline:.1f}% of the {report.roofline_gops:.4g} GOp/s roofline)"),
-    ]  # fmt: skip
+        (
+            "predicted time",
+            f"[bold]{seconds(report.predicted_seconds)}[/bold] ({report.predicted_cycles:,} cycles)",
+        ),
+        (
+            "performance",
+            f"{report.gops:.4g} GOp/s ({report.percent_of_roofline:.1f}% of the {report.roofline_gops:.4g} GOp/s roofline)",
+        ),
+    ]
     rows += [(k.replace("_", " "), f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in report.extra]
     console.print(rows_table("prediction", rows))
     if report.resources is not None:
@@ -84,45 +96,40 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
 
 @click.command("estimate")
 @click.argument("program", type=click.Path(path_type=Path))
-@click.option("--device", required=True, metavar="NAME", help="A device of the catalog (stencilmap devices).")
-@click.option(
-    "--arch",
-    type=click.Choice(ARCHS),
-    help="Model  [default: soda for .soda, stencilflow for .json on FPGAs; the device's own elsewhere].",
+@design_options(
+    "device",
+    "arch",
+    "unroll",
+    "iterate",
+    "vector",
+    "tile",
+    "workers",
+    "strip",
+    "fuse",
+    "devices",
+    "partition",
+    help={
+        "device": "A device of the catalog (stencilmap devices).",
+        "arch": "Model  [default: soda for .soda, stencilflow for .json on FPGAs; the device's own elsewhere].",
+        "unroll": "k PEs (SODA) / P_cell (PCM) / workers (CGRA) / p (EMAX).",
+        "vector": "Vector width W (StencilFlow).",
+    },
+    choices={"arch": ARCHS},
+    required=("device",),
 )
-@click.option(
-    "--unroll", type=int, metavar="K", help="k PEs (SODA) / P_cell (PCM) / workers (CGRA) / p (EMAX)."
-)
-@click.option("--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs.")
-@click.option("--vector", type=int, metavar="W", help="Vector width W (StencilFlow).")
 @click.option(
     "--iterations", type=int, metavar="T", help="The application's time steps (the design runs ⌈T/q⌉ times)."
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
-@click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option("--clock-mhz", type=float, metavar="F", help="Design clock  [default: the device's].")
-@click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
-@click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B).")
-@fuse_option
-@partition_options
 @format_options
 @user_errors
 def estimate_cmd(
     program: Path,
-    device: str,
-    arch: str | None,
-    unroll: int | None,
-    iterate: int | None,
-    vector: int | None,
+    point: DesignPoint,
     iterations: int | None,
     shape: tuple[int, ...] | None,
-    tile: tuple[int, ...] | None,
     clock_mhz: float | None,
-    workers: int | None,
-    strip: int | None,
-    fuse: bool,
-    devices: int | None,
-    partition_file: Path | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -137,27 +144,12 @@ def estimate_cmd(
       stencilmap estimate examples/jacobi2d.soda --device ku060 --shape 1024,1024 --tile 256 --format csv
       stencilmap estimate examples/stencil2d_r12.json --device cgra-tia --arch cgra
       stencilmap estimate examples/heat3d.json --device stratix10 --iterate 8 --devices 2
-    """  # fmt: skip
-    from stencilmap.model.estimate import estimate
-    from stencilmap.model.report import EstimateConfig
+    """
+    from stencilmap.jobs.estimate import EstimateConfig, estimate
 
     fmt = output_format(fmt, as_json)
     config = EstimateConfig(
-        program,
-        device,
-        arch,
-        unroll,
-        iterate,
-        vector,
-        iterations,
-        shape,
-        clock_mhz,
-        tile,
-        fuse=fuse,
-        workers=workers,
-        strip=strip,
-        devices=devices,
-        partition=partition_file,
+        program=program, point=point, iterations=iterations, shape=shape, clock_mhz=clock_mhz
     )
     report = estimate(config)
     if fmt == "json":
@@ -165,6 +157,6 @@ def estimate_cmd(
     elif fmt == "csv":
         echo_csv(("quantity", "value"), flat(estimate_json(report)))
     else:
-        if fuse:
+        if point.fuse:
             click.echo(fused_line(report.fused))
         print_estimate(report, make_console())

@@ -79,9 +79,13 @@ def run_explore(config: ExploreConfig, err: Console) -> ExploreResult:
 def print_explore(result: ExploreResult, console: Console) -> None:
     s = result.space
     cm = s.clock_model
-    clock = f"{s.clock_mhz:g} MHz" if cm is None else (
-        f"{min(f for _, f in cm.points):g}–{cm.fastest_mhz:g} MHz (clock model: f of {cm.resource} use)"
-    )  # fmt: skip
+    clock = (
+        f"{s.clock_mhz:g} MHz"
+        if cm is None
+        else (
+            f"{min(f for _, f in cm.points):g}–{cm.fastest_mhz:g} MHz (clock model: f of {cm.resource} use)"
+        )
+    )
     console.print(
         f"[bold]{escape(s.program.name)}[/bold] ({_dims(s.shape)}, {s.iterations} time step(s)) on "
         f"[bold]{s.device.name}[/bold] at {clock}: {', '.join(s.archs)}; "
@@ -130,17 +134,43 @@ def print_explore(result: ExploreResult, console: Console) -> None:
 def explore_csv(result: ExploreResult) -> None:
     """The ranked configurations (``--top`` of them) as CSV: one row each, every utilization a column."""
     resources = sorted({n for c in result.top for n, _ in c.utilization})
-    header = ["rank", "arch", "unroll", "vector", "iterate", "tile", "tiles", "predicted_seconds",
-              "throughput_gpoints_per_s", "cycles_per_launch", "launches", "scenario", "binding_resource",
-              *(f"utilization.{n}" for n in resources)]  # fmt: skip
+    header = [
+        "rank",
+        "arch",
+        "unroll",
+        "vector",
+        "iterate",
+        "tile",
+        "tiles",
+        "predicted_seconds",
+        "throughput_gpoints_per_s",
+        "cycles_per_launch",
+        "launches",
+        "scenario",
+        "binding_resource",
+        *(f"utilization.{n}" for n in resources),
+    ]
     rows = []
     for n, c in enumerate(result.top, start=1):
         p, util = c.parameters(), dict(c.utilization)
         rows.append(
-            [n, c.arch, p["unroll"], p["vector"], c.iterate, _dims(c.tile), c.tiles, c.predicted_seconds,
-             c.throughput(result.space), c.cycles_per_launch, c.launches, c.scenario, c.binding,
-             *(util.get(r) for r in resources)]
-        )  # fmt: skip
+            [
+                n,
+                c.arch,
+                p["unroll"],
+                p["vector"],
+                c.iterate,
+                _dims(c.tile),
+                c.tiles,
+                c.predicted_seconds,
+                c.throughput(result.space),
+                c.cycles_per_launch,
+                c.launches,
+                c.scenario,
+                c.binding,
+                *(util.get(r) for r in resources),
+            ]
+        )
     echo_csv(header, rows)
 
 
@@ -226,7 +256,7 @@ def explore_cmd(
       stencilmap explore examples/jacobi2d.soda --device ku060 --iterations 1000 --shape 4096,4096
       stencilmap explore examples/heat3d.json --device stratix10 --json --plot space.png
       stencilmap explore examples/jacobi2d.soda --device ku060 --shape 1024,1024 --save winner --format csv
-    """  # fmt: skip
+    """
     from stencilmap.explore import ExploreConfig
     from stencilmap.explore.plot import write_space_plot
     from stencilmap.jobs.explore import check_save_dir, save_winner

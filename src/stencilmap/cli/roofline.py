@@ -49,8 +49,11 @@ def print_roofline(report: RooflineReport, console: Console) -> None:
     if report.workers is not None:
         k = report.workers
         rows.append(
-            ("workers (CGRA §VI)", f"{k.workers} of at most {k.max_workers}, {k.pes_per_worker} PEs each: {k.gops:.4g} GOp/s")
-        )  # fmt: skip
+            (
+                "workers (CGRA §VI)",
+                f"{k.workers} of at most {k.max_workers}, {k.pes_per_worker} PEs each: {k.gops:.4g} GOp/s",
+            )
+        )
     shape = dims(w.shape)
     console.print(rows_table(f"roofline of {escape(report.program.name)} ({shape}) on {d.name}", rows))
     if report.plot is not None:
@@ -85,7 +88,7 @@ def roofline_cmd(
     Examples:
       stencilmap roofline examples/stencil1d_r8.json --device cgra-tia
       stencilmap roofline examples/jacobi2d.soda --device ku060 --plot roofline.png --json
-    """  # fmt: skip
+    """
     from stencilmap.model.roofline import RooflineConfig, roofline
 
     fmt = output_format(fmt, as_json)

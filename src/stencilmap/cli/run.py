@@ -103,7 +103,7 @@ def run_cmd(
       stencilmap run examples/heat3d.json --backend dask --chunks 16,32,32
       stencilmap run examples/heat3d.json --input T=T.npy --out results/
       stencilmap run examples/dag_listing1.json --format csv
-    """  # fmt: skip
+    """
     from stencilmap.backends.registry import HostOptions
     from stencilmap.jobs.run import RunConfig, run
 
@@ -172,8 +172,10 @@ def run_json(report: RunReport) -> dict[str, Any]:
 def print_run(report: RunReport, console: Console) -> None:
     p = report.program
     iterate = f", iterate {p.iterate}" if p.iterate > 1 else ""
-    table = Table(title=f"{escape(p.name)} ({p.format}, {dims(tuple(int(n or 0) for n in p.shape))}{iterate}): {report.backend} run",
-                  title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"{escape(p.name)} ({p.format}, {dims(tuple(int(n or 0) for n in p.shape))}{iterate}): {report.backend} run",
+        title_justify="left",
+    )
     for col in ("field", "role", "shape", "dtype", "defined region", "source / written to"):
         table.add_column(col)
     for f in report.fields:

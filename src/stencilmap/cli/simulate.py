@@ -24,21 +24,18 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from stencilmap.cli.common import (
     SEED,
     data_dir_option,
+    design_options,
     format_options,
-    fuse_option,
     fused_line,
     make_console,
     output_format,
     parse_inputs,
     parse_shape,
-    partition_options,
     user_errors,
     warn,
 )
 from stencilmap.cli.simulate_report import print_simulation, simulate_csv, simulate_json
-
-ARCHS = ["soda", "stencilflow", "pcm", "emax", "cgra"]
-
+from stencilmap.point import DesignPoint
 
 # ----------------------------------------------------------------------------------------- progress
 
@@ -59,9 +56,13 @@ class ProgressBar:
             if time.perf_counter() - self.start < self.after or not self.console.is_terminal:
                 return
             self.bar = Progress(
-                TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,} / ~{task.total:,.0f} cycles"),
-                TimeElapsedColumn(), console=self.console, transient=True,
-            )  # fmt: skip
+                TextColumn("simulating"),
+                BarColumn(),
+                TextColumn("{task.completed:,} / ~{task.total:,.0f} cycles"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task("simulate", total=total)
         self.bar.update(self.task, completed=cycle, total=max(total, cycle))
@@ -85,46 +86,47 @@ class ProgressBar:
 
 @click.command("simulate")
 @click.argument("program", type=click.Path(path_type=Path))
-@click.option(
-    "--arch",
-    type=click.Choice(ARCHS),
-    help="Microarchitecture  [default: soda for .soda, stencilflow for .json].",
+@design_options(
+    "arch",
+    "unroll",
+    "iterate",
+    "workers",
+    "strip",
+    "vector",
+    "device",
+    "tile",
+    "delay_buffers",
+    "fuse",
+    "devices",
+    "partition",
+    help={
+        "iterate": "Time steps chained on chip: q stages / d PCMs / CGRA layers.",
+        "device": "Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited; emax for --arch emax, cgra-tia for --arch cgra].",
+    },
 )
 @click.option(
-    "--unroll", type=int, metavar="K", help="PEs per stage k (SODA) / P_cell (PCM)  [default: the program's]."
-)
-@click.option(
-    "--iterate", type=int, metavar="Q", help="Time steps chained on chip: q stages / d PCMs / CGRA layers."
-)
-@click.option("--workers", type=int, metavar="W", help="CGRA workers w  [default: the §VI roofline's].")
-@click.option("--strip", type=int, metavar="WIDTH", help="CGRA vertical strip width (§III-B).")
-@click.option(
-    "--vector", type=int, metavar="W", help="Vector width W (StencilFlow)  [default: the program's]."
-)
-@click.option(
-    "--device",
-    metavar="NAME",
-    help="Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited; emax for --arch emax, cgra-tia for --arch cgra].",
-)
-@click.option(
-    "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
+    "--input",
+    "inputs",
+    multiple=True,
+    callback=parse_inputs,
+    metavar="NAME=FILE.npy",
     help="Use this .npy array for input NAME (C order).",
-)  # fmt: skip
+)
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
-@click.option("--tile", callback=parse_shape, metavar="T1,...", help="SODA tile sizes of the inner axes.")
 @click.option(
-    "--delay-buffers", type=click.Choice(["computed", "min"]), default="computed", show_default=True,
-    help="StencilFlow delay buffers: the computed depths, or depth 1 (to see a deadlock).",
-)  # fmt: skip
-@click.option(
-    "--out", "out_dir", type=click.Path(path_type=Path), metavar="DIR",
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
     help="Where to write the simulated <output>.npy files  [default: out/<program name>/sim, beside run's].",
-)  # fmt: skip
+)
 @click.option(
-    "--trace", type=click.Path(path_type=Path), metavar="FILE",
+    "--trace",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
     help="Write per-module activity per cycle: JSON Lines (.jsonl) or VCD (.vcd).",
-)  # fmt: skip
+)
 @click.option(
     "--trace-cycles",
     type=click.IntRange(0),
@@ -141,33 +143,20 @@ class ProgressBar:
 )
 @data_dir_option
 @click.option("--verbose", "-v", is_flag=True, help="Every table in full: stalls, channel peaks, traffic.")
-@fuse_option
-@partition_options
 @format_options
 @user_errors
 def simulate_cmd(
     program: Path,
-    arch: str | None,
-    unroll: int | None,
-    iterate: int | None,
-    workers: int | None,
-    strip: int | None,
-    vector: int | None,
-    device: str | None,
+    point: DesignPoint,
     inputs: dict[str, Path],
     seed: int,
     shape: tuple[int, ...] | None,
-    tile: tuple[int, ...] | None,
-    delay_buffers: str,
     out_dir: Path | None,
     trace: Path | None,
     trace_cycles: int,
     max_cycles: int | None,
     data_dir: Path | None,
     verbose: bool,
-    fuse: bool,
-    devices: int | None,
-    partition_file: Path | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -185,15 +174,22 @@ def simulate_cmd(
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
       stencilmap simulate examples/stencil1d_r8.json --arch cgra --json
       stencilmap simulate examples/heat3d.json --iterate 4 --device stratix10 --devices 2
-    """  # fmt: skip
+    """
     from stencilmap.jobs.simulate import SimulateConfig, simulate
 
     fmt = output_format(fmt, as_json)
     config = SimulateConfig(
-        program, arch, unroll, iterate, vector, device, inputs, seed, shape,
-        "min" if delay_buffers == "min" else "computed", tile, out_dir, trace, trace_cycles, max_cycles,
-        data_dir, fuse, workers, strip, devices, partition_file,
-    )  # fmt: skip
+        program=program,
+        point=point,
+        inputs=inputs,
+        seed=seed,
+        shape=shape,
+        out_dir=out_dir,
+        trace=trace,
+        trace_cycles=trace_cycles,
+        max_cycles=max_cycles,
+        data_dir=data_dir,
+    )
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)
     warn(report.program.warnings)
@@ -202,7 +198,7 @@ def simulate_cmd(
     elif fmt == "csv":
         simulate_csv(report)
     else:
-        if fuse:
+        if point.fuse:
             click.echo(fused_line(report.fused))
         print_simulation(report, make_console(), verbose)
     if not report.valid:

@@ -61,11 +61,16 @@ def _bandwidth_json(report: SimulateReport) -> dict[str, Any]:
         "available_gbs": b.gbs(b.available_bytes_per_cycle),
         "slowdown": b.slowdown,
         "ports": [
-            {"field": p.field, "direction": p.direction, "bank": p.bank, "bytes": round(p.bytes),
-             "required_bytes_per_cycle": p.required_bytes_per_cycle}
+            {
+                "field": p.field,
+                "direction": p.direction,
+                "bank": p.bank,
+                "bytes": round(p.bytes),
+                "required_bytes_per_cycle": p.required_bytes_per_cycle,
+            }
             for p in b.ports
         ],
-    }  # fmt: skip
+    }
 
 
 def simulate_json(report: SimulateReport) -> dict[str, Any]:
@@ -109,21 +114,28 @@ def simulate_json(report: SimulateReport) -> dict[str, Any]:
         "max_abs_error": _finite(v.max_abs_error),
         "first_mismatch": None
         if first is None
-        else {"output": first[0], "index": list(first[1].index), "got": _num(first[1].got),
-              "expected": _num(first[1].expected)},
+        else {
+            "output": first[0],
+            "index": list(first[1].index),
+            "got": _num(first[1].got),
+            "expected": _num(first[1].expected),
+        },
         "validation": {c.name: _check_json(c) for c in v.outputs},
         "offchip_bytes_read": {k: round(x) for k, x in sorted(r.bytes_read.items())},
         "offchip_bytes_written": {k: round(x) for k, x in sorted(r.bytes_written.items())},
         "bandwidth": _bandwidth_json(report),
-        "stalls": {m.name: {"kind": m.kind, "busy": m.busy, "starved": m.starved, "blocked": m.blocked}
-                   for m in r.modules},
+        "stalls": {
+            m.name: {"kind": m.kind, "busy": m.busy, "starved": m.starved, "blocked": m.blocked}
+            for m in r.modules
+        },
         "channel_peaks": {c: {"peak": pk, "depth": d} for c, (pk, d) in r.channel_peaks.items()},
         "deadlock": None
         if dl is None
         else {
             "cycle": dl.cycle,
-            "waiting": [{"module": w.module, "reason": w.reason, "channel": w.channel, "on": w.on}
-                        for w in dl.waiting],
+            "waiting": [
+                {"module": w.module, "reason": w.reason, "channel": w.channel, "on": w.on} for w in dl.waiting
+            ],
             "cycle_of_waits": list(dl.cycle_of_waits),
         },
         "firings": r.firings,
@@ -135,7 +147,7 @@ def simulate_json(report: SimulateReport) -> dict[str, Any]:
         "warnings": list(p.warnings),
         **({"emax": report.emax.to_json()} if report.emax is not None else {}),
         **({"cgra": report.cgra.to_json()} if report.cgra is not None else {}),
-    }  # fmt: skip
+    }
 
 
 # --------------------------------------------------------------------------------------------- text
@@ -184,12 +196,16 @@ def _cycles_line(report: SimulateReport) -> str:
     r = report.result
     if report.cgra is not None:
         c = report.cgra
-        return (f"cycles [bold]{r.cycles:,}[/bold]; CGRA model {c.prediction.cycles:,} ({c.prediction.bound}-bound); "
-                f"{c.gflops:.4g} GFLOPS = {c.percent_of_roofline:.3g}% of the {c.roofline_gops:.4g} GFLOPS roofline")  # fmt: skip
+        return (
+            f"cycles [bold]{r.cycles:,}[/bold]; CGRA model {c.prediction.cycles:,} ({c.prediction.bound}-bound); "
+            f"{c.gflops:.4g} GFLOPS = {c.percent_of_roofline:.3g}% of the {c.roofline_gops:.4g} GFLOPS roofline"
+        )
     if report.emax is not None:
         e = report.emax
-        return (f"cycles [bold]{r.cycles:,}[/bold]; EMAX model (§5.1 closed form) {e.model.seconds:.4g} s, "
-                f"simulated {e.schedule.total_s:.4g} s")  # fmt: skip
+        return (
+            f"cycles [bold]{r.cycles:,}[/bold]; EMAX model (§5.1 closed form) {e.model.seconds:.4g} s, "
+            f"simulated {e.schedule.total_s:.4g} s"
+        )
     line = f"cycles [bold]{r.cycles:,}[/bold], predicted {report.predicted_cycles:,}"
     if r.status == "done" and report.predicted_cycles > 0:
         line += f" ({100 * (r.cycles - report.predicted_cycles) / report.predicted_cycles:+.2f}%)"
@@ -238,10 +254,12 @@ def _traffic_line(report: SimulateReport) -> str:
     b = report.bandwidth
     read = sum(p.bytes for p in b.ports if p.direction == "read")
     written = b.total_bytes - read
-    return (f"off-chip: {_bytes(read)} read, {_bytes(written)} written; achieved "
-            f"{_rate(report, b.achieved_bytes_per_cycle)}, required {_rate(report, b.required_bytes_per_cycle)}, "
-            f"available {_rate(report, b.available_bytes_per_cycle)}"
-            + (f" on {b.banks_label}" if b.bytes_per_cycle_per_bank is not None else ""))  # fmt: skip
+    return (
+        f"off-chip: {_bytes(read)} read, {_bytes(written)} written; achieved "
+        f"{_rate(report, b.achieved_bytes_per_cycle)}, required {_rate(report, b.required_bytes_per_cycle)}, "
+        f"available {_rate(report, b.available_bytes_per_cycle)}"
+        + (f" on {b.banks_label}" if b.bytes_per_cycle_per_bank is not None else "")
+    )
 
 
 def _stall_table(report: SimulateReport) -> Table:

@@ -93,9 +93,15 @@ def emit_hls(design: Design, program: Program, values: Values) -> Generated:
         "README.md": host_files.hls_readme(lay, top, ports, burst),
     }
     return Generated(
-        "hls", tuple(sorted(files.items())), top, ports, "csim",
-        sources=("kernel.cpp", "csim_main.cpp"), include_dirs=(".", "csim_include"), standins=("csim_include",),
-    )  # fmt: skip
+        "hls",
+        tuple(sorted(files.items())),
+        top,
+        ports,
+        "csim",
+        sources=("kernel.cpp", "csim_main.cpp"),
+        include_dirs=(".", "csim_include"),
+        standins=("csim_include",),
+    )
 
 
 def _header(lay: Layout, top: str, ports: tuple[Port, ...], burst: int) -> str:

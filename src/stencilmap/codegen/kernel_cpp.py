@@ -100,10 +100,16 @@ class ModuleEmitter:
     def emit(self, w: Writer, m: Module) -> None:
         w.line(f"// {comment(m.name)}: {m.kind}{self._about(m)}")
         handler = {
-            "reader": self.reader, "writer": self.writer, "broadcast": self.broadcast, "fifo": self.copy,
-            "delay": self.copy, "forward": self.tap, "internal_buffer": self.window,
-            "shift_register": self.window, "pe": self.pe,
-        }[m.kind]  # fmt: skip
+            "reader": self.reader,
+            "writer": self.writer,
+            "broadcast": self.broadcast,
+            "fifo": self.copy,
+            "delay": self.copy,
+            "forward": self.tap,
+            "internal_buffer": self.window,
+            "shift_register": self.window,
+            "pe": self.pe,
+        }[m.kind]
         handler(w, m)
         w.line()
 

@@ -143,9 +143,16 @@ class ChannelEmitter(ModuleEmitter):
 
 #: SMI's scalar types (``SMI_Datatype``) of the program's dtypes; SMI has no 64-bit integers.
 SMI_TYPES = {
-    "bool": "SMI_CHAR", "int8": "SMI_CHAR", "uint8": "SMI_CHAR", "int16": "SMI_SHORT", "uint16": "SMI_SHORT",
-    "int32": "SMI_INT", "uint32": "SMI_INT", "float32": "SMI_FLOAT", "float64": "SMI_DOUBLE",
-}  # fmt: skip
+    "bool": "SMI_CHAR",
+    "int8": "SMI_CHAR",
+    "uint8": "SMI_CHAR",
+    "int16": "SMI_SHORT",
+    "uint16": "SMI_SHORT",
+    "int32": "SMI_INT",
+    "uint32": "SMI_INT",
+    "float32": "SMI_FLOAT",
+    "float64": "SMI_DOUBLE",
+}
 
 
 def smi_type(dtype: str) -> str:
@@ -175,9 +182,15 @@ def emit_channels(design: Design, program: Program, values: Values) -> Generated
         "README.md": opencl_host.readme(design, program, top, ports),
     }
     return Generated(
-        "opencl", tuple(sorted(files.items())), top, ports, "csim", sources=("emulate.cpp",), include_dirs=(".",),
+        "opencl",
+        tuple(sorted(files.items())),
+        top,
+        ports,
+        "csim",
+        sources=("emulate.cpp",),
+        include_dirs=(".",),
         flags=EMULATION_FLAGS,
-    )  # fmt: skip
+    )
 
 
 #: g++ flags of the channel emulation (-O1: the shift registers move memory every step).

@@ -64,8 +64,10 @@ class PcmKernel:
         self.order = stencil_order(program)
         self.chained = dict(program.feeds())  # input -> the output of the previous PCM feeding it
         self.exprs = ExprEmitter(program, {p.name: values[p.name] for p in program.params}, "opencl")
-        self.ports = {st.name: tuple(sorted(port_name(f, a) for f, offs in access_sets(st).items() for a in offs))
-                      for st in self.order}  # fmt: skip
+        self.ports = {
+            st.name: tuple(sorted(port_name(f, a) for f, offs in access_sets(st).items() for a in offs))
+            for st in self.order
+        }
 
     def taps(self, st: Stencil, field: str) -> list[int]:
         axes = self.program.field_axes(field)

@@ -67,16 +67,27 @@ def device_design(design: Design, device: int) -> Design:
         src, dst = _int(m.param("src_device")), _int(m.param("dst_device"))
         if device in (src, dst):
             role[m.name] = "send" if device == src else "receive"
-            extra = (("smi_peer", dst if device == src else src), ("smi_port", ports[m.name]),
-                     ("smi_role", role[m.name]))  # fmt: skip
+            extra = (
+                ("smi_peer", dst if device == src else src),
+                ("smi_port", ports[m.name]),
+                ("smi_role", role[m.name]),
+            )
             modules.append(Module(m.name, m.kind, tuple(sorted(m.params + extra)), m.latency))
     keep = {m.name for m in modules}
     channels = tuple(
-        c for c in design.channels
+        c
+        for c in design.channels
         if c.src in keep and c.dst in keep and role.get(c.src) != "send" and role.get(c.dst) != "receive"
-    )  # fmt: skip
-    return Design(f"{design.name}.d{device}", design.arch, tuple(modules), channels, design.parameters,
-                  design.device, design.clock_mhz)  # fmt: skip
+    )
+    return Design(
+        f"{design.name}.d{device}",
+        design.arch,
+        tuple(modules),
+        channels,
+        design.parameters,
+        design.device,
+        design.clock_mhz,
+    )
 
 
 def emit_partitioned(design: Design, program: Program, values: Values) -> Generated:
@@ -92,17 +103,25 @@ def emit_partitioned(design: Design, program: Program, values: Values) -> Genera
         devices.append((lay, mods, ports))
         files.update(_device_files(d, lay, mods, ports, top, text))
     ports = _joint_ports(tuple(p for _, _, ps in devices for p in ps))
-    files.update({
-        "opencl_emulation.h": support_file("opencl_emulation.h"),
-        "smi_emulation.h": support_file("smi_emulation.h"),
-        "emulate.cpp": _emulation_main(design, devices, ports),
-        "Makefile": _makefile(top, n),
-        "README.md": _readme(design, program, top, n, ports),
-    })  # fmt: skip
+    files.update(
+        {
+            "opencl_emulation.h": support_file("opencl_emulation.h"),
+            "smi_emulation.h": support_file("smi_emulation.h"),
+            "emulate.cpp": _emulation_main(design, devices, ports),
+            "Makefile": _makefile(top, n),
+            "README.md": _readme(design, program, top, n, ports),
+        }
+    )
     return Generated(
-        "opencl", tuple(sorted(files.items())), top, ports, "csim", sources=("emulate.cpp",), include_dirs=(".",),
+        "opencl",
+        tuple(sorted(files.items())),
+        top,
+        ports,
+        "csim",
+        sources=("emulate.cpp",),
+        include_dirs=(".",),
         flags=EMULATION_FLAGS,
-    )  # fmt: skip
+    )
 
 
 def _device_files(

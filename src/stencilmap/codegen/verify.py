@@ -21,7 +21,7 @@ import numpy.typing as npt
 from stencilmap import native
 from stencilmap.codegen.ctypes_ import storage
 from stencilmap.codegen.registry import Generated, Port
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 
 Array = npt.NDArray[Any]
 #: g++ flags of the C simulation: IEEE arithmetic as written (no contraction into FMA, no fast math);
@@ -75,7 +75,7 @@ def csim_unit(gen: Generated, hls_include: Path | None) -> native.Unit:
     """The C simulation's build: the generated files, compiled with ``CSIM_FLAGS`` and the target's own,
     the include folders (``--hls-include`` in place of the stand-in headers)."""
     if hls_include is not None and not hls_include.is_dir():
-        raise StencilmapError(f"--hls-include {hls_include}: no such folder")
+        raise StencilmapError(f"{param('hls_include')} {hls_include}: no such folder")
     includes = tuple(
         str(hls_include.resolve()) if hls_include is not None and d in gen.standins else d
         for d in gen.include_dirs

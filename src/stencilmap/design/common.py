@@ -26,7 +26,7 @@ from typing import TypeVar
 from stencilmap.analysis.dag import Edge, Node, PassGraph, node_name, pass_graph
 from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.design.ir import Channel, Design, Module, ParamValue, params
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.program.ir import Program
 from stencilmap.program.verify import MAX_LANES, verify
 
@@ -62,12 +62,12 @@ MAX_STAGES = 1024
 def check_parameters(unroll: int | None, iterate: int | None, vector: int | None) -> None:
     """Refuse design parameters below 1 or beyond ``MAX_LANES`` / ``MAX_STAGES`` (before any work)."""
     for flag, value, top in (
-        ("--unroll", unroll, MAX_LANES),
-        ("--iterate", iterate, MAX_STAGES),
-        ("--vector", vector, MAX_LANES),
+        ("unroll", unroll, MAX_LANES),
+        ("iterate", iterate, MAX_STAGES),
+        ("vector", vector, MAX_LANES),
     ):
         if value is not None and not 1 <= value <= top:
-            raise StencilmapError(f"{flag} must be between 1 and {top:,}, got {value:,}")
+            raise StencilmapError(f"{param(flag)} must be between 1 and {top:,}, got {value:,}")
 
 
 def positive(what: str, value: int) -> int:

@@ -27,7 +27,7 @@ from stencilmap.design.common import LiveGraph, NetworkLink, live_graph, or_hint
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.device.catalog import Cost, Device
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.model.resources import ResourceUsage, design_resources
 from stencilmap.program.ir import Program
 
@@ -49,10 +49,15 @@ class NetworkChannel:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "producer": self.producer, "src": self.src, "dst": self.dst,
-            "rate": self.rate, "latency_cycles": self.latency, "required_gbs": round(self.required_gbs, 4),
+            "name": self.name,
+            "producer": self.producer,
+            "src": self.src,
+            "dst": self.dst,
+            "rate": self.rate,
+            "latency_cycles": self.latency,
+            "required_gbs": round(self.required_gbs, 4),
             "link_gbs": round(self.link_gbs, 4),
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +166,18 @@ def describe(design: Design, program: Program, device: Device, parts: Parts, cho
             beat = width * itemsize(str(m.param("dtype")))
             need = beat * device.clock_mhz * 1e6 / 1e9
             src, dst = _int(m.param("src_device")), _int(m.param("dst_device"))
-            channels.append(NetworkChannel(m.name, str(m.param("producer")), src, dst, rate, m.latency,
-                                           need, net.links * net.link_bandwidth_gbs))  # fmt: skip
+            channels.append(
+                NetworkChannel(
+                    m.name,
+                    str(m.param("producer")),
+                    src,
+                    dst,
+                    rate,
+                    m.latency,
+                    need,
+                    net.links * net.link_bandwidth_gbs,
+                )
+            )
     return Partition(device.name, tuple(records), tuple(channels), chosen)
 
 
@@ -215,9 +230,12 @@ def node_costs(design: Design, program: Program, device: Device) -> dict[str, Co
 def cut_streams(live: LiveGraph, where: dict[str, int]) -> int:
     """Streams cut by an assignment of stencil nodes to devices: one per (producer, other device)."""
     return len(
-        {(e.producer, where[e.consumer]) for e in live.graph.edges
-         if e.producer in where and where[e.producer] != where[e.consumer]}
-    )  # fmt: skip
+        {
+            (e.producer, where[e.consumer])
+            for e in live.graph.edges
+            if e.producer in where and where[e.producer] != where[e.consumer]
+        }
+    )
 
 
 def choose_parts(live: LiveGraph, costs: dict[str, Cost], device: Device, devices: int) -> Parts:
@@ -227,14 +245,14 @@ def choose_parts(live: LiveGraph, costs: dict[str, Cost], device: Device, device
 
     nodes = tuple(n.name for n in live.stencils)
     if devices < 1:
-        raise StencilmapError(f"--devices must be at least 1, got {devices}")
+        raise StencilmapError(f"{param('devices')} must be at least 1, got {devices}")
     if devices > len(nodes):
         raise StencilmapError(f"cannot split {len(nodes)} stencils over {devices} devices")
     where = solve(live, costs, device, devices)
     if where is None:
         raise StencilmapError(
             f"the design does not fit on {devices} {device.name} device{'s' if devices > 1 else ''}: "
-            "try more devices (--devices) or a smaller vector width"
+            f"try more devices ({param('devices')}) or a smaller vector width"
         )
     return tuple(tuple(n for n in nodes if where[n] == p) for p in range(devices))
 

@@ -1,42 +1,21 @@
-"""Builders are looked up by name: ``build("soda", program, BuildConfig(unroll=4))``."""
+"""Builders are looked up by name: ``build("soda", program, DesignPoint(unroll=4))``.
+
+What else varies with the architecture (its options, lanes, models, simulators, targets) is in ``arch``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
-from stencilmap.design.common import MAX_STAGES, NetworkLink, check_parameters, on_device_banks
+from stencilmap.design.common import MAX_STAGES, check_parameters, on_device_banks
 from stencilmap.design.ir import Design, verify_design
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
+from stencilmap.point import DesignPoint
 from stencilmap.program.ir import Program
 from stencilmap.program.verify import MAX_LANES
 
-
-@dataclass(frozen=True, slots=True)
-class BuildConfig:
-    """Builder parameters. ``None`` means the program's own hint (SODA unroll/iterate/tile, StencilFlow W)."""
-
-    unroll: int | None = None  # k PEs per stage (SODA), P_cell (PCM)
-    iterate: int | None = None  # q stages (SODA), d PCMs
-    vector: int | None = None  # W (StencilFlow)
-    delay_buffers: Literal["computed", "min"] = "computed"
-    device: str | None = None
-    tile: tuple[int, ...] | None = None  # SODA tile sizes of all but the outermost axis (C order)
-    workers: int | None = None  # CGRA workers w (None: the §VI roofline's choice)
-    strip: int | None = None  # CGRA vertical strip width (None: one strip unless the buffering overflows)
-    parts: tuple[tuple[str, ...], ...] | None = None  # StencilFlow: the stencil nodes of each device
-    link: NetworkLink | None = None  # the network joining the devices of ``parts``
-
-
-#: The options of ``BuildConfig`` each builder uses; ``check_options`` refuses the others.
-USES: dict[str, frozenset[str]] = {
-    "soda": frozenset({"unroll", "iterate", "tile"}),
-    "stencilflow": frozenset({"vector", "iterate", "delay_buffers", "parts"}),
-    "pcm": frozenset({"unroll", "iterate"}),
-    "emax": frozenset({"unroll", "iterate"}),  # iterate: the mapping refuses more than one step, saying why
-    "cgra": frozenset({"unroll", "iterate", "workers", "strip"}),  # unroll: the workers, as estimate takes it
-}
+#: The builders' configuration is the design point (``stencilmap.point``); the name stays for the builders.
+BuildConfig = DesignPoint
 
 
 def reject_options(target: str, *flags: tuple[str, object]) -> None:
@@ -44,26 +23,7 @@ def reject_options(target: str, *flags: tuple[str, object]) -> None:
     silently ignored: ``flags`` are (option name, value given or None)."""
     for flag, value in flags:
         if value is not None:
-            raise StencilmapError(f"--{flag.replace('_', '-')} does not apply to {target}")
-
-
-def check_options(arch: str, config: BuildConfig) -> None:
-    """Refuse the options of ``config`` that builder ``arch`` would ignore (``--vector`` for SODA, ``--tile``
-    for PCM, ``--delay-buffers min`` but for StencilFlow, ...)."""
-    used = USES.get(arch)
-    if used is None:
-        return
-    given = {
-        "unroll": config.unroll,
-        "iterate": config.iterate,
-        "vector": config.vector,
-        "tile": config.tile,
-        "delay_buffers": "min" if config.delay_buffers == "min" else None,
-        "workers": config.workers,
-        "strip": config.strip,
-        "parts": config.parts,
-    }
-    reject_options(f"the {arch} design", *((k, v) for k, v in given.items() if k not in used))
+            raise StencilmapError(f"{param(flag)} does not apply to {target}")
 
 
 Builder = Callable[[Program, BuildConfig], Design]

@@ -168,8 +168,11 @@ def chain_storage(design: Design) -> Storage:
     k = dict(design.parameters)["k"]
     assert isinstance(k, int)
     kinds = {m.name: m.kind for m in design.modules}
-    reuse = sum(1 if m.kind == "forward" else int(str(m.param("depth"))) for m in design.modules
-                if m.kind in ("forward", "fifo"))  # fmt: skip
+    reuse = sum(
+        1 if m.kind == "forward" else int(str(m.param("depth")))
+        for m in design.modules
+        if m.kind in ("forward", "fifo")
+    )
     skew = 1 if k > 1 else 0
     entries = [
         c for c in design.channels if kinds[c.dst] == "forward" and kinds[c.src] not in ("forward", "fifo")

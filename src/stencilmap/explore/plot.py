@@ -54,21 +54,42 @@ def space_figure(result: ExploreResult) -> Figure:
     if over.any():
         beyond = int((~shown).sum())
         more = f" ({beyond:,} more beyond {X_MAX}%)" if beyond else ""
-        ax.scatter(100 * cloud.utilization[over], cloud.seconds[over], s=4, color="0.8", lw=0,
-                   label=f"over the device's limits{more}", rasterized=True)  # fmt: skip
+        ax.scatter(
+            100 * cloud.utilization[over],
+            cloud.seconds[over],
+            s=4,
+            color="0.8",
+            lw=0,
+            label=f"over the device's limits{more}",
+            rasterized=True,
+        )
     for i, arch in enumerate(space.archs):
         mine = cloud.fits & (cloud.arch == i)
         if mine.any():
-            ax.scatter(100 * cloud.utilization[mine], cloud.seconds[mine], s=6, color=f"C{i}", lw=0,
-                       label=f"{arch} (fits)", rasterized=True)  # fmt: skip
+            ax.scatter(
+                100 * cloud.utilization[mine],
+                cloud.seconds[mine],
+                s=6,
+                color=f"C{i}",
+                lw=0,
+                label=f"{arch} (fits)",
+                rasterized=True,
+            )
     if cloud.fits.any():
         u, t = pareto_front(cloud.utilization[cloud.fits], cloud.seconds[cloud.fits])
         ax.step(100 * u, t, where="post", color="k", lw=1.2, label="Pareto front")
     best = result.best
     if best is not None:
         util = dict(best.utilization)[best.binding]
-        ax.plot([100 * util], [best.predicted_seconds], "*", ms=12, color="gold", mec="k",
-                label=_label(best.arch, best.lanes, best.iterate, best.tile, best.predicted_seconds))  # fmt: skip
+        ax.plot(
+            [100 * util],
+            [best.predicted_seconds],
+            "*",
+            ms=12,
+            color="gold",
+            mec="k",
+            label=_label(best.arch, best.lanes, best.iterate, best.tile, best.predicted_seconds),
+        )
     ax.axvline(100, color="0.4", lw=0.8, ls="--")
     ax.set_xlim(0, X_MAX)
     ax.set_xlabel("utilization of the binding resource (%)")

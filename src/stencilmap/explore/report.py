@@ -45,8 +45,11 @@ class Candidate:
 
     def parameters(self) -> dict[str, Any]:
         """``arch``, ``unroll`` / ``vector``, ``iterate``, ``tile``: what ``estimate`` takes."""
-        unroll = self.lanes if LANE_PARAMETER[self.arch] == "unroll" else None
-        vector = self.lanes if LANE_PARAMETER[self.arch] == "vector" else None
+        from stencilmap.arch import arch
+
+        option = arch(self.arch).lanes_option
+        unroll = self.lanes if option == "unroll" else None
+        vector = self.lanes if option == "vector" else None
         return {
             "arch": self.arch,
             "unroll": unroll,

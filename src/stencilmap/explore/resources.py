@@ -24,11 +24,12 @@ import numpy.typing as npt
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.sharing import shared_buffers
 from stencilmap.analysis.timing import pipeline_timing
+from stencilmap.arch import arch as arch_of
 from stencilmap.design.common import LINK_DEPTH, live_graph, with_iterate
 from stencilmap.design.ir import Design
-from stencilmap.design.registry import BuildConfig, build
 from stencilmap.device.catalog import Cost, Device
 from stencilmap.model.resources import design_resources, forwarding_cost, storage_cost
+from stencilmap.point import DesignPoint
 from stencilmap.program.ir import Program
 
 Array = npt.NDArray[Any]
@@ -39,11 +40,12 @@ def build_candidate(
 ) -> Design:
     """The design of one candidate (``tile`` None: untiled), built from the one-pass ``program``."""
     chained = with_iterate(program, q)
-    if arch == "stencilflow":
-        return build(arch, chained, BuildConfig(vector=lanes, iterate=q, device=device))
+    a = arch_of(arch)
+    if a.lanes_option == "vector":
+        return a.build(chained, DesignPoint(vector=lanes, iterate=q, device=device))
     shape = tuple(int(n or 0) for n in program.shape)
-    sizes = (tile if tile is not None else shape[1:]) if arch == "soda" else None
-    return build(arch, chained, BuildConfig(unroll=lanes, iterate=q, tile=sizes, device=device))
+    sizes = (tile if tile is not None else shape[1:]) if a.tiled else None
+    return a.build(chained, DesignPoint(unroll=lanes, iterate=q, tile=sizes, device=device))
 
 
 @dataclass
@@ -77,7 +79,7 @@ class ResourceTable:
         """(R(1), ΔR) of the candidate with ``lanes`` and SODA ``tile`` (its untiled sizes: untiled)."""
         one, delta = self._reference(lanes)
         shape = tuple(int(n or 0) for n in self.program.shape)
-        if self.arch != "soda" or tile == shape[1:]:
+        if not arch_of(self.arch).tiled or tile == shape[1:]:
             return one, delta
         c1 = self._chain(lanes, tile, 1) - self._chain(lanes, shape[1:], 1)
         if self.q_max == 1:
@@ -94,7 +96,7 @@ class ResourceTable:
 
     def _built(self, lanes: int, q: int) -> Array:
         ref = self.device_ref if self.device_ref is not None else self.device.name
-        design = build_candidate(self.arch, self.program, lanes, q, None, ref)
+        design = build_candidate(self.arch, program=self.program, lanes=lanes, q=q, tile=None, device=ref)
         self.builds += 1
         used = design_resources(design, with_iterate(self.program, q), self.device).used
         return self._vector(used)

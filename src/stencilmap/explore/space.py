@@ -21,19 +21,21 @@ from pathlib import Path
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.windows import access_sets
+from stencilmap.arch import arch as arch_of
+from stencilmap.arch import archs
 from stencilmap.design.common import DEFAULT_BURST_WIDTH, on_device_banks, with_iterate
 from stencilmap.device.catalog import ClockModel, Device, load_device
-from stencilmap.errors import StencilmapError
-from stencilmap.model.estimate import check_clock
+from stencilmap.errors import StencilmapError, param
+from stencilmap.model.report import check_clock
 from stencilmap.program import Program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.load import as_program
 
 #: the builders the explorer searches (the streamed FPGA microarchitectures)
-ARCHS = ("soda", "stencilflow", "pcm")
+ARCHS = archs(streamed=True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExploreConfig:
     """Everything ``stencilmap explore`` was asked to do (None: the program's or device's default)."""
 
@@ -82,7 +84,7 @@ class Space:
         return tuple(int(n or 0) for n in self.program.shape)
 
     def tiles_of(self, arch: str) -> tuple[tuple[int, ...], ...]:
-        return self.tiles if arch == "soda" else self.tiles[:1]
+        return self.tiles if arch_of(arch).tiled else self.tiles[:1]
 
     @property
     def size(self) -> int:
@@ -100,7 +102,7 @@ def design_space(config: ExploreConfig) -> Space:
             f"device '{device.name}' ({device.kind}) models none of {wanted}: explore needs an FPGA"
         )
     if config.iterations is not None and config.iterations < 1:
-        raise StencilmapError(f"--iterations must be ≥ 1, got {config.iterations}")
+        raise StencilmapError(f"{param('iterations')} must be ≥ 1, got {config.iterations}")
     check_clock(config.clock_mhz)
     loaded = bind_shape(as_program(config.program), {}, config.shape)
     program, _ = on_device_banks(replace(loaded, iterate=1), device.dram_banks, device.name)

@@ -22,6 +22,7 @@ from stencilmap.analysis.intensity import itemsize
 from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.analysis.sharing import shared_buffers
 from stencilmap.analysis.timing import pipeline_timing
+from stencilmap.arch import arch as arch_of
 from stencilmap.design.common import bank_of, live_graph, with_iterate
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.explore.space import Space
@@ -67,9 +68,10 @@ def arch_tables(space: Space, arch: str) -> ArchTables:
     chained = chain_latencies(program, space.q_max, streams, space.lanes, pe_latency)
     count, valid = tile_counts(program, shape, tiles, space.q_max)
     tile_points = np.array([prod(s) for s in streams], dtype=np.int64)
-    banks, read, write = bank_bytes(program, count, tile_points, tiled=arch == "soda")
+    tiled = arch_of(arch).tiled
+    banks, read, write = bank_bytes(program, count, tile_points, tiled=tiled)
     rate = np.ones((len(tiles), len(lanes)))
-    if arch == "soda":
+    if tiled:  # SODA's reuse chains (§3.3)
         lat = space.device.operator_latencies()
         rate = np.array([[soda_chain_rate(program, s, int(k), lat) for k in lanes] for s in streams])
     return ArchTables(

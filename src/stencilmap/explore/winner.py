@@ -21,6 +21,7 @@ from math import prod
 from time import perf_counter
 
 from stencilmap.analysis.halos import program_halo
+from stencilmap.arch import arch
 from stencilmap.design.common import with_iterate
 from stencilmap.errors import StencilmapError
 from stencilmap.explore.report import Candidate, WinnerCheck
@@ -74,13 +75,27 @@ def check_winner(
     start = perf_counter()
     try:
         design = build_candidate(
-            candidate.arch, program, candidate.lanes, candidate.iterate, candidate.tile, space.builder_device
+            candidate.arch,
+            program=program,
+            lanes=candidate.lanes,
+            q=candidate.iterate,
+            tile=candidate.tile,
+            device=space.builder_device,
         )
         chained = with_iterate(program, candidate.iterate)
-        predicted = design_timing(design, chained).cycles_at(rate)
+        predicted = design_timing(design, chained, lanes=arch(candidate.arch).lanes).cycles_at(rate)
         inputs = make_inputs(chained, {}, 0)
     except StencilmapError as exc:
-        return WinnerCheck(shape, shape != space.shape, rate, 0.0, 0, "error", 0.0, exc.message)
+        return WinnerCheck(
+            shape,
+            scaled=shape != space.shape,
+            bytes_per_cycle_per_bank=rate,
+            predicted_cycles=0.0,
+            simulated_cycles=0,
+            status="error",
+            wall_seconds=0.0,
+            note=exc.message,
+        )
     expected = max(1, round(predicted))
 
     def progress(cycle: int, _: int) -> None:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
+from stencilmap.arch import arch as arch_of
+from stencilmap.arch import default_arch
 from stencilmap.codegen.dot import to_dot
 from stencilmap.design.common import check_parameters
 from stencilmap.design.ir import Design
-from stencilmap.design.registry import BuildConfig, build, check_options
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.io import check_output_file, write_text_atomically
+from stencilmap.point import DesignPoint
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.verify import verify
@@ -24,25 +26,16 @@ if TYPE_CHECKING:
     from stencilmap.design.partition import Partition, Partitioned
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AnalyzeConfig:
-    """Everything ``stencilmap analyze`` was asked to do (None: the program's own hint)."""
+    """Everything ``stencilmap analyze`` was asked to do (None: the program's own hint). ``point.device``:
+    the board a partitioned design is split over (``devices`` / ``partition``)."""
 
     program: Path
-    arch: str | None = None
-    unroll: int | None = None
-    iterate: int | None = None
-    vector: int | None = None
+    point: DesignPoint = field(default_factory=DesignPoint)
     shape: tuple[int, ...] | None = None
     dot: Path | None = None
     asm: Path | None = None  # --arch emax / cgra: write the mnemonics / the assembly here
-    tile: tuple[int, ...] | None = None  # SODA tile sizes of the inner axes
-    fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
-    workers: int | None = None  # --arch cgra: workers w (default: the §VI roofline's)
-    strip: int | None = None  # --arch cgra: vertical strip width
-    device: str | None = None  # the board a partitioned design is split over (--devices / --partition)
-    devices: int | None = None  # StencilFlow split over this many devices (design.partition)
-    partition: Path | None = None  # ... or as this file says
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,68 +52,77 @@ class AnalyzeReport:
     partition: Partition | None = None  # --devices / --partition: the split over devices
 
 
-def default_arch(program: Program) -> str:
-    """SODA programs map to SODA's reuse chains, StencilFlow programs to StencilFlow pipelines."""
-    return "soda" if program.format == "soda" else "stencilflow"
-
-
 def analyze(config: AnalyzeConfig) -> AnalyzeReport:
     if config.dot is not None:
         check_output_file(config.dot, "--dot")
-    check_parameters(config.unroll, config.iterate, config.vector)
+    check_parameters(config.point.unroll, config.point.iterate, config.point.vector)
     program = bind_shape(load_program(config.program), {}, config.shape)
-    if config.iterate is not None and config.iterate != program.iterate:
-        program = replace(program, iterate=config.iterate)
+    if config.point.iterate is not None and config.point.iterate != program.iterate:
+        program = replace(program, iterate=config.point.iterate)
         verify(program)
-    fusion = fuse_if(program, config.fuse)
+    fusion = fuse_if(program, config.point.fuse)
     program = fusion.program
-    arch = config.arch or default_arch(program)
-    if config.asm is not None and arch not in ("emax", "cgra"):
-        raise StencilmapError("--asm writes EMAX mnemonics or CGRA assembly: it needs --arch emax or cgra")
-    if (config.workers is not None or config.strip is not None) and arch != "cgra":
-        raise StencilmapError("--workers and --strip shape the CGRA mapping: they need --arch cgra")
+    arch = config.point.arch or default_arch(program)
+    a = arch_of(arch)
+    if config.asm is not None and a.mapping is None:
+        raise StencilmapError(
+            f"{param('asm')} writes EMAX mnemonics or CGRA assembly: it needs {param('arch')} emax or cgra"
+        )
+    if (config.point.workers is not None or config.point.strip is not None) and "workers" not in a.options:
+        raise StencilmapError(
+            f"{param('workers')} and {param('strip')} shape the CGRA mapping: they need {param('arch')} cgra"
+        )
     if config.asm is not None:
         check_output_file(config.asm, "--asm")
-    build_config = BuildConfig(
-        unroll=config.unroll, iterate=config.iterate, vector=config.vector, tile=config.tile,
-        workers=config.workers, strip=config.strip,
-    )  # fmt: skip
-    check_options(arch, build_config)
-    facts = analyze_program(program, unroll=config.unroll, vector=config.vector)
+    build_config = replace(config.point, device=None, delay_buffers="computed", fuse=False)  # the builder's
+    a.check(build_config)
+    facts = analyze_program(program, unroll=config.point.unroll, vector=config.point.vector)
     split = _partitioned(config, program, build_config, arch)
-    design = build(arch, program, build_config) if split is None else split.design
-    if arch == "cgra":
-        return _analyze_cgra(config, program, facts, design, build_config, fusion.fused)
+    design = a.build(program, build_config) if split is None else split.design
+    if a.mapping == "assembly":
+        return _analyze_cgra(
+            config, program=program, facts=facts, design=design, build_config=build_config, fused=fusion.fused
+        )
     if config.dot is not None:
         write_text_atomically(config.dot, to_dot(design))
     mapping = None
-    if arch == "emax":
+    if a.mapping == "mnemonics":
         from stencilmap.codegen.emax import mnemonics
         from stencilmap.design.emax import map_emax
 
-        mapping = map_emax(program, BuildConfig(unroll=config.unroll))
+        mapping = map_emax(program, DesignPoint(unroll=config.point.unroll))
         if config.asm is not None:
             write_text_atomically(config.asm, mnemonics(mapping))
     partition = None if split is None else split.partition
     return AnalyzeReport(
-        program, arch, facts, design, config.dot, mapping, config.asm, fusion.fused, partition=partition
+        program,
+        arch=arch,
+        facts=facts,
+        design=design,
+        dot=config.dot,
+        emax=mapping,
+        asm=config.asm,
+        fused=fusion.fused,
+        partition=partition,
     )
 
 
 def _partitioned(
-    config: AnalyzeConfig, program: Program, build_config: BuildConfig, arch: str
+    config: AnalyzeConfig, program: Program, build_config: DesignPoint, arch: str
 ) -> Partitioned | None:
     """``--devices`` / ``--partition``: the design split over devices of ``--device``, else None."""
     from stencilmap.device.catalog import load_device
     from stencilmap.jobs.partition import PartitionRequest, partitioned
 
-    request = PartitionRequest(config.devices, config.partition)
+    request = PartitionRequest(config.point.devices, config.point.partition)
     if not request.wanted:
-        if config.device is not None:
-            raise StencilmapError("--device applies to analyze with --devices or --partition")
+        if config.point.device is not None:
+            raise StencilmapError(
+                f"{param('device')} applies to analyze with {param('devices')} or {param('partition')}"
+            )
         return None
-    device = load_device(config.device) if config.device is not None else None
-    return partitioned(program, build_config, arch, device, request)
+    device = load_device(config.point.device) if config.point.device is not None else None
+    return partitioned(program, config=build_config, arch=arch, device=device, request=request)
 
 
 def _analyze_cgra(
@@ -128,7 +130,7 @@ def _analyze_cgra(
     program: Program,
     facts: ProgramAnalysis,
     design: Design,
-    build_config: BuildConfig,
+    build_config: DesignPoint,
     fused: tuple[tuple[str, str], ...],
 ) -> AnalyzeReport:
     """The CGRA worker mapping: its assembly (``--asm``) and its DFG coloured by op (``--dot``, §V)."""
@@ -140,4 +142,14 @@ def _analyze_cgra(
     for path, text in texts:
         if path is not None:
             write_text_atomically(path, text)
-    return AnalyzeReport(program, "cgra", facts, design, config.dot, None, config.asm, fused, mapping)
+    return AnalyzeReport(
+        program,
+        arch="cgra",
+        facts=facts,
+        design=design,
+        dot=config.dot,
+        emax=None,
+        asm=config.asm,
+        fused=fused,
+        cgra=mapping,
+    )

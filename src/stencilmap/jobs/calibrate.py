@@ -23,7 +23,7 @@ from stencilmap.design.common import with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.device.catalog import Cost, Device, device_text, load_device, parse_device
-from stencilmap.errors import Location, StencilmapError
+from stencilmap.errors import Location, StencilmapError, param
 from stencilmap.model.calibrate import (
     TERM_LABELS,
     DesignTerms,
@@ -42,7 +42,7 @@ CalibrateArch = Literal["pcm", "soda"]
 MAX_REPORT_ROWS = 1000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CalibrateConfig:
     """What ``stencilmap calibrate`` was asked to do."""
 
@@ -137,12 +137,17 @@ def calibrate(config: CalibrateConfig) -> CalibrationReport:
     program = bind_shape(as_program(config.program), {}, config.shape)
     rows = read_reports(config.reports, prior)
     if not 0 <= config.holdout < len(rows):
-        raise StencilmapError(f"--holdout must be between 0 and {len(rows) - 1} (rows: {len(rows)})")
+        raise StencilmapError(f"{param('holdout')} must be between 0 and {len(rows) - 1} (rows: {len(rows)})")
     fit_rows, checks = rows[: len(rows) - config.holdout], rows[len(rows) - config.holdout :]
     if config.check is not None:
         checks = checks + read_reports(config.check, prior)
     resources = sorted({k for r in rows for k, _ in r.used})
-    terms = [design_terms(program, config.arch, r.unroll, r.iterate, prior, r.where) for r in fit_rows]
+    terms = [
+        design_terms(
+            program, arch=config.arch, unroll=r.unroll, iterate=r.iterate, device=prior, where=r.where
+        )
+        for r in fit_rows
+    ]
     where = str(config.reports)
     fits = [fit_resource(res, terms, [dict(r.used)[res] for r in fit_rows], where) for res in resources]
     text, source = device_text(config.device)
@@ -159,7 +164,14 @@ def calibrate(config: CalibrateConfig) -> CalibrationReport:
         write_text_atomically(config.out, out_text)
     per_resource = tuple(_result(fit, results) for fit in fits)
     return CalibrationReport(
-        device, source, config.arch, program.name, config.reports, config.out, per_resource, tuple(results)
+        device,
+        prior=source,
+        arch=config.arch,
+        program=program.name,
+        reports=config.reports,
+        out=config.out,
+        resources=per_resource,
+        rows=tuple(results),
     )
 
 
@@ -222,7 +234,14 @@ def design_terms(
             kinds.add(m.kind)
     storage = Cost.of((k, v - logic[k]) for k, v in categories["forwarding"].amounts)
     return DesignTerms(
-        unroll, iterate, lanes, words, tuple(sorted(kinds)), categories[COMPUTE], logic, storage
+        unroll,
+        iterate=iterate,
+        lanes=lanes,
+        forwarding_words=words,
+        forwarding_kinds=tuple(sorted(kinds)),
+        compute=categories[COMPUTE],
+        forwarding_logic=logic,
+        storage=storage,
     )
 
 

@@ -15,22 +15,23 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
 from stencilmap import native
+from stencilmap.arch import check_options
 from stencilmap.backends.reference import run_reference, undefined_value
 from stencilmap.codegen.registry import HOST, Generated, emit, from_program, program_design, target
 from stencilmap.codegen.verify import run_csim, write_data
 from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.partition import Partition
-from stencilmap.design.registry import BuildConfig, build, check_options, reject_options
+from stencilmap.design.registry import build, reject_options
 from stencilmap.device.catalog import load_device
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.io import PUBLISH_LOCK, Array, read_npy
 from stencilmap.jobs.partition import PartitionRequest, check_request, partitioned
+from stencilmap.point import DesignPoint
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.sim.validate import Validation, validate
@@ -46,29 +47,20 @@ DEFAULT_ARCH = {("hls", "soda"): "soda", ("hls", "stencilflow"): "stencilflow",
                 ("cuda", "soda"): HOST, ("cuda", "stencilflow"): HOST}  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CodegenConfig:
     """Everything ``stencilmap codegen`` was asked to do (None: the program's own hint)."""
 
     program: Path
     target: str
     out_dir: Path
-    arch: str | None = None
-    unroll: int | None = None
-    iterate: int | None = None
-    vector: int | None = None
-    tile: tuple[int, ...] | None = None
+    point: DesignPoint = field(default_factory=DesignPoint)
     shape: tuple[int, ...] | None = None
-    device: str | None = None
     inputs: Mapping[str, Path] = field(default_factory=dict)
     seed: int = 0
     verify: bool = False
     hls_include: Path | None = None
-    delay_buffers: Literal["computed", "min"] = "computed"
     cache_dir: Path | None = None  # compiled executables, reused across runs (tests)
-    fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
-    devices: int | None = None  # StencilFlow split over this many devices of ``device`` (design.partition)
-    partition: Path | None = None  # ... or as this file says
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,29 +104,35 @@ def codegen(config: CodegenConfig) -> CodegenReport:
     """Run the whole job; see the module docstring."""
     target(config.target)  # an unknown target is a usage error: say so before building anything
     program, values = bind(config)
-    fusion = fuse_if(program, config.fuse)
+    fusion = fuse_if(program, config.point.fuse)
     program = fusion.program
-    arch = config.arch or DEFAULT_ARCH[(config.target, program.format)]
+    arch = config.point.arch or DEFAULT_ARCH[(config.target, program.format)]
     if from_program(config.target):
         _check_host(config)
         arch = HOST
     check_options(arch, _build_config(config))
-    request = PartitionRequest(config.devices, config.partition)
+    request = PartitionRequest(config.point.devices, config.point.partition)
     if arch == HOST:
         check_single_device(config.target, request.wanted)
         design, partition = program_design(program), None
     elif request.wanted:
-        device = load_device(config.device) if config.device is not None else None
+        device = load_device(config.point.device) if config.point.device is not None else None
         check_request(request, arch, device)
         check_single_device(config.target, True)
-        split = partitioned(program, _build_config(config), arch, device, request)
+        split = partitioned(program, config=_build_config(config), arch=arch, device=device, request=request)
         design, partition = split.design, split.partition
     else:
         design, partition = build(arch, program, _build_config(config)), None
     report = publish_code(
-        program, design, config.target, values, config.out_dir, config.verify, config.hls_include,
-        config.cache_dir,
-    )  # fmt: skip
+        program,
+        design=design,
+        target_name=config.target,
+        values=values,
+        out_dir=config.out_dir,
+        verify=config.verify,
+        hls_include=config.hls_include,
+        cache_dir=config.cache_dir,
+    )
     return replace(report, fused=fusion.fused, partition=partition)
 
 
@@ -154,7 +152,15 @@ def write_code(
     values = make_inputs(program, supplied, seed)
     if from_program(target_name):  # host code is the program's, whatever design was built
         design = program_design(program)
-    return publish_code(program, design, target_name, values, out_dir, verify, hls_include)
+    return publish_code(
+        program,
+        design=design,
+        target_name=target_name,
+        values=values,
+        out_dir=out_dir,
+        verify=verify,
+        hls_include=hls_include,
+    )
 
 
 def publish_code(
@@ -170,7 +176,16 @@ def publish_code(
     """Emit, stage, verify and publish ``design``'s code in ``out_dir`` (all files or none)."""
     stage = stage_folder(out_dir)
     try:
-        report = stage_code(program, design, target_name, values, stage, verify, hls_include, cache_dir)
+        report = stage_code(
+            program,
+            design=design,
+            target_name=target_name,
+            values=values,
+            folder=stage,
+            verify=verify,
+            hls_include=hls_include,
+            cache_dir=cache_dir,
+        )
         publish_folder(stage, out_dir)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -204,21 +219,34 @@ def stage_code(
         write_data(folder / "data", generated.ports, values)
     verification: Verification | str | None = None
     if verify:
-        verification = _verify(program, values, generated, folder, hls_include, cache_dir, design)
+        verification = _verify(
+            program, values=values, gen=generated, stage=folder, hls_include=hls_include, cache_dir=cache_dir,
+            design=design,
+        )  # fmt: skip
     not_run = verification if isinstance(verification, str) else ""
     checked = verification if isinstance(verification, Verification) else None
     files = tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()))
-    return CodegenReport(program, design, generated, folder, files, seconds, checked, not_run=not_run)
+    return CodegenReport(
+        program,
+        design=design,
+        generated=generated,
+        out_dir=folder,
+        files=files,
+        generate_seconds=seconds,
+        verification=checked,
+        not_run=not_run,
+    )
 
 
 def _check_host(config: CodegenConfig) -> None:
     """A target generated from the program alone takes no design options."""
-    if config.arch is not None:
-        raise StencilmapError(f"--arch does not apply to target '{config.target}' (it generates from the program)")  # fmt: skip
+    point = config.point
+    if point.arch is not None:
+        raise StencilmapError(f"{param('arch')} does not apply to target '{config.target}' (it generates from the program)")  # fmt: skip
     reject_options(
-        f"target '{config.target}'", ("unroll", config.unroll), ("vector", config.vector),
-        ("tile", config.tile), ("device", config.device),
-        ("delay_buffers", "min" if config.delay_buffers == "min" else None),
+        f"target '{config.target}'", ("unroll", point.unroll), ("vector", point.vector),
+        ("tile", point.tile), ("device", point.device),
+        ("delay_buffers", "min" if point.delay_buffers == "min" else None),
     )  # fmt: skip
 
 
@@ -227,31 +255,29 @@ def check_single_device(target_name: str, several: bool) -> None:
     if several and target_name != "opencl":
         raise StencilmapError(
             f"target '{target_name}' emits one device's kernels: a design split over devices "
-            "(--devices / --partition) needs --target opencl (SMI channels between devices)"
+            f"({param('devices')} / {param('partition')}) needs {param('target')} opencl (SMI channels between devices)"
         )
 
 
 def bind(config: CodegenConfig) -> tuple[Program, dict[str, Array]]:
     """The shape-bound program chained ``iterate`` times, and the values of its inputs and params."""
     for flag, value in (
-        ("--unroll", config.unroll),
-        ("--vector", config.vector),
-        ("--iterate", config.iterate),
+        ("unroll", config.point.unroll),
+        ("vector", config.point.vector),
+        ("iterate", config.point.iterate),
     ):
         if value is not None and value < 1:
-            raise StencilmapError(f"{flag} must be ≥ 1, got {value}")
+            raise StencilmapError(f"{param(flag)} must be ≥ 1, got {value}")
     program = load_program(config.program)
     supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
     program = bind_shape(program, supplied, config.shape)
-    program = with_iterate(program, or_hint(config.iterate, program.iterate))
+    program = with_iterate(program, or_hint(config.point.iterate, program.iterate))
     return program, make_inputs(program, supplied, config.seed)
 
 
-def _build_config(config: CodegenConfig) -> BuildConfig:
-    return BuildConfig(
-        unroll=config.unroll, iterate=config.iterate, vector=config.vector,
-        delay_buffers=config.delay_buffers, device=config.device, tile=config.tile,
-    )  # fmt: skip
+def _build_config(config: CodegenConfig) -> DesignPoint:
+    """The builder's options: the point without the CGRA's (which no code target takes)."""
+    return replace(config.point, workers=None, strip=None)
 
 
 def _verify(
@@ -279,9 +305,11 @@ def _verify(
     else:
         result = run_csim(gen, stage, stage / "data", shape, hls_include, cache_dir)
     reference = run_reference(program, values)
-    got = result.outputs if result.status == "done" else {
-        k: np.zeros_like(v) for k, v in reference.outputs.items()
-    }  # fmt: skip
+    got = (
+        result.outputs
+        if result.status == "done"
+        else {k: np.zeros_like(v) for k, v in reference.outputs.items()}
+    )
     validation = validate(result.status, got, reference.outputs, reference.defined)
     written: list[Path] = []
     if result.status == "done":
@@ -300,12 +328,12 @@ def stage_folder(out_dir: Path) -> Path:
     """A fresh folder beside ``out_dir`` (same file system, so publishing is a rename)."""
     parent = out_dir.resolve().parent
     if out_dir.exists() and not out_dir.is_dir():
-        raise StencilmapError(f"--out {out_dir}: exists and is not a folder")
+        raise StencilmapError(f"{param('out')} {out_dir}: exists and is not a folder")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         return native.temporary_folder(f".{out_dir.name}.", parent, ".tmp")  # an interrupt removes it
     except OSError as exc:
-        raise StencilmapError(f"--out {out_dir}: cannot write there ({exc.strerror})") from None
+        raise StencilmapError(f"{param('out')} {out_dir}: cannot write there ({exc.strerror})") from None
 
 
 def publish_folder(stage: Path, out_dir: Path) -> None:

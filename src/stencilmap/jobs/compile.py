@@ -27,6 +27,7 @@ from stencilmap.errors import StencilmapError
 from stencilmap.jobs.codegen import publish_folder, stage_folder
 from stencilmap.jobs.compile_flows import Choice, Csim, Flow, SimOutcome, flow_for
 from stencilmap.jobs.compile_report import write_report
+from stencilmap.point import DesignPoint
 from stencilmap.program.data import bind_shape
 from stencilmap.program.ir import Program
 from stencilmap.program.load import as_program
@@ -38,18 +39,23 @@ Progress = Callable[[str, int, int], None]
 STAGES = ("analyze", "choose", "build", "generate", "verify", "simulate", "report")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompileConfig:
-    """Everything ``stencilmap compile`` was asked to do (None: the program's or device's default)."""
+    """Everything ``stencilmap compile`` was asked to do (None: the program's or device's default):
+    ``point.device`` names the device, ``point.arch`` the architecture if one is imposed."""
 
     program: Path | Program
-    device: str
+    point: DesignPoint
     out_dir: Path
-    arch: str | None = None
     iterations: int | None = None  # T: the application's time steps (default: the program's iterate)
     shape: tuple[int, ...] | None = None
     sim_points: int = 1 << 16  # the cycle-level simulation streams at most about this many points
     csim_points: int = 1 << 12  # the C simulation runs code generated for at most this many points
+
+    @property
+    def device(self) -> str:
+        assert self.point.device is not None, "compile needs a device"
+        return self.point.device
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +95,9 @@ class CompileReport:
         }
 
 
-def compile_program(config: CompileConfig, progress: Progress | None = None,
-                    notify: Callable[[str], None] | None = None) -> CompileReport:  # fmt: skip
+def compile_program(
+    config: CompileConfig, progress: Progress | None = None, notify: Callable[[str], None] | None = None
+) -> CompileReport:
     """Run every stage; see the module docstring."""
     report = progress if progress is not None else _quiet
     start = time.perf_counter()
@@ -98,7 +105,7 @@ def compile_program(config: CompileConfig, progress: Progress | None = None,
     program = bind_shape(as_program(config.program), {}, config.shape)
     source = str(config.program) if isinstance(config.program, Path) else f"{program.name}.{_suffix(program)}"
     check_grid(program)
-    flow: Flow = flow_for(device, config.arch)
+    flow: Flow = flow_for(device, config.point.arch)
     stage = stage_folder(config.out_dir)
     try:
         report("analyze", 0, 1)
@@ -113,8 +120,20 @@ def compile_program(config: CompileConfig, progress: Progress | None = None,
         csim = flow.verify(choice, stage, config.csim_points)
         simulation = flow.simulate(choice, config.sim_points, report, notify)
         report("report", 0, 1)
-        result = CompileReport(program, source, device, facts, choice, design, code, csim, simulation,
-                               config.out_dir, (), 0.0)  # fmt: skip
+        result = CompileReport(
+            program,
+            source=source,
+            device=device,
+            facts=facts,
+            choice=choice,
+            design=design,
+            code=code,
+            csim=csim,
+            simulation=simulation,
+            out_dir=config.out_dir,
+            files=(),
+            seconds=0.0,
+        )
         files = write_report(result, stage)
         publish_folder(stage, config.out_dir)
     except BaseException:

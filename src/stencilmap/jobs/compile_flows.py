@@ -92,9 +92,16 @@ class Csim:
     command: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"valid": self.valid, "how": self.how, "shape": list(self.shape), "scaled": self.scaled,
-                "message": self.message, "compile_seconds": round(self.compile_seconds, 3),
-                "run_seconds": round(self.run_seconds, 3), "command": self.command}  # fmt: skip
+        return {
+            "valid": self.valid,
+            "how": self.how,
+            "shape": list(self.shape),
+            "scaled": self.scaled,
+            "message": self.message,
+            "compile_seconds": round(self.compile_seconds, 3),
+            "run_seconds": round(self.run_seconds, 3),
+            "command": self.command,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,15 +127,25 @@ class SimOutcome:
         return (self.predicted_cycles - self.cycles) / self.cycles
 
     def to_json(self) -> dict[str, Any]:
-        return {"valid": self.valid, "status": self.status, "cycles": self.cycles,
-                "predicted_cycles": self.predicted_cycles, "prediction_error": self.prediction_error,
-                "shape": list(self.shape), "scaled": self.scaled, "seconds": round(self.seconds, 3),
-                "message": self.message, "command": self.command, **dict(self.extra)}  # fmt: skip
+        return {
+            "valid": self.valid,
+            "status": self.status,
+            "cycles": self.cycles,
+            "predicted_cycles": self.predicted_cycles,
+            "prediction_error": self.prediction_error,
+            "shape": list(self.shape),
+            "scaled": self.scaled,
+            "seconds": round(self.seconds, 3),
+            "message": self.message,
+            "command": self.command,
+            **dict(self.extra),
+        }
 
 
 class Flow(Protocol):
-    def choose(self, program: Program, device: Device, config: CompileConfig, source: str,
-               report: Report) -> Choice: ...  # fmt: skip
+    def choose(
+        self, program: Program, device: Device, config: CompileConfig, source: str, report: Report
+    ) -> Choice: ...
 
     def build(self, choice: Choice) -> Design | None: ...
 
@@ -136,35 +153,61 @@ class Flow(Protocol):
 
     def verify(self, choice: Choice, stage: Path, cap: int) -> Csim: ...
 
-    def simulate(self, choice: Choice, cap: int, report: Report,
-                 notify: Callable[[str], None] | None) -> SimOutcome | None: ...  # fmt: skip
+    def simulate(
+        self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None
+    ) -> SimOutcome | None: ...
 
 
 def flow_for(device: Device, arch: str | None) -> Flow:
-    """The flow of ``device``'s kind; ``arch`` (if given) must be one the device models."""
+    """The flow of ``device``'s kind (``FLOWS``); ``arch`` (if given) must be one the device models."""
     if arch is not None and arch not in device.archs:
         raise StencilmapError(
             f"device '{device.name}' ({device.kind}) models {', '.join(device.archs)}, not '{arch}'"
         )
-    if device.kind == "fpga":
-        from stencilmap.jobs.flow_fpga import FpgaFlow
+    flow = FLOWS.get(device.kind, _mapping_flow)(device)
+    if flow is None:
+        raise StencilmapError(
+            f"compile has no flow for device '{device.name}' ({device.kind}, {', '.join(device.archs)})"
+        )
+    return flow
 
-        return FpgaFlow()
-    if "cgra" in device.archs:
+
+def _fpga_flow(device: Device) -> Flow:
+    from stencilmap.jobs.flow_fpga import FpgaFlow
+
+    return FpgaFlow()
+
+
+def _mapping_flow(device: Device) -> Flow | None:
+    """A CGRA-kind device: the flow of the mapping its architecture makes (CGRA assembly, EMAX mnemonics)."""
+    from stencilmap.arch import ARCHS
+
+    mappings = {ARCHS[a].mapping for a in device.archs if a in ARCHS}
+    if "assembly" in mappings:
         from stencilmap.jobs.flow_cgra import CgraFlow
 
         return CgraFlow()
-    if "emax" in device.archs:
+    if "mnemonics" in mappings:
         from stencilmap.jobs.flow_emax import EmaxFlow
 
         return EmaxFlow()
-    if device.kind in ("cpu", "gpu"):
-        from stencilmap.jobs.flow_host import HostFlow
+    return None
 
-        return HostFlow()
-    raise StencilmapError(
-        f"compile has no flow for device '{device.name}' ({device.kind}, {', '.join(device.archs)})"
-    )
+
+def _host_flow(device: Device) -> Flow:
+    """A CPU or GPU: the host backends (unless the device's file names a CGRA mapping)."""
+    from stencilmap.jobs.flow_host import HostFlow
+
+    return _mapping_flow(device) or HostFlow()
+
+
+#: The chooser of ``compile``'s flow for each kind of device (``Device.kind``; other kinds: a mapping's).
+FLOWS: dict[str, Callable[[Device], Flow | None]] = {
+    "fpga": _fpga_flow,
+    "cgra": _mapping_flow,
+    "cpu": _host_flow,
+    "gpu": _host_flow,
+}
 
 
 def time_steps(program: Program, iterations: int | None) -> int:

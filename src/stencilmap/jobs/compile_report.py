@@ -73,8 +73,14 @@ def roofline_with_design(report: CompileReport) -> Figure:
     ax = figure.axes[0]
     if choice.estimate is not None:
         gops = choice.estimate.gops
-        ax.plot([roof.operational_intensity], [gops], "*", color="C3", ms=12,
-                label=f"chosen: {choice.arch} {_params(choice)} → {gops:.4g} GOp/s predicted")  # fmt: skip
+        ax.plot(
+            [roof.operational_intensity],
+            [gops],
+            "*",
+            color="C3",
+            ms=12,
+            label=f"chosen: {choice.arch} {_params(choice)} → {gops:.4g} GOp/s predicted",
+        )
         low, high = ax.get_ylim()
         ax.set_ylim(min(low, gops / 2), high)  # the chosen design may sit far below the roof
         ax.legend(loc="lower right", fontsize="small")
@@ -85,8 +91,11 @@ def _params(choice: object) -> str:
     from stencilmap.jobs.compile_flows import Choice
 
     assert isinstance(choice, Choice)
-    return ", ".join(f"{k} {','.join(map(str, v)) if isinstance(v, tuple) else v}"
-                     for k, v in choice.parameters if v is not None)  # fmt: skip
+    return ", ".join(
+        f"{k} {','.join(map(str, v)) if isinstance(v, tuple) else v}"
+        for k, v in choice.parameters
+        if v is not None
+    )
 
 
 def _yes(valid: bool | None) -> str:
@@ -114,9 +123,11 @@ def report_markdown(report: CompileReport, folder: Path, notes: list[str]) -> st
     ]
     if sim is not None:
         err = sim.prediction_error
-        lines.append(f"| cycle-level simulation | {_yes(sim.valid)}, {sim.cycles:,} cycles against "
-                     f"{sim.predicted_cycles:,} predicted ({'' if err is None else f'{err:+.2%}'})"
-                     f"{' on a scaled grid' if sim.scaled else ''} |")  # fmt: skip
+        lines.append(
+            f"| cycle-level simulation | {_yes(sim.valid)}, {sim.cycles:,} cycles against "
+            f"{sim.predicted_cycles:,} predicted ({'' if err is None else f'{err:+.2%}'})"
+            f"{' on a scaled grid' if sim.scaled else ''} |"
+        )
     lines += ["", "## What was chosen, and why", "", f"{c.why[0].upper()}{c.why[1:]}.", ""]
     lines += _candidates(report)
     lines += _prediction(report)
@@ -141,32 +152,48 @@ def _candidates(report: CompileReport) -> list[str]:
     explored = report.choice.explored
     if explored is None:
         return []
-    rows = ["| # | arch | lanes | iterate | tile | predicted | scenario | binding resource |",
-            "|---:|---|---:|---:|---|---:|---|---|"]  # fmt: skip
+    rows = [
+        "| # | arch | lanes | iterate | tile | predicted | scenario | binding resource |",
+        "|---:|---|---:|---:|---|---:|---|---|",
+    ]
     for i, cand in enumerate(explored.top[:8], 1):
         util = dict(cand.utilization).get(cand.binding, 0.0)
         tile = "×".join(map(str, cand.tile)) if cand.tile else "untiled"
-        rows.append(f"| {i} | {cand.arch} | {cand.lanes} | {cand.iterate} | {tile} | "
-                    f"{format_seconds(cand.predicted_seconds)} | {cand.scenario} | {cand.binding} {util:.0%} |")  # fmt: skip
-    return ["The best candidates of the search (predicted for every time step):", "", *rows, "",
-            "![design space](design_space.png)", ""]  # fmt: skip
+        rows.append(
+            f"| {i} | {cand.arch} | {cand.lanes} | {cand.iterate} | {tile} | "
+            f"{format_seconds(cand.predicted_seconds)} | {cand.scenario} | {cand.binding} {util:.0%} |"
+        )
+    return [
+        "The best candidates of the search (predicted for every time step):",
+        "",
+        *rows,
+        "",
+        "![design space](design_space.png)",
+        "",
+    ]
 
 
 def _prediction(report: CompileReport) -> list[str]:
     est = report.choice.estimate
     if est is None:
         return []
-    lines = ["## Predicted performance", "", "| for all time steps | |", "|---|---|",
-             f"| launches | {est.launches:,} × {est.steps_on_chip} step(s) on chip |",
-             f"| cycles per launch | {est.cycles_per_launch:,} (latency {est.latency_cycles:,}) at "
-             f"{est.clock_mhz:g} MHz |",
-             f"| scenario | {est.scenario}-bound: needs {est.required_bandwidth_gbs:.3g} GB/s, the device gives "
-             f"{report.device.practical_bandwidth_gbs:.3g} GB/s practical |",
-             f"| time | compute {format_seconds(est.compute_seconds)} per launch, host transfers "
-             f"{format_seconds(est.host_seconds)}, control {format_seconds(est.control_seconds)}; total "
-             f"**{format_seconds(est.predicted_seconds)}** |",
-             f"| performance | {est.gops:.4g} GOp/s, {est.percent_of_roofline:.1f}% of the roofline's "
-             f"{est.roofline_gops:.4g} |", ""]  # fmt: skip
+    lines = [
+        "## Predicted performance",
+        "",
+        "| for all time steps | |",
+        "|---|---|",
+        f"| launches | {est.launches:,} × {est.steps_on_chip} step(s) on chip |",
+        f"| cycles per launch | {est.cycles_per_launch:,} (latency {est.latency_cycles:,}) at "
+        f"{est.clock_mhz:g} MHz |",
+        f"| scenario | {est.scenario}-bound: needs {est.required_bandwidth_gbs:.3g} GB/s, the device gives "
+        f"{report.device.practical_bandwidth_gbs:.3g} GB/s practical |",
+        f"| time | compute {format_seconds(est.compute_seconds)} per launch, host transfers "
+        f"{format_seconds(est.host_seconds)}, control {format_seconds(est.control_seconds)}; total "
+        f"**{format_seconds(est.predicted_seconds)}** |",
+        f"| performance | {est.gops:.4g} GOp/s, {est.percent_of_roofline:.1f}% of the roofline's "
+        f"{est.roofline_gops:.4g} |",
+        "",
+    ]
     lines += [f"- {n}" for n in est.notes]
     return [*lines, "", "![roofline](roofline.png)", ""]
 
@@ -185,20 +212,26 @@ def _resources(report: CompileReport) -> list[str]:
 def _verification(report: CompileReport) -> list[str]:
     csim, sim = report.csim, report.simulation
     grid = "×".join(map(str, csim.shape))
-    lines = ["## Verification", "",
-             f"**The generated code run here** ({csim.how}) on a {grid} grid"
-             f"{' (scaled down; the code for that grid is in `verify/`)' if csim.scaled else ''}: "
-             f"{_yes(csim.valid)} — {csim.message}"
-             f"{f'; compiled in {csim.compile_seconds:.2f} s, ran in {csim.run_seconds:.2f} s' if csim.valid is not None else ''}.",
-             ""]  # fmt: skip
+    lines = [
+        "## Verification",
+        "",
+        f"**The generated code run here** ({csim.how}) on a {grid} grid"
+        f"{' (scaled down; the code for that grid is in `verify/`)' if csim.scaled else ''}: "
+        f"{_yes(csim.valid)} — {csim.message}"
+        f"{f'; compiled in {csim.compile_seconds:.2f} s, ran in {csim.run_seconds:.2f} s' if csim.valid is not None else ''}.",
+        "",
+    ]
     if sim is not None:
         grid = "×".join(map(str, sim.shape))
         err = sim.prediction_error
-        lines += [f"**Cycle-level simulation** of the chosen design on a {grid} grid"
-                  f"{' (scaled down from the program grid: the inner axes that set the structure are kept)' if sim.scaled else ''},"
-                  f" with the device's memory bandwidth: {sim.status}, {sim.cycles:,} cycles against the model's "
-                  f"{sim.predicted_cycles:,} ({'n/a' if err is None else f'{err:+.2%}'}); outputs {_yes(sim.valid)} "
-                  f"({sim.message}); simulated in {sim.seconds:.2f} s.", ""]  # fmt: skip
+        lines += [
+            f"**Cycle-level simulation** of the chosen design on a {grid} grid"
+            f"{' (scaled down from the program grid: the inner axes that set the structure are kept)' if sim.scaled else ''},"
+            f" with the device's memory bandwidth: {sim.status}, {sim.cycles:,} cycles against the model's "
+            f"{sim.predicted_cycles:,} ({'n/a' if err is None else f'{err:+.2%}'}); outputs {_yes(sim.valid)} "
+            f"({sim.message}); simulated in {sim.seconds:.2f} s.",
+            "",
+        ]
     else:
         lines += ["There is no hardware design to simulate cycle by cycle on this kind of device.", ""]
     return lines
@@ -210,9 +243,14 @@ def _design(report: CompileReport, folder: Path, notes: list[str]) -> list[str]:
         return []
     kinds = ", ".join(f"{n} {k}" for k, n in d.kinds().items())
     storage = sum(ch.depth * ch.width for ch in d.channels)
-    lines = ["## The design", "", f"`{d.name}`: {len(d.modules):,} modules ({kinds}), {len(d.channels):,} "
-             f"channels holding {storage:,} elements. `design.json` loads again "
-             f"(`design_from_json(json.load(f))` in `stencilmap.design.serialize`); `design.dot` is its graph.", ""]  # fmt: skip
+    lines = [
+        "## The design",
+        "",
+        f"`{d.name}`: {len(d.modules):,} modules ({kinds}), {len(d.channels):,} "
+        f"channels holding {storage:,} elements. `design.json` loads again "
+        f"(`design_from_json(json.load(f))` in `stencilmap.design.serialize`); `design.dot` is its graph.",
+        "",
+    ]
     if (folder / "design.svg").exists():
         lines += ["![design](design.svg)", ""]
     return [*lines, *[f"- {n}" for n in notes], ""]
@@ -271,6 +309,8 @@ def report_html(markdown: str, folder: Path, report: CompileReport) -> str:
 
     body = _IMG.sub(inline, body)
     title = html.escape(f"{report.program.name} on {report.device.name} — stencilmap compile")
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<style>{CSS}</style>\n'
-            f"</head>\n<body>\n{body}</body>\n</html>\n")  # fmt: skip
+    return (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<style>{CSS}</style>\n'
+        f"</head>\n<body>\n{body}</body>\n</html>\n"
+    )

@@ -9,9 +9,10 @@ import json
 import shlex
 from pathlib import Path
 
+from stencilmap.arch import arch
 from stencilmap.codegen.dot import to_dot
 from stencilmap.design.serialize import design_to_json
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.explore import Candidate, ExploreConfig, ExploreResult
 from stencilmap.explore.resources import build_candidate
 from stencilmap.io import OutputSet, check_output_dir
@@ -30,10 +31,18 @@ def save_winner(result: ExploreResult, config: ExploreConfig, directory: Path) -
     """Write the best candidate's files into ``directory``; return their paths."""
     best = result.best
     if best is None:
-        raise StencilmapError("--save: no configuration fits the device, so there is no winner to save")
+        raise StencilmapError(
+            f"{param('save')}: no configuration fits the device, so there is no winner to save"
+        )
     space = result.space
-    design = build_candidate(best.arch, space.program, best.lanes, best.iterate, _tile(best, space.shape),
-                             space.builder_device)  # fmt: skip
+    design = build_candidate(
+        best.arch,
+        program=space.program,
+        lanes=best.lanes,
+        q=best.iterate,
+        tile=_tile(best, space.shape),
+        device=space.builder_device,
+    )
     paths = tuple(directory / name for name in SAVED_FILES)
     texts = (
         json.dumps(design_to_json(design), indent=1) + "\n",
@@ -56,13 +65,22 @@ def winner_commands(result: ExploreResult, config: ExploreConfig) -> str:
     design = _design_options(best, space.shape)
     program = shlex.quote(str(config.program))
     device = shlex.quote(config.device)  # as given: a catalog name or the user's PATH.json
-    estimate = ["stencilmap", "estimate", program, "--device", device, *design,
-                "--shape", _csv(space.shape), "--iterations", str(space.iterations)]  # fmt: skip
+    estimate = [
+        "stencilmap",
+        "estimate",
+        program,
+        "--device",
+        device,
+        *design,
+        "--shape",
+        _csv(space.shape),
+        "--iterations",
+        str(space.iterations),
+    ]
     if config.clock_mhz is not None:
         estimate += ["--clock-mhz", f"{config.clock_mhz:g}"]
     sim_shape = result.winner.shape if result.winner is not None else space.shape
-    simulate = ["stencilmap", "simulate", program, "--device", device, *design,
-                "--shape", _csv(sim_shape)]  # fmt: skip
+    simulate = ["stencilmap", "simulate", program, "--device", device, *design, "--shape", _csv(sim_shape)]
     lines = [
         f"# The winner of stencilmap explore on {comment(space.device.name)}: {best.arch}, "
         + ", ".join(f"{k}={v}" for k, v in best.parameters().items() if v is not None and k != "arch"),
@@ -82,7 +100,7 @@ def winner_commands(result: ExploreResult, config: ExploreConfig) -> str:
 
 
 def _design_options(best: Candidate, shape: tuple[int, ...]) -> list[str]:
-    lanes = "--vector" if best.arch == "stencilflow" else "--unroll"
+    lanes = f"--{arch(best.arch).lanes_option}"
     options = ["--arch", best.arch, lanes, str(best.lanes), "--iterate", str(best.iterate)]
     tile = _tile(best, shape)
     if tile is not None:
@@ -93,7 +111,7 @@ def _design_options(best: Candidate, shape: tuple[int, ...]) -> list[str]:
 def _tile(best: Candidate, shape: tuple[int, ...]) -> tuple[int, ...] | None:
     """SODA's tile sizes, the whole inner axes when untiled (so no program hint can tile it); None for
     the other builders."""
-    if best.arch != "soda":
+    if not arch(best.arch).tiled:
         return None
     return best.tile if best.tile is not None else shape[1:]
 

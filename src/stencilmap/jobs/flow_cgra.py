@@ -35,21 +35,36 @@ if TYPE_CHECKING:
 class CgraFlow:
     """See the module docstring."""
 
-    def choose(self, program: Program, device: Device, config: CompileConfig, source: str,
-               report: Report) -> Choice:  # fmt: skip
-        from stencilmap.model.estimate import EstimateConfig, estimate
+    def choose(
+        self, program: Program, device: Device, config: CompileConfig, source: str, report: Report
+    ) -> Choice:
+        from stencilmap.jobs.estimate import EstimateConfig, estimate
+        from stencilmap.point import DesignPoint
 
         one_pass = replace(program, iterate=1)
         iterations = time_steps(program, config.iterations)
         q = min(iterations, max(1, program.iterate))  # layers on chip: the program's own iterate
-        est = estimate(EstimateConfig(one_pass, config.device, "cgra", iterate=q, iterations=iterations))
+        point = DesignPoint(arch="cgra", iterate=q, device=config.device)
+        est = estimate(EstimateConfig(program=one_pass, point=point, iterations=iterations))
         params = dict(est.parameters)
         extra = dict(est.extra)
-        why = (f"{params['workers']} workers (the §VI roofline's choice: {extra.get('roofline_workers')}), "
-               f"{params['strips']} strip(s), {q} layer(s) on chip; {extra.get('cgra_bound')}-bound")  # fmt: skip
+        why = (
+            f"{params['workers']} workers (the §VI roofline's choice: {extra.get('roofline_workers')}), "
+            f"{params['strips']} strip(s), {q} layer(s) on chip; {extra.get('cgra_bound')}-bound"
+        )
         parameters = (("workers", int(str(params["workers"]))), ("iterate", q))
-        choice = Choice(device, one_pass, source, iterations, "cgra", parameters, est.predicted_seconds, why,
-                        "cgra-asm", est)  # fmt: skip
+        choice = Choice(
+            device,
+            one_pass,
+            source,
+            iterations,
+            "cgra",
+            parameters,
+            est.predicted_seconds,
+            why,
+            "cgra-asm",
+            est,
+        )
         cmd = choice.command(
             "estimate", "--device", config.device, *choice.options(), "--iterations", str(iterations)
         )
@@ -72,10 +87,20 @@ class CgraFlow:
     def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
         sim = self.simulate(choice, cap, lambda *_: None, None)
         how = "the mapping the assembly describes, run with values by the CGRA simulator"
-        return Csim(sim.valid, how, sim.shape, sim.scaled, sim.message, 0.0, sim.seconds, sim.command)
+        return Csim(
+            sim.valid,
+            how=how,
+            shape=sim.shape,
+            scaled=sim.scaled,
+            message=sim.message,
+            compile_seconds=0.0,
+            run_seconds=sim.seconds,
+            command=sim.command,
+        )
 
-    def simulate(self, choice: Choice, cap: int, report: Report,
-                 notify: Callable[[str], None] | None) -> SimOutcome:  # fmt: skip
+    def simulate(
+        self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None
+    ) -> SimOutcome:
         from stencilmap.jobs.simulate import as_field_dtype
         from stencilmap.model.cgra import predict
         from stencilmap.model.roofline import roofline_of
@@ -92,8 +117,18 @@ class CgraFlow:
         predicted = predict(mapping, choice.device).cycles
         command = choice.command("simulate", "--device", choice.device_ref, *choice.options(), shape=shape)
         extra = (("cgra", run.to_json()),)
-        return SimOutcome(valid and run.status == "done", run.status, run.cycles, predicted, shape,
-                          shape != choice.shape, run.sim_seconds, verdict(valid, exact, error), command, extra)  # fmt: skip
+        return SimOutcome(
+            valid and run.status == "done",
+            status=run.status,
+            cycles=run.cycles,
+            predicted_cycles=predicted,
+            shape=shape,
+            scaled=shape != choice.shape,
+            seconds=run.sim_seconds,
+            message=verdict(valid, exact, error),
+            command=command,
+            extra=extra,
+        )
 
     def _config(self, choice: Choice) -> BuildConfig:
         return BuildConfig(device=choice.device_ref, workers=int(dict(choice.parameters)["workers"]))

@@ -24,22 +24,38 @@ if TYPE_CHECKING:
 class EmaxFlow:
     """See the module docstring."""
 
-    def choose(self, program: Program, device: Device, config: CompileConfig, source: str,
-               report: Report) -> Choice:  # fmt: skip
-        from stencilmap.model.estimate import EstimateConfig, estimate
+    def choose(
+        self, program: Program, device: Device, config: CompileConfig, source: str, report: Report
+    ) -> Choice:
+        from stencilmap.jobs.estimate import EstimateConfig, estimate
+        from stencilmap.point import DesignPoint
 
         one_pass = replace(program, iterate=1)
         iterations = time_steps(program, config.iterations)
-        est = estimate(EstimateConfig(one_pass, config.device, "emax", iterations=iterations))
+        point = DesignPoint(arch="emax", device=config.device)
+        est = estimate(EstimateConfig(program=one_pass, point=point, iterations=iterations))
         params = dict(est.parameters)
-        why = (f"a degree-{params['degree']} star: p = {params['p']} Z planes packed into {params['rows']} of "
-               f"the {device.resource('pe_rows')} PE rows (EMAX §4.4, §4.6), {params['x_chunks']} X chunk(s); "
-               f"time bound by the {dict(est.extra).get('timeline_bottleneck')} path of the five-state "
-               f"timeline (§5.1)")  # fmt: skip
-        choice = Choice(device, one_pass, source, iterations, "emax", (("unroll", params["p"]),),
-                        est.predicted_seconds, why, "emax-asm", est)  # fmt: skip
-        est_cmd = choice.command("estimate", "--device", config.device, *choice.options(), "--iterations",
-                                 str(iterations))  # fmt: skip
+        why = (
+            f"a degree-{params['degree']} star: p = {params['p']} Z planes packed into {params['rows']} of "
+            f"the {device.resource('pe_rows')} PE rows (EMAX §4.4, §4.6), {params['x_chunks']} X chunk(s); "
+            f"time bound by the {dict(est.extra).get('timeline_bottleneck')} path of the five-state "
+            f"timeline (§5.1)"
+        )
+        choice = Choice(
+            device,
+            one_pass,
+            source,
+            iterations,
+            "emax",
+            (("unroll", params["p"]),),
+            est.predicted_seconds,
+            why,
+            "emax-asm",
+            est,
+        )
+        est_cmd = choice.command(
+            "estimate", "--device", config.device, *choice.options(), "--iterations", str(iterations)
+        )
         return replace(choice, commands=(("estimate", est_cmd),), device_ref=config.device)
 
     def build(self, choice: Choice) -> Design:
@@ -57,10 +73,20 @@ class EmaxFlow:
     def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
         sim = self.simulate(choice, cap, lambda *_: None, None)
         how = "the mnemonics interpreted by the EMAX simulator (LMMs, FIFOs, ALU ops)"
-        return Csim(sim.valid, how, sim.shape, sim.scaled, sim.message, 0.0, sim.seconds, sim.command)
+        return Csim(
+            sim.valid,
+            how=how,
+            shape=sim.shape,
+            scaled=sim.scaled,
+            message=sim.message,
+            compile_seconds=0.0,
+            run_seconds=sim.seconds,
+            command=sim.command,
+        )
 
-    def simulate(self, choice: Choice, cap: int, report: Report,
-                 notify: Callable[[str], None] | None) -> SimOutcome:  # fmt: skip
+    def simulate(
+        self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None
+    ) -> SimOutcome:
         from stencilmap.jobs.compile_flows import validate_outputs
         from stencilmap.sim.emax import simulate_emax
 
@@ -74,8 +100,18 @@ class EmaxFlow:
         predicted = round(run.model.seconds * run.clock_mhz * 1e6)
         command = choice.command("simulate", "--device", choice.device_ref, "--arch", "emax", shape=shape)
         extra = (("emax", run.to_json()),)
-        return SimOutcome(valid, "done", run.cycles, predicted, shape, shape != choice.shape, run.sim_seconds,
-                          verdict(valid, exact, error), command, extra)  # fmt: skip
+        return SimOutcome(
+            valid,
+            status="done",
+            cycles=run.cycles,
+            predicted_cycles=predicted,
+            shape=shape,
+            scaled=shape != choice.shape,
+            seconds=run.sim_seconds,
+            message=verdict(valid, exact, error),
+            command=command,
+            extra=extra,
+        )
 
     def _config(self, choice: Choice) -> BuildConfig:
         return BuildConfig(unroll=int(dict(choice.parameters)["unroll"]), device=choice.device_ref)

@@ -55,15 +55,23 @@ def vendor_archs(device: Device) -> tuple[str, ...]:
 class FpgaFlow:
     """See the module docstring."""
 
-    def choose(self, program: Program, device: Device, config: CompileConfig, source: str,
-               report: Report) -> Choice:  # fmt: skip
+    def choose(
+        self, program: Program, device: Device, config: CompileConfig, source: str, report: Report
+    ) -> Choice:
         from stencilmap.explore.search import explore
         from stencilmap.explore.space import ExploreConfig
-        from stencilmap.model.estimate import EstimateConfig, estimate
+        from stencilmap.jobs.estimate import EstimateConfig, estimate
+        from stencilmap.point import DesignPoint
 
-        archs = (config.arch,) if config.arch is not None else vendor_archs(device)
+        archs = (config.point.arch,) if config.point.arch is not None else vendor_archs(device)
         explored = explore(
-            ExploreConfig(program, config.device, archs, config.iterations, simulate=False),
+            ExploreConfig(
+                program=program,
+                device=config.device,
+                archs=archs,
+                iterations=config.iterations,
+                simulate=False,
+            ),
             lambda _what, done, total: report("choose", done, total),
         )
         best = explored.best
@@ -71,14 +79,36 @@ class FpgaFlow:
             notes = "; ".join(explored.notes) or "every candidate exceeds a resource"
             raise StencilmapError(f"no design fits device '{device.name}': {notes}")
         params = best.parameters()
-        parameters = (("unroll", params["unroll"]), ("vector", params["vector"]), ("iterate", best.iterate),
-                      ("tile", best.tile))  # fmt: skip
+        parameters = (
+            ("unroll", params["unroll"]),
+            ("vector", params["vector"]),
+            ("iterate", best.iterate),
+            ("tile", best.tile),
+        )
         one_pass = explored.space.program
-        est = estimate(EstimateConfig(one_pass, config.device, best.arch, params["unroll"], best.iterate,
-                                      params["vector"], explored.space.iterations, None, None, best.tile))  # fmt: skip
-        choice = Choice(device, one_pass, source, explored.space.iterations, best.arch, parameters,
-                        best.predicted_seconds, _why(explored, best), target_for(device, best.arch), est,
-                        explored, best)  # fmt: skip
+        point = DesignPoint(
+            arch=best.arch,
+            unroll=params["unroll"],
+            iterate=best.iterate,
+            vector=params["vector"],
+            tile=best.tile,
+            device=config.device,
+        )
+        est = estimate(EstimateConfig(program=one_pass, point=point, iterations=explored.space.iterations))
+        choice = Choice(
+            device,
+            one_pass,
+            source,
+            explored.space.iterations,
+            best.arch,
+            parameters,
+            best.predicted_seconds,
+            _why(explored, best),
+            target_for(device, best.arch),
+            est,
+            explored,
+            best,
+        )
         iters = ["--iterations", str(choice.iterations)]
         commands = (
             ("explore", choice.command("explore", "--device", config.device, *iters)),
@@ -99,7 +129,9 @@ class FpgaFlow:
         values = make_inputs(chained if small else chained.with_shape((1,) * chained.rank), {}, 0)
         if not small:  # the params (their own shapes) are in the code; the grid's data is the user's
             values = {p.name: values[p.name] for p in chained.params}
-        gen = stage_code(chained, design, choice.target, values, folder, data=small)
+        gen = stage_code(
+            chained, design=design, target_name=choice.target, values=values, folder=folder, data=small
+        )
         return tuple(f"code/{f}" for f in gen.files)
 
     def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
@@ -111,7 +143,14 @@ class FpgaFlow:
         design = _build(choice, program)
         folder = stage / "verify" if scaled else stage / "code"
         folder.mkdir(parents=True, exist_ok=True)
-        report = stage_code(chained, design, choice.target, make_inputs(chained, {}, 0), folder, verify=True)
+        report = stage_code(
+            chained,
+            design=design,
+            target_name=choice.target,
+            values=make_inputs(chained, {}, 0),
+            folder=folder,
+            verify=True,
+        )
         v = report.verification
         assert v is not None
         shape = tuple(int(n or 0) for n in program.shape)
@@ -119,28 +158,49 @@ class FpgaFlow:
             choice.target
         ]
         out = f"out/{choice.program.name}_{choice.target}"
-        command = choice.command("codegen", "--target", choice.target, *choice.options(), "--out", out,
-                                 "--verify", shape=shape)  # fmt: skip
+        command = choice.command(
+            "codegen", "--target", choice.target, *choice.options(), "--out", out, "--verify", shape=shape
+        )
         message = verdict(v.valid, v.validation.bit_exact, v.validation.max_abs_error)
         if v.message:
             message = f"{message}: {v.message}"
-        return Csim(v.valid, how, shape, scaled, message, v.compile_seconds, v.run_seconds, command)
+        return Csim(
+            v.valid,
+            how=how,
+            shape=shape,
+            scaled=scaled,
+            message=message,
+            compile_seconds=v.compile_seconds,
+            run_seconds=v.run_seconds,
+            command=command,
+        )
 
-    def simulate(self, choice: Choice, cap: int, report: Report,
-                 notify: Callable[[str], None] | None) -> SimOutcome:  # fmt: skip
-        from stencilmap.api import simulate
+    def simulate(
+        self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None
+    ) -> SimOutcome:
+        from stencilmap.jobs.simulate import simulate_dataflow
 
         program, scaled = _scaled(choice, cap)
         chained = with_iterate(program, choice.q)
         design = replace(_build(choice, program), program=chained)
-        sim = simulate(chained, design, device=choice.device, progress=lambda c, n: report("simulate", c, n),
-                       notify=notify)  # fmt: skip
+        values = make_inputs(chained, {}, 0)
+        progress = lambda c, n: report("simulate", c, n)  # noqa: E731
+        sim = simulate_dataflow(chained, design, values, choice.device, progress=progress, notify=notify)
         shape = tuple(int(n or 0) for n in program.shape)
         v = sim.validation
         command = choice.command("simulate", "--device", choice.device_ref, *choice.options(), shape=shape)
         message = "deadlock" if sim.status == "deadlock" else verdict(v.valid, v.bit_exact, v.max_abs_error)
-        return SimOutcome(sim.valid, sim.status, sim.cycles, sim.predicted_cycles, shape, scaled,
-                          sim.result.seconds, message, command)  # fmt: skip
+        return SimOutcome(
+            valid=sim.valid,
+            status=sim.status,
+            cycles=sim.cycles,
+            predicted_cycles=sim.predicted_cycles,
+            shape=shape,
+            scaled=scaled,
+            seconds=sim.result.seconds,
+            message=message,
+            command=command,
+        )
 
 
 def _scaled(choice: Choice, cap: int) -> tuple[Program, bool]:
@@ -157,7 +217,9 @@ def _build(choice: Choice, program: Program) -> Design:
 
     c: Candidate | None = choice.candidate
     assert c is not None
-    design = build_candidate(c.arch, program, c.lanes, c.iterate, c.tile, choice.device_ref)
+    design = build_candidate(
+        c.arch, program=program, lanes=c.lanes, q=c.iterate, tile=c.tile, device=choice.device_ref
+    )
     return design
 
 

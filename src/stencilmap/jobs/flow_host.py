@@ -37,22 +37,36 @@ HOST_CODE = {"cpu": ("kernel.c", "cpu"), "gpu": ("kernel.cu", "gpu")}
 class HostFlow:
     """See the module docstring."""
 
-    def choose(self, program: Program, device: Device, config: CompileConfig, source: str,
-               report: Report) -> Choice:  # fmt: skip
-        from stencilmap.model.estimate import EstimateConfig, estimate
+    def choose(
+        self, program: Program, device: Device, config: CompileConfig, source: str, report: Report
+    ) -> Choice:
+        from stencilmap.jobs.estimate import EstimateConfig, estimate
+        from stencilmap.point import DesignPoint
 
         one_pass = replace(program, iterate=1)
         iterations = time_steps(program, config.iterations)
-        est = estimate(EstimateConfig(one_pass, config.device, "roofline", iterations=iterations))
+        point = DesignPoint(arch="roofline", device=config.device)
+        est = estimate(EstimateConfig(program=one_pass, point=point, iterations=iterations))
         bound = "bandwidth" if est.scenario == "bandwidth" else "compute"
         why = (
             f"a {device.kind} runs the program as streamed sweeps of the grid, one per time step; the "
             f"roofline bounds it ({bound}-bound at {est.roofline_gops:.4g} GOp/s)"
         )
-        choice = Choice(device, one_pass, source, iterations, "roofline", (), est.predicted_seconds, why,
-                        HOST_CODE[device.kind][1], est)  # fmt: skip
-        cmd = choice.command("estimate", "--device", config.device, "--arch", "roofline", "--iterations",
-                             str(iterations))  # fmt: skip
+        choice = Choice(
+            device,
+            one_pass,
+            source,
+            iterations,
+            "roofline",
+            (),
+            est.predicted_seconds,
+            why,
+            HOST_CODE[device.kind][1],
+            est,
+        )
+        cmd = choice.command(
+            "estimate", "--device", config.device, "--arch", "roofline", "--iterations", str(iterations)
+        )
         return replace(choice, commands=(("estimate", cmd),), device_ref=config.device)
 
     def build(self, choice: Choice) -> Design | None:
@@ -92,13 +106,23 @@ class HostFlow:
         try:
             got = execute(program, values, HostOptions(backend)).result.outputs
         except StencilmapError as exc:
-            return Csim(None, how, shape, shape != choice.shape, exc.message, command=command)
+            return Csim(
+                None, how=how, shape=shape, scaled=shape != choice.shape, message=exc.message, command=command
+            )
         seconds = time.perf_counter() - start
         valid, exact, error = validate_outputs(got, program, values)
         return Csim(
-            valid, how, shape, shape != choice.shape, verdict(valid, exact, error), 0.0, seconds, command
+            valid,
+            how=how,
+            shape=shape,
+            scaled=shape != choice.shape,
+            message=verdict(valid, exact, error),
+            compile_seconds=0.0,
+            run_seconds=seconds,
+            command=command,
         )
 
-    def simulate(self, choice: Choice, cap: int, report: Report,
-                 notify: Callable[[str], None] | None) -> SimOutcome | None:  # fmt: skip
+    def simulate(
+        self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None
+    ) -> SimOutcome | None:
         return None

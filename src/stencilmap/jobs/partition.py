@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from stencilmap.arch import arch as arch_of
 from stencilmap.design.partition import Partitioned, Parts, load_parts, partition
 from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import Device
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.program.ir import Program
 
 
@@ -33,13 +34,17 @@ class PartitionRequest:
 def check_request(request: PartitionRequest, arch: str, device: Device | None) -> Device:
     """Refuse a partition request that cannot apply; the device the design is split over."""
     if request.devices is not None and request.parts is not None:
-        raise StencilmapError("give --devices or --partition, not both")
+        raise StencilmapError(f"give {param('devices')} or {param('partition')}, not both")
     if request.devices is not None and request.devices < 1:
-        raise StencilmapError(f"--devices must be at least 1, got {request.devices}")
-    if arch != "stencilflow":
-        raise StencilmapError(f"--devices / --partition split stencilflow designs, not {arch}")
+        raise StencilmapError(f"{param('devices')} must be at least 1, got {request.devices}")
+    if not arch_of(arch).splits:
+        raise StencilmapError(
+            f"{param('devices')} / {param('partition')} split stencilflow designs, not {arch}"
+        )
     if device is None:
-        raise StencilmapError("--devices / --partition need --device: a board whose file gives its network")
+        raise StencilmapError(
+            f"{param('devices')} / {param('partition')} need {param('device')}: a board whose file gives its network"
+        )
     return device
 
 
@@ -55,4 +60,12 @@ def partitioned(
     dev = check_request(request, arch, device)
     parts = load_parts(request.parts) if isinstance(request.parts, Path) else request.parts
     where = str(request.parts) if isinstance(request.parts, Path) else "partition"
-    return partition(program, config, dev, request.devices, parts, clock_mhz, where)
+    return partition(
+        program,
+        config=config,
+        device=dev,
+        devices=request.devices,
+        parts=parts,
+        clock_mhz=clock_mhz,
+        where=where,
+    )

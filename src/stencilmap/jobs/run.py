@@ -16,7 +16,7 @@ import numpy as np
 
 from stencilmap.backends.reference import defined_region
 from stencilmap.backends.registry import Execution, HostOptions, check_options, execute
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, input_param, param
 from stencilmap.io import Array, check_output_dir, read_npy, write_arrays_atomically
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
@@ -99,22 +99,36 @@ def run(config: RunConfig) -> RunReport:
     for name in program.outputs:
         dtype = program.field_dtype(name)
         region, count = regions[name]
-        fields.append(FieldReport(name, "output", shape, dtype, str(written[name]), region, count))
+        fields.append(
+            FieldReport(
+                name,
+                role="output",
+                shape=shape,
+                dtype=dtype,
+                source=str(written[name]),
+                defined=region,
+                defined_points=count,
+            )
+        )
     return _report(program, fields, written, seconds, config.host.backend, execution)
 
 
 def _report(
-    program: Program, fields: list[FieldReport], written: Mapping[str, Path], seconds: float, backend: str,
+    program: Program,
+    fields: list[FieldReport],
+    written: Mapping[str, Path],
+    seconds: float,
+    backend: str,
     execution: Execution,
-) -> RunReport:  # fmt: skip
+) -> RunReport:
     return RunReport(
         program,
-        tuple(fields),
-        written,
-        seconds,
-        backend,
-        execution.compute_seconds,
-        execution.compile_seconds,
+        fields=tuple(fields),
+        outputs=written,
+        seconds=seconds,
+        backend=backend,
+        compute_seconds=execution.compute_seconds,
+        compile_seconds=execution.compile_seconds,
     )
 
 
@@ -123,7 +137,7 @@ def with_iterate(program: Program, iterate: int | None) -> Program:
     if iterate is None:
         return program
     if iterate < 1:
-        raise StencilmapError(f"--iterate must be ≥ 1, got {iterate}")
+        raise StencilmapError(f"{param('iterate')} must be ≥ 1, got {iterate}")
     changed = replace(program, iterate=iterate)
     verify(changed)
     return changed
@@ -144,7 +158,7 @@ def dask_values(
             inp.dtype if inp is not None else next((p.dtype for p in program.params if p.name == name), None)
         )
         if want is None:
-            raise StencilmapError(f"--input {name}: the program has no input named '{name}'")
+            raise StencilmapError(f"{input_param(name)}: the program has no input named '{name}'")
         if tuple(arr.shape) != tuple(want) or str(arr.dtype) != dtype:
             raise StencilmapError(
                 f"has shape {list(arr.shape)} and dtype {arr.dtype}, expected {list(want)} {dtype}",
@@ -172,7 +186,15 @@ def _input_report(program: Program, name: str, arr: Array, supplied: bool) -> Fi
     else:
         source = "generated (seeded)"
     full = tuple((0, n) for n in arr.shape)
-    return FieldReport(name, role, tuple(arr.shape), str(arr.dtype), source, full, int(arr.size))
+    return FieldReport(
+        name,
+        role=role,
+        shape=tuple(arr.shape),
+        dtype=str(arr.dtype),
+        source=source,
+        defined=full,
+        defined_points=int(arr.size),
+    )
 
 
 def describe_source(s: DataSource) -> str:

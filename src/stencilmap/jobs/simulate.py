@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from stencilmap.analysis import ProgramAnalysis, analyze_program
+from stencilmap.arch import arch as arch_of
+from stencilmap.arch import default_arch
 from stencilmap.backends.reference import run_reference, undefined_value
 from stencilmap.design.common import check_parameters, memory_bank, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
-from stencilmap.design.registry import BuildConfig, build, check_options
 from stencilmap.device.catalog import Device, load_device
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.io import Array, OutputSet, check_output_dir, check_output_file, read_npy
-from stencilmap.jobs.analyze import default_arch
 from stencilmap.jobs.partition import PartitionRequest, partitioned
-from stencilmap.model.timing import LANES as TIMED_ARCHS
 from stencilmap.model.timing import memory_rate, pins_banks, predicted_cycles
+from stencilmap.point import DesignPoint
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, check_memory, field_shape, make_inputs
 from stencilmap.sim import SimResult
@@ -37,6 +37,7 @@ from stencilmap.sim.validate import Validation, validate
 from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
+    from stencilmap.backends.reference import Result
     from stencilmap.design.partition import Partition
     from stencilmap.sim.cgra import CgraRun
     from stencilmap.sim.emax import EmaxRun
@@ -44,35 +45,21 @@ if TYPE_CHECKING:
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
 Progress = Callable[[int, int], None]
 
-#: Which design parameter holds the lanes (points per cycle) of each microarchitecture.
-LANES_PARAMETER = {"soda": "k", "pcm": "P_cell", "stencilflow": "W", "cgra": "workers"}
 
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SimulateConfig:
     """Everything ``stencilmap simulate`` was asked to do (None: the program's own hint)."""
 
     program: Path
-    arch: str | None = None
-    unroll: int | None = None
-    iterate: int | None = None
-    vector: int | None = None
-    device: str | None = None
+    point: DesignPoint = field(default_factory=DesignPoint)
     inputs: Mapping[str, Path] = field(default_factory=dict)
     seed: int = 0
     shape: tuple[int, ...] | None = None
-    delay_buffers: Literal["computed", "min"] = "computed"
-    tile: tuple[int, ...] | None = None
     out_dir: Path | None = None
     trace: Path | None = None
     trace_cycles: int = 10_000
     max_cycles: int | None = None
     data_dir: Path | None = None  # where data files a program names may be (default: its folder)
-    fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
-    workers: int | None = None  # --arch cgra: workers w (default: the §VI roofline's)
-    strip: int | None = None  # --arch cgra: vertical strip width
-    devices: int | None = None  # StencilFlow split over this many devices (design.partition)
-    partition: Path | None = None  # ... or as this file says
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,35 +173,48 @@ def simulate(
     if config.trace is not None:
         trace_format(config.trace)  # a bad suffix is a usage error: say so before simulating
         check_output_file(config.trace, "--trace")
-    device = load_device(config.device) if config.device is not None else None
+    device = load_device(config.point.device) if config.point.device is not None else None
     program, values = bind(config)
-    fusion = fuse_if(program, config.fuse)
+    fusion = fuse_if(program, config.point.fuse)
     program = fusion.program
     out_dir = config.out_dir if config.out_dir is not None else default_out_dir(program)
     check_output_dir(out_dir)
-    arch = config.arch or default_arch(program)
-    check_options(arch, _build_config(config))
-    request = PartitionRequest(config.devices, config.partition)
-    split = partitioned(program, _build_config(config), arch, device, request) if request.wanted else None
-    design = build(arch, program, _build_config(config)) if split is None else split.design
+    arch = config.point.arch or default_arch(program)
+    a = arch_of(arch)
+    a.check(config.point)
+    request = PartitionRequest(config.point.devices, config.point.partition)
+    split = (
+        partitioned(program, config=config.point, arch=arch, device=device, request=request)
+        if request.wanted
+        else None
+    )
+    design = a.build(program, config.point) if split is None else split.design
     check_simulation_size(design, config.trace_cycles if config.trace is not None else 0)
     facts = prediction(program, design)
     emax_run = cgra_run = None
-    if arch == "emax":
-        result, emax_run, device = _simulate_emax(config, program, values, design)
-    elif arch == "cgra":
-        result, cgra_run, device = _simulate_cgra(config, program, values, design)
-    if arch in ("emax", "cgra"):  # their own simulators
+    own = _OWN_SIMULATORS.get(a.simulator or "")
+    if own is not None:  # EMAX and CGRA mappings: their own simulators
+        from stencilmap.sim.cgra import CgraRun
+        from stencilmap.sim.emax import EmaxRun
+
+        result, run, device = own(config, program, values, design)
+        emax_run = run if isinstance(run, EmaxRun) else None
+        cgra_run = run if isinstance(run, CgraRun) else None
         reference = run_reference(program, values)
         validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
         outputs: Mapping[str, Array] = masked_outputs(result, reference.defined)
-    else:  # the Python API's simulate: the command is a layer over it
-        from stencilmap.api import simulate as simulate_program
-
+    else:  # what the Python API's simulate runs: the command is a layer over it
         trace_cycles = config.trace_cycles if config.trace is not None else 0
-        sim = simulate_program(program, replace(design, program=program), values, device,
-                               max_cycles=config.max_cycles, trace_cycles=trace_cycles,
-                               progress=_scaled(progress, facts), notify=notify)  # fmt: skip
+        sim = simulate_dataflow(
+            program,
+            replace(design, program=program),
+            values,
+            device,
+            max_cycles=config.max_cycles,
+            trace_cycles=trace_cycles,
+            progress=_scaled(progress, facts),
+            notify=notify,
+        )
         result, validation, outputs = sim.result, sim.validation, sim.outputs
     with OutputSet() as files:
         written = files.add_arrays(out_dir, outputs)
@@ -222,10 +222,100 @@ def simulate(
         files.publish()
     bandwidth = _bandwidth(program, design, result, device)
     return SimulateReport(
-        program, arch, design, device, result, validation, facts, bandwidth, written, trace,
-        time.perf_counter() - start, emax_run, predict(program, design, facts, bandwidth), fusion.fused,
-        cgra_run, None if split is None else split.partition,
-    )  # fmt: skip
+        program,
+        arch=arch,
+        design=design,
+        device=device,
+        result=result,
+        validation=validation,
+        facts=facts,
+        bandwidth=bandwidth,
+        outputs=written,
+        trace=trace,
+        seconds=time.perf_counter() - start,
+        emax=emax_run,
+        predicted_cycles=predict(program, design, facts, bandwidth),
+        fused=fusion.fused,
+        cgra=cgra_run,
+        partition=None if split is None else split.partition,
+    )
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """A cycle-level simulation validated against the NumPy reference.
+
+    ``outputs``: the simulated outputs (points the reference leaves undefined are NaN or 0, as ``run``
+    writes them); ``stalls``: per module, the cycles it was starved (an input empty) and blocked (an
+    output full); ``predicted_cycles``: the analytical model's cycles of the same design."""
+
+    program: Program
+    design: Design
+    device: Device | None
+    result: SimResult
+    validation: Validation
+    reference: Result
+    outputs: Mapping[str, Array]
+    predicted_cycles: int
+
+    @property
+    def valid(self) -> bool:
+        return self.validation.valid
+
+    @property
+    def status(self) -> str:
+        """``done``, ``deadlock`` or ``limit``."""
+        return self.result.status
+
+    @property
+    def cycles(self) -> int:
+        return self.result.cycles
+
+    @property
+    def stalls(self) -> dict[str, tuple[int, int]]:
+        return {m.name: (m.starved, m.blocked) for m in self.result.modules}
+
+
+def simulate_dataflow(
+    program: Program,
+    design: Design,
+    values: Mapping[str, Array],
+    device: Device | None,
+    *,
+    max_cycles: int | None = None,
+    trace_cycles: int = 0,
+    progress: Progress | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> Simulation:
+    """Simulate a dataflow design (SODA, StencilFlow, PCM) of the shape-bound, chained ``program`` on
+    ``values`` with the memory of ``device`` (unlimited without one), and validate it against the
+    reference: what ``stencilmap simulate`` and ``sm.simulate`` run."""
+    from stencilmap.sim import SimConfig
+    from stencilmap.sim import simulate as simulate_design
+
+    config = SimConfig(
+        bytes_per_cycle_per_bank=memory_rate(device, program) if device is not None else None,
+        clock_mhz=device.clock_mhz if device is not None else None,
+        max_cycles=max_cycles,
+        trace_cycles=trace_cycles,
+    )
+    result = simulate_design(program, design, values, config, progress, notify)
+    reference = run_reference(program, values)
+    validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
+    outputs = masked_outputs(result, reference.defined)
+    rate = config.bytes_per_cycle_per_bank
+    a = arch_of(design.arch)
+    predicted = predicted_cycles(design, program, rate, lanes=a.lanes) if a.timed else 0
+    return Simulation(
+        program,
+        design=design,
+        device=device,
+        result=result,
+        validation=validation,
+        reference=reference,
+        outputs=outputs,
+        predicted_cycles=predicted,
+    )
 
 
 def default_out_dir(program: Program) -> Path:
@@ -242,19 +332,25 @@ def _simulate_emax(
     from stencilmap.sim.emax import simulate_emax
 
     if config.trace is not None:
-        raise StencilmapError("--arch emax simulates one time step without --trace")
-    build_config = _build_config(config)
-    mapping = map_emax(program, build_config)
-    device = emax_device(build_config)
+        raise StencilmapError(f"{param('arch')} emax simulates one time step without {param('trace')}")
+    mapping = map_emax(program, config.point)
+    device = emax_device(config.point)
     run = simulate_emax(mapping, values[mapping.field], device)
     shape = tuple(int(n or 0) for n in program.shape)
     result = SimResult(
-        design=design, status="done", cycles=run.cycles,
-        outputs={mapping.output: run.output.reshape(shape)}, modules=(), channel_peaks={},
-        bytes_read={mapping.field: float(run.bytes_in)}, bytes_written={mapping.output: float(run.bytes_out)},
-        firings=len(mapping.instructions) * len(run.executions), seconds=run.sim_seconds,
-        output_points=prod(shape), sim_seconds=run.sim_seconds,
-    )  # fmt: skip
+        design=design,
+        status="done",
+        cycles=run.cycles,
+        outputs={mapping.output: run.output.reshape(shape)},
+        modules=(),
+        channel_peaks={},
+        bytes_read={mapping.field: float(run.bytes_in)},
+        bytes_written={mapping.output: float(run.bytes_out)},
+        firings=len(mapping.instructions) * len(run.executions),
+        seconds=run.sim_seconds,
+        output_points=prod(shape),
+        sim_seconds=run.sim_seconds,
+    )
     return result, run, device
 
 
@@ -266,24 +362,41 @@ def _simulate_cgra(
     from stencilmap.model.roofline import roofline_of
     from stencilmap.sim.cgra import simulate_cgra
 
-    if config.trace is not None or config.tile is not None:
-        raise StencilmapError("--arch cgra simulates without --trace or --tile (strips: --strip)")
-    build_config = _build_config(config)
-    mapping = map_cgra(program, build_config)
-    device = fabric(build_config.device).device
+    if config.trace is not None or config.point.tile is not None:
+        raise StencilmapError(
+            f"{param('arch')} cgra simulates without {param('trace')} or {param('tile')} (strips: {param('strip')})"
+        )
+    mapping = map_cgra(program, config.point)
+    device = fabric(config.point.device).device
     shape = tuple(int(n or 0) for n in program.shape)
     roofline = roofline_of(program, shape, device, mapping.layers).attainable_gops
     run = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
     size = np.dtype(mapping.dtype).itemsize
     result = SimResult(
-        design=design, status=run.status, cycles=run.cycles,
+        design=design,
+        status=run.status,
+        cycles=run.cycles,
         outputs={k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()},
-        modules=(), channel_peaks=run.peaks, bytes_read={k: float(v) for k, v in run.bytes_read.items()},
+        modules=(),
+        channel_peaks=run.peaks,
+        bytes_read={k: float(v) for k, v in run.bytes_read.items()},
         bytes_written={k: float(np.count_nonzero(~np.isnan(v))) * size for k, v in run.outputs.items()},
-        firings=run.firings, seconds=run.sim_seconds, output_points=run.bytes_written // size,
+        firings=run.firings,
+        seconds=run.sim_seconds,
+        output_points=run.bytes_written // size,
         sim_seconds=run.sim_seconds,
-    )  # fmt: skip
+    )
     return result, run, device
+
+
+#: The simulators of the architectures that have their own (``arch.Arch.simulator``); the others run on
+#: the dataflow engine (``simulate_dataflow``).
+_OWN_SIMULATORS: dict[
+    str,
+    Callable[
+        [SimulateConfig, Program, Mapping[str, Array], Design], tuple[SimResult, EmaxRun | CgraRun, Device]
+    ],
+] = {"emax": _simulate_emax, "cgra": _simulate_cgra}
 
 
 def as_field_dtype(values: Array, dtype: str) -> Array:
@@ -305,44 +418,35 @@ def check_simulation_size(design: Design, trace_cycles: int) -> None:
     if len(design.channels) > MAX_SIM_CHANNELS:
         raise StencilmapError(
             f"the design has {len(design.channels):,} channels; the simulator takes at most "
-            f"{MAX_SIM_CHANNELS:,} (use a smaller --iterate or --unroll)"
+            f"{MAX_SIM_CHANNELS:,} (use a smaller {param('iterate')} or {param('unroll')})"
         )
     fifo = 8 * sum(c.depth * c.width for c in design.channels)
     trace = trace_cycles * (len(design.modules) + 8 * len(design.channels))
     check_memory(fifo, "the design's FIFOs")
-    check_memory(fifo + trace, f"--trace-cycles {trace_cycles:,}")
+    check_memory(fifo + trace, f"{param('trace_cycles')} {trace_cycles:,}")
 
 
 def bind(config: SimulateConfig) -> tuple[Program, dict[str, Array]]:
     """The shape-bound program chained ``iterate`` times, and the values of its inputs and params."""
-    check_parameters(config.unroll, config.iterate, config.vector)
+    check_parameters(config.point.unroll, config.point.iterate, config.point.vector)
     if config.trace_cycles < 0:
-        raise StencilmapError(f"--trace-cycles must be ≥ 0, got {config.trace_cycles}")
+        raise StencilmapError(f"{param('trace_cycles')} must be ≥ 0, got {config.trace_cycles}")
     program = load_program(config.program)
     supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
     program = bind_shape(program, supplied, config.shape)
-    program = with_iterate(program, or_hint(config.iterate, program.iterate))
+    program = with_iterate(program, or_hint(config.point.iterate, program.iterate))
     return program, make_inputs(program, supplied, config.seed, config.data_dir)
-
-
-def _build_config(config: SimulateConfig) -> BuildConfig:
-    return BuildConfig(
-        unroll=config.unroll, iterate=config.iterate, vector=config.vector,
-        delay_buffers=config.delay_buffers, device=config.device, tile=config.tile, workers=config.workers,
-        strip=config.strip,
-    )  # fmt: skip
 
 
 def lanes_of(design: Design) -> int:
     """Points the design processes per cycle: SODA's k, PCM's P_cell or StencilFlow's W."""
-    value = dict(design.parameters).get(LANES_PARAMETER.get(design.arch, ""), 1)
-    return int(value) if isinstance(value, int) else 1
+    return arch_of(design.arch).lanes_of(design)
 
 
 def prediction(program: Program, design: Design) -> ProgramAnalysis:
     """The analysis of ``program`` at the design's lanes: L and C = L + ⌈N / (k·W)⌉ for comparison."""
     lanes = lanes_of(design)
-    if design.arch == "stencilflow":
+    if arch_of(design.arch).lanes_option == "vector":
         return analyze_program(program, unroll=1, vector=lanes)
     return analyze_program(program, unroll=lanes, vector=1)
 
@@ -352,8 +456,9 @@ def predict(program: Program, design: Design, facts: ProgramAnalysis, bandwidth:
     ``estimate`` reports and ``explore`` ranks by, at the bandwidth the simulation had. Designs without a
     timing model there (EMAX) get C = L + ⌈N / (k·W)⌉, its streaming part stretched by the bandwidth
     slowdown B_req / B_prac (OpenCL eq. 6)."""
-    if design.arch in TIMED_ARCHS:
-        return predicted_cycles(design, program, bandwidth.bytes_per_cycle_per_bank)
+    a = arch_of(design.arch)
+    if a.timed:
+        return predicted_cycles(design, program, bandwidth.bytes_per_cycle_per_bank, lanes=a.lanes)
     streaming = (facts.runtime_cycles - facts.latency_cycles) * bandwidth.slowdown
     return ceil(facts.latency_cycles + streaming)
 
@@ -401,7 +506,7 @@ def _stage_trace(files: OutputSet, config: SimulateConfig, design: Design, resul
 
 
 def _bandwidth(program: Program, design: Design, result: SimResult, device: Device | None) -> Bandwidth:
-    if design.arch == "cgra":
+    if arch_of(design.arch).lanes == "workers":  # a CGRA mapping: its w readers and writers
         return _cgra_bandwidth(program, design, result, device)
     ports = []
     for m in design.modules:

@@ -24,7 +24,7 @@ from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.design.emax.geometry import group_streams, mapped_streams, max_mappings, rows, x_chunks
 from stencilmap.device.catalog import Cost
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.model.report import EstimateReport, ModelContext, reject_options
 from stencilmap.model.resources import ResourceUsage
 from stencilmap.model.roofline import roofline_of
@@ -117,9 +117,16 @@ def timeline(
 
 
 def step_timeline(
-    d: int, p: int, n_rows: int, shape: tuple[int, int, int], chunks: int, itemsize: int,
-    host_bps: float | None, lmm_bps: float, f_hz: float,
-) -> Timeline:  # fmt: skip
+    d: int,
+    p: int,
+    n_rows: int,
+    shape: tuple[int, int, int],
+    chunks: int,
+    itemsize: int,
+    host_bps: float | None,
+    lmm_bps: float,
+    f_hz: float,
+) -> Timeline:
     """The closed-form timeline of one time step of a (Z, Y, X) grid: every execution moves the mean
     bytes (``mapped_streams`` of ``stream_points`` in, the outputs back) and computes a chunk's stream
     through the FIFOs plus the pipeline of ``n_rows`` rows."""
@@ -128,7 +135,9 @@ def step_timeline(
     bytes_in = streams // chunks * sum(stream_points(x, d, chunks)) * itemsize
     executions = chunks * y * ceil(z / p)
     cycles = ceil(x / chunks) + 2 * d + n_rows
-    return timeline(bytes_in / executions, z * y * x * itemsize / executions, cycles, executions, host_bps, lmm_bps, f_hz)  # fmt: skip
+    return timeline(
+        bytes_in / executions, z * y * x * itemsize / executions, cycles, executions, host_bps, lmm_bps, f_hz
+    )
 
 
 # ------------------------------------------------------------------------------------------ estimate
@@ -152,7 +161,9 @@ class Plan:
 def plan(ctx: ModelContext) -> Plan:
     """Degree from the halo of one pass, X chunks for the LMM, p = ``--unroll`` or the most that fit."""
     if ctx.program.rank != 3:
-        raise StencilmapError(f"the EMAX library computes 3-D stencils (EMAX §2.1); this program is {ctx.program.rank}-D")  # fmt: skip
+        raise StencilmapError(
+            f"the EMAX library computes 3-D stencils (EMAX §2.1); this program is {ctx.program.rank}-D"
+        )
     program, device = ctx.work.program, ctx.device
     halo = program_halo(program)
     d = max((*halo.low, *halo.high))
@@ -165,7 +176,7 @@ def plan(ctx: ModelContext) -> Plan:
     except ValueError as exc:
         raise StencilmapError(str(exc)) from None
     available = device.resource("pe_rows") or 0
-    p = ctx.config.unroll if ctx.config.unroll is not None else max_mappings(d, available, z)
+    p = ctx.config.point.unroll if ctx.config.point.unroll is not None else max_mappings(d, available, z)
     if p < 1 or rows(d, p) > available:
         raise StencilmapError(
             f"a degree-{d} mapping of p = {max(p, 1)} needs {rows(d, max(p, 1))} rows (EMAX §4.6); "
@@ -185,15 +196,24 @@ def plan(ctx: ModelContext) -> Plan:
 def estimate_emax(ctx: ModelContext) -> EstimateReport:
     """EMAX §4.5–§5.1: one execution per Y row, Z group and X chunk, five states each, T time steps."""
     cfg, device, work = ctx.config, ctx.device, ctx.work
-    reject_options(ctx, ("vector", cfg.vector))
-    if (cfg.iterate or 1) != 1:
-        raise StencilmapError("the EMAX library computes one time step per call (EMAX §4.2): --iterate must be 1")  # fmt: skip
+    reject_options(ctx, ("vector", cfg.point.vector))
+    if (cfg.point.iterate or 1) != 1:
+        raise StencilmapError(
+            "the EMAX library computes one time step per call (EMAX §4.2): " + param("iterate") + " must be 1"
+        )
     pl = plan(ctx)
     bytes_in = pl.bytes_in / pl.executions
     bytes_out = work.output_bytes / pl.executions
     host = device.host_bandwidth_gbs * 1e9 if device.host_bandwidth_gbs else None
-    tl = timeline(bytes_in, bytes_out, pl.x_stream + pl.rows, pl.executions, host,
-                  device.practical_bandwidth_gbs * 1e9, ctx.f_hz)  # fmt: skip
+    tl = timeline(
+        bytes_in,
+        bytes_out,
+        pl.x_stream + pl.rows,
+        pl.executions,
+        host,
+        device.practical_bandwidth_gbs * 1e9,
+        ctx.f_hz,
+    )
     steps = cfg.iterations if cfg.iterations is not None else 1
     t1, t2, t3, _, t5 = tl.states
     available = (

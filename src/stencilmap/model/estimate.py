@@ -1,6 +1,7 @@
-"""The ``estimate`` job: predicted time, bandwidth, resources and GOp/s of one configuration on a device.
+"""The models of ``estimate`` (the job: ``jobs.estimate``): predicted time, bandwidth, resources and GOp/s of
+one configuration on a device.
 
-Per microarchitecture (the device file lists which it supports):
+Per microarchitecture (the device file lists which it supports; ``arch.Arch.model`` names the model):
 
 * ``soda`` / ``stencilflow`` / ``pcm`` on an FPGA: the builder's design; one pass streams P = k·W points
   a cycle through q chained stages, C = L + ⌈N / P⌉ cycles (``analysis.timing``; tiles stream their
@@ -14,19 +15,15 @@ Per microarchitecture (the device file lists which it supports):
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from stencilmap.analysis.halos import program_halo
-from stencilmap.design.common import check_parameters, with_iterate
+from stencilmap.design.common import with_iterate
 from stencilmap.design.ir import Design, ParamValue
-from stencilmap.design.registry import BuildConfig, build
-from stencilmap.device.catalog import Cost, Device, load_device
-from stencilmap.errors import StencilmapError
+from stencilmap.design.registry import build
+from stencilmap.device.catalog import Cost, Device
 from stencilmap.model.cgra import predict
-from stencilmap.model.emax import estimate_emax
 from stencilmap.model.performance import (
     Scenario,
     launches,
@@ -34,27 +31,17 @@ from stencilmap.model.performance import (
     soda_ideal_throughput,
     total_seconds,
 )
-from stencilmap.model.report import (
-    EstimateConfig,
-    EstimateReport,
-    JsonScalar,
-    ModelContext,
-    host_seconds,
-    reject_options,
-)
+from stencilmap.model.report import EstimateReport, JsonScalar, ModelContext, host_seconds, reject_options
 from stencilmap.model.resources import ResourceUsage, design_resources
 from stencilmap.model.roofline import roofline_of
 from stencilmap.model.timing import design_timing, int_param, pins_banks
-from stencilmap.model.workload import workload
+from stencilmap.point import DesignPoint
 from stencilmap.program import Program
-from stencilmap.program.data import bind_shape
-from stencilmap.program.load import as_program
-from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
     from stencilmap.design.partition import Partitioned
 
-__all__ = ["EstimateConfig", "EstimateReport", "estimate"]
+__all__ = ["cgra", "roofline_machine", "spatial"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,71 +61,26 @@ class _Stream:
     extra: tuple[tuple[str, JsonScalar], ...] = ()
 
 
-def estimate(config: EstimateConfig) -> EstimateReport:
-    """Predict one configuration of ``config.program`` on ``config.device``."""
-    device = load_device(config.device)
-    fusion = fuse_if(bind_shape(as_program(config.program), {}, config.shape), config.fuse)
-    program = fusion.program
-    arch = config.arch or _default_arch(program, device)
-    if arch not in device.archs:
-        raise StencilmapError(
-            f"device '{device.name}' ({device.kind}) models {', '.join(device.archs)}, not '{arch}'"
-        )
-    _check_values(config)
-    if (config.devices is not None or config.partition is not None) and arch != "stencilflow":
-        raise StencilmapError(f"--devices / --partition split stencilflow designs, not {arch}")
-    if config.tile is not None and arch != "soda":
-        raise StencilmapError(f"tile sizes apply to the soda model, not to '{arch}'")
-    clock = config.clock_mhz if config.clock_mhz is not None else device.clock_mhz
-    shape = tuple(int(n or 0) for n in program.shape)
-    ctx = ModelContext(config, device, program, shape, workload(program, shape), arch, clock * 1e6)
-    return replace(_MODELS[arch](ctx), fused=fusion.fused)
-
-
-def _default_arch(program: Program, device: Device) -> str:
-    """SODA programs map to SODA, StencilFlow programs to StencilFlow (as ``analyze``), if the device
-    supports it; else the device's first architecture."""
-    native = "soda" if program.format == "soda" else "stencilflow"
-    return native if native in device.archs else device.archs[0]
-
-
-def _check_values(config: EstimateConfig) -> None:
-    check_parameters(config.unroll, config.iterate, config.vector)
-    if config.iterations is not None and config.iterations < 1:
-        raise StencilmapError(f"--iterations must be ≥ 1, got {config.iterations}")
-    check_clock(config.clock_mhz)
-
-
-def check_clock(clock_mhz: float | None) -> None:
-    """Refuse a ``--clock-mhz`` that is not a positive finite number of MHz."""
-    if clock_mhz is not None and not (math.isfinite(clock_mhz) and 0 < clock_mhz <= 1e6):
-        raise StencilmapError(
-            f"--clock-mhz must be a positive number of MHz (at most 1e6), got {clock_mhz:g}"
-        )
-
-
 # ------------------------------------------------------------------------------------ streamed designs
 
 
-def _spatial(ctx: ModelContext) -> EstimateReport:
+def spatial(ctx: ModelContext) -> EstimateReport:
     """A SODA, StencilFlow or PCM design built by the registry."""
-    cfg = ctx.config
-    if ctx.arch == "stencilflow":
-        reject_options(ctx, ("unroll", cfg.unroll))
-    else:
-        reject_options(ctx, ("vector", cfg.vector))
-    build_config = BuildConfig(
+    cfg = ctx.config.point
+    other = "vector" if ctx.lanes_option == "unroll" else "unroll"  # the option setting no lanes here
+    reject_options(ctx, (other, getattr(cfg, other)))
+    point = DesignPoint(
         unroll=cfg.unroll, iterate=cfg.iterate, vector=cfg.vector, device=cfg.device, tile=cfg.tile
     )
-    split = _partition(ctx, build_config)
-    design = build(ctx.arch, ctx.program, build_config) if split is None else split.design
-    t = design_timing(design, ctx.program, ctx.device)
+    split = ctx.partitioned(point)
+    design = build(ctx.arch, ctx.program, point) if split is None else split.design
+    t = design_timing(design, ctx.program, ctx.device, lanes=ctx.lanes)
     resources = design_resources(design, with_iterate(ctx.program, t.q), ctx.device)
     if split is not None:  # the fullest device's
         resources = max((p.resources for p in split.partition.parts), key=_fullness)
     ctx, clock_notes = _modelled_clock(ctx, resources)
     extra: tuple[tuple[str, JsonScalar], ...] = ()
-    if ctx.arch == "soda":
+    if ctx.tiled:
         extra = (("soda_ideal_gpoints_per_s", _soda_ideal(ctx, t.lanes, t.q, t.stream_shape) / 1e9),)
     stream = _Stream(
         q=t.q,
@@ -155,16 +97,6 @@ def _spatial(ctx: ModelContext) -> EstimateReport:
     )
     report = _streamed(ctx, stream)
     return report if split is None else replace(report, partition=split.partition)
-
-
-def _partition(ctx: ModelContext, build_config: BuildConfig) -> Partitioned | None:
-    """``--devices`` / ``--partition``: the design split over devices (StencilFlow §VI-B), else None."""
-    from stencilmap.jobs.partition import PartitionRequest, partitioned
-
-    request = PartitionRequest(ctx.config.devices, ctx.config.partition)
-    if not request.wanted:
-        return None
-    return partitioned(ctx.program, build_config, ctx.arch, ctx.device, request, ctx.config.clock_mhz)
 
 
 def _link_notes(split: Partitioned | None) -> tuple[str, ...]:
@@ -219,17 +151,18 @@ def _bank_notes(design: Design, program: Program, device: Device) -> tuple[str, 
     return ()
 
 
-def _cgra(ctx: ModelContext) -> EstimateReport:
+def cgra(ctx: ModelContext) -> EstimateReport:
     """CGRA §III/§IV/§VI: the worker mapping ``design.cgra`` builds (workers, strips, layers) and its
     cycles (``model.cgra.predict``: the busiest reader or writer, or the memory, plus the pipeline)."""
     from stencilmap.design.cgra.mapping import map_cgra
 
-    cfg = ctx.config
+    cfg = ctx.config.point
     reject_options(ctx, ("vector", cfg.vector))
     q = cfg.iterate if cfg.iterate is not None else max(1, ctx.program.iterate)
     workers = cfg.workers if cfg.workers is not None else cfg.unroll
-    build_config = BuildConfig(device=cfg.device, workers=workers, strip=cfg.strip)
-    mapping = map_cgra(with_iterate(ctx.program, q), build_config)
+    mapping = map_cgra(
+        with_iterate(ctx.program, q), DesignPoint(device=cfg.device, workers=workers, strip=cfg.strip)
+    )
     pred = predict(mapping, ctx.device, ctx.clock_mhz)
     macs = ctx.device.resource("mac") or 0
     arith = sum(mapping.count(op) for op in ("MUL", "MAC", "ADD"))
@@ -287,10 +220,11 @@ def _streamed(ctx: ModelContext, s: _Stream) -> EstimateReport:
 # ------------------------------------------------------------------------------------------- GPU / CPU
 
 
-def _roofline_machine(ctx: ModelContext) -> EstimateReport:
+def roofline_machine(ctx: ModelContext) -> EstimateReport:
     """A GPU or CPU at its roofline: each time step reads the inputs and writes the outputs once."""
     cfg, device, work = ctx.config, ctx.device, ctx.work
-    reject_options(ctx, ("unroll", cfg.unroll), ("vector", cfg.vector), ("iterate", cfg.iterate))
+    point = cfg.point
+    reject_options(ctx, ("unroll", point.unroll), ("vector", point.vector), ("iterate", point.iterate))
     steps = cfg.iterations if cfg.iterations is not None else max(1, ctx.program.iterate)
     peak = device.peak(work.dtype) * 1e9
     t_ops = work.ops() / peak
@@ -322,13 +256,3 @@ def _roofline_machine(ctx: ModelContext) -> EstimateReport:
         roofline_gops=roofline_of(ctx.program, ctx.shape, device).attainable_gops,
         resources=None,
     )
-
-
-_MODELS: dict[str, Callable[[ModelContext], EstimateReport]] = {
-    "soda": _spatial,
-    "stencilflow": _spatial,
-    "pcm": _spatial,
-    "cgra": _cgra,
-    "emax": estimate_emax,
-    "roofline": _roofline_machine,
-}

@@ -65,19 +65,40 @@ def roofline_figure(report: RooflineReport) -> Figure:
     ax = figure.add_subplot()
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.plot(xs, [min(peak, bw * x) for x in xs], color="C0", lw=2,
-            label=f"roofline: {peak:g} GOp/s, {bw:.4g} GB/s practical")  # fmt: skip
+    ax.plot(
+        xs,
+        [min(peak, bw * x) for x in xs],
+        color="C0",
+        lw=2,
+        label=f"roofline: {peak:g} GOp/s, {bw:.4g} GB/s practical",
+    )
     if report.peak_bandwidth_gbs > bw:
         peak_bw = report.peak_bandwidth_gbs
-        ax.plot(xs, [min(peak, peak_bw * x) for x in xs], color="C0", lw=1, ls="--",
-                label=f"at the peak bandwidth, {peak_bw:g} GB/s")  # fmt: skip
+        ax.plot(
+            xs,
+            [min(peak, peak_bw * x) for x in xs],
+            color="C0",
+            lw=1,
+            ls="--",
+            label=f"at the peak bandwidth, {peak_bw:g} GB/s",
+        )
     if report.workers is not None and report.workers.workers > 0:
         w = report.workers
-        ax.axhline(w.gops, color="C2", lw=1, ls=":",
-                   label=f"{w.workers} workers × {w.ops_per_cycle} op/cycle: {w.gops:.4g} GOp/s")  # fmt: skip
+        ax.axhline(
+            w.gops,
+            color="C2",
+            lw=1,
+            ls=":",
+            label=f"{w.workers} workers × {w.ops_per_cycle} op/cycle: {w.gops:.4g} GOp/s",
+        )
     ax.axvline(intensity, color="C1", lw=1, ls=":")
-    ax.plot([intensity], [report.attainable_gops], "o", color="C1",
-            label=f"{report.program.name}: {intensity:.3g} op/B → {report.attainable_gops:.4g} GOp/s")  # fmt: skip
+    ax.plot(
+        [intensity],
+        [report.attainable_gops],
+        "o",
+        color="C1",
+        label=f"{report.program.name}: {intensity:.3g} op/B → {report.attainable_gops:.4g} GOp/s",
+    )
     ax.set_xlim(lo, hi)
     ax.set_ylim(min(bw * lo, peak) / 2, peak * 3)
     ax.set_xlabel("operational intensity (op/byte)")

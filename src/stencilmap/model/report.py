@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,36 +11,38 @@ from typing import TYPE_CHECKING
 from stencilmap.design.ir import ParamValue
 from stencilmap.design.registry import reject_options as refuse
 from stencilmap.device.catalog import Device
+from stencilmap.errors import StencilmapError, param
 from stencilmap.model.performance import Scenario, gops
 from stencilmap.model.resources import ResourceUsage
 from stencilmap.model.workload import Workload
+from stencilmap.point import DesignPoint
 from stencilmap.program import Program
 
 if TYPE_CHECKING:
-    from stencilmap.design.partition import Partition
+    from stencilmap.design.partition import Partition, Partitioned
 
 JsonScalar = int | float | str | bool | None
 
 
-@dataclass(frozen=True, slots=True)
+def _unsplit(point: DesignPoint) -> Partitioned | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EstimateConfig:
-    """Everything ``stencilmap estimate`` was asked to do (None: the program's or device's default)."""
+    """Everything ``stencilmap estimate`` was asked to do (None: the program's or device's default).
+    ``point.device`` names the device (a catalog name or a PATH.json)."""
 
     program: Path | Program  # a file (the command line) or a Program (the Python API)
-    device: str
-    arch: str | None = None
-    unroll: int | None = None  # k (SODA), P_cell (PCM), workers (CGRA), p (EMAX)
-    iterate: int | None = None  # q stages / d PCMs chained on chip
-    vector: int | None = None  # W (StencilFlow)
+    point: DesignPoint  # unroll: k (SODA), P_cell (PCM), workers (CGRA), p (EMAX); iterate: q / d on chip
     iterations: int | None = None  # T: the application's time steps
     shape: tuple[int, ...] | None = None
     clock_mhz: float | None = None
-    tile: tuple[int, ...] | None = None  # SODA tile sizes of the inner axes (None: the program's)
-    fuse: bool = False  # StencilFlow §V-B fusion first (transform.fusion)
-    workers: int | None = None  # CGRA workers w (None: --unroll, else the §VI roofline's)
-    strip: int | None = None  # CGRA vertical strip width
-    devices: int | None = None  # StencilFlow over this many devices (design.partition, min cut)
-    partition: Path | tuple[tuple[str, ...], ...] | None = None  # ... or over the user's parts
+
+    @property
+    def device(self) -> str:
+        assert self.point.device is not None, "an estimate needs a device"
+        return self.point.device
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,10 @@ class ModelContext:
     work: Workload
     arch: str
     f_hz: float
+    lanes: str | None = None  # the design parameter holding the lanes (``arch.Arch.lanes``)
+    lanes_option: str = "unroll"  # the option setting them (``arch.Arch.lanes_option``)
+    tiled: bool = False  # SODA's tiles (``arch.Arch.tiled``)
+    partitioned: Callable[[DesignPoint], Partitioned | None] = _unsplit  # the split design, if asked
 
     @property
     def clock_mhz(self) -> float:
@@ -156,3 +164,11 @@ def host_seconds(work: Workload, device: Device) -> tuple[float, float]:
         return 0.0, 0.0
     bps = device.host_bandwidth_gbs * 1e9
     return work.input_bytes / bps, work.output_bytes / bps
+
+
+def check_clock(clock_mhz: float | None) -> None:
+    """Refuse a ``--clock-mhz`` that is not a positive finite number of MHz."""
+    if clock_mhz is not None and not (math.isfinite(clock_mhz) and 0 < clock_mhz <= 1e6):
+        raise StencilmapError(
+            f"{param('clock_mhz')} must be a positive number of MHz (at most 1e6), got {clock_mhz:g}"
+        )

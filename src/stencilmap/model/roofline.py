@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stencilmap.device.catalog import Device, load_device
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.model.cgra import Workers, choose_workers, pes_per_worker
 from stencilmap.model.performance import attainable_gops, ridge_intensity
 from stencilmap.model.plot import check_plot_path, write_roofline_plot
@@ -95,7 +95,7 @@ def roofline(config: RooflineConfig) -> RooflineReport:
     program = bind_shape(load_program(config.program), {}, config.shape)
     q = config.iterate if config.iterate is not None else max(1, program.iterate)
     if q < 1:
-        raise StencilmapError(f"--iterate must be ≥ 1, got {q}")
+        raise StencilmapError(f"{param('iterate')} must be ≥ 1, got {q}")
     shape = tuple(int(n or 0) for n in program.shape)
     report = roofline_of(program, shape, device, q)
     if config.plot is not None:

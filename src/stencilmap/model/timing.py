@@ -49,8 +49,6 @@ from stencilmap.model.performance import Scenario, required_bandwidth
 from stencilmap.model.workload import workload
 from stencilmap.program.ir import Program
 
-#: the design parameter holding the lanes P of each builder's designs
-LANES = {"soda": "k", "pcm": "P_cell", "stencilflow": "W"}
 #: cycles an element takes from one SODA tap, through a FIFO, to the next tap (link, FIFO, link)
 SEGMENT_CYCLES = 2
 
@@ -243,23 +241,28 @@ def _forward_offsets(program: Program, shapes: Array) -> dict[tuple[str, str], A
     for stencil in program.stencils:
         for field, offsets in access_sets(stencil).items():
             axes = program.field_axes(field)
-            lin = np.array([[sum(o * row[a] for o, a in zip(off, axes, strict=True)) for off in offsets]
-                            for row in st], dtype=np.int64)  # fmt: skip
+            lin = np.array(
+                [[sum(o * row[a] for o, a in zip(off, axes, strict=True)) for off in offsets] for row in st],
+                dtype=np.int64,
+            )
             out[(stencil.name, field)] = lin.max(axis=1)
     return out
 
 
-def design_timing(design: Design, program: Program, device: Device | None = None) -> DesignTiming:
+def design_timing(
+    design: Design, program: Program, device: Device | None = None, *, lanes: str | None
+) -> DesignTiming:
     """The timing of ``design``, built from the shape-bound ``program``, with the latencies of its PEs.
 
     ``device`` is accepted for compatibility: the latencies are the design's own — its PEs' — which the
     builders take from the device of ``BuildConfig.device`` (its file's ``latencies``), or from
-    ``OperatorLatencies.default()`` when the design was built with no device.
+    ``OperatorLatencies.default()`` when the design was built with no device. ``lanes``: the design
+    parameter holding its lanes P (``arch.Arch.lanes``; None: an architecture this model does not time).
     """
-    if design.arch not in LANES:
+    if lanes is None:
         raise StencilmapError(f"no timing model for '{design.arch}' designs")
     params = dict(design.parameters)
-    lanes = int_param(params, LANES[design.arch])
+    lanes_p = int_param(params, lanes)
     pes = [m for m in design.modules if m.kind == "pe"]
     q = max((int_param(dict(m.params), "stage") for m in pes), default=1)
     shape = tuple(int(n or 0) for n in program.shape)
@@ -270,12 +273,12 @@ def design_timing(design: Design, program: Program, device: Device | None = None
     pe_latency = {str(m.param("stencil")): m.latency for m in pes}
     for st in program.stencils:
         pe_latency.setdefault(st.name, 0)  # a stencil no output needs: not built
-    chained = chain_latencies(program, q, [stream_shape], [lanes], pe_latency)
-    vectors = tiles * -(-prod(stream_shape) // lanes)
-    hops, net_rate = network_timing(design, with_iterate(program, q), lanes)
+    chained = chain_latencies(program, q, [stream_shape], [lanes_p], pe_latency)
+    vectors = tiles * -(-prod(stream_shape) // lanes_p)
+    hops, net_rate = network_timing(design, with_iterate(program, q), lanes_p)
     return DesignTiming(
         q=q,
-        lanes=lanes,
+        lanes=lanes_p,
         latency=int(chained.latency[q - 1, 0, 0]) + hops,
         stream_shape=stream_shape,
         stream_points=tiles * prod(stream_shape),
@@ -317,11 +320,13 @@ def _units(design: Design) -> set[str]:
     return {m.name[: -len(".pe")] for m in design.modules if m.kind == "pe"}
 
 
-def predicted_cycles(design: Design, program: Program, bytes_per_cycle_per_bank: float | None) -> int:
+def predicted_cycles(
+    design: Design, program: Program, bytes_per_cycle_per_bank: float | None, *, lanes: str | None
+) -> int:
     """The one prediction of a design's cycles per launch, with each bank delivering
     ``bytes_per_cycle_per_bank`` (None: unlimited memory): what ``estimate`` reports, ``explore`` ranks by
     and ``simulate`` compares the simulated cycles with."""
-    return round(design_timing(design, program).cycles_at(bytes_per_cycle_per_bank))
+    return round(design_timing(design, program, lanes=lanes).cycles_at(bytes_per_cycle_per_bank))
 
 
 def design_chain_rate(design: Design) -> float:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.errors import Location, StencilmapError
+from stencilmap.errors import Location, StencilmapError, input_param, param
 from stencilmap.program import dtypes as dt
 from stencilmap.program.ir import Input, Param, Program
 from stencilmap.program.verify import MAX_DIM, MAX_POINTS
@@ -39,12 +39,14 @@ def bind_shape(
     inputs (SODA's run-time dimension), else the program's own (SODA ``*`` gets its documented default)."""
     if shape is not None:
         if len(shape) != program.rank:
-            raise StencilmapError(f"--shape has {len(shape)} dimensions, the program has {program.rank}")
+            raise StencilmapError(
+                f"{param('shape')} has {len(shape)} dimensions, the program has {program.rank}"
+            )
         if any(n < 1 for n in shape):
-            raise StencilmapError(f"--shape sizes must be positive, got {list(shape)}")
+            raise StencilmapError(f"{param('shape')} sizes must be positive, got {list(shape)}")
         if any(n > MAX_DIM for n in shape) or _prod(shape) > MAX_POINTS:
             raise StencilmapError(
-                f"--shape {list(shape)} is too large (at most {MAX_DIM:,} per dimension, {MAX_POINTS:,} points)"
+                f"{param('shape')} {list(shape)} is too large (at most {MAX_DIM:,} per dimension, {MAX_POINTS:,} points)"
             )
         return program.with_shape(shape)
     if all(n is not None for n in program.shape):
@@ -109,7 +111,7 @@ def make_inputs(
     known = {i.name for i in program.inputs} | {p.name for p in program.params}
     for name in supplied:
         if name not in known:
-            raise StencilmapError(f"--input {name}: the program has no input named '{name}'")
+            raise StencilmapError(f"{input_param(name)}: the program has no input named '{name}'")
     check_memory(run_bytes(program), f"shape {list(program.shape)}")
     values: dict[str, Array] = {}
     for inp in program.inputs:
@@ -215,14 +217,14 @@ def _read_file(
     if not path.is_file():
         raise StencilmapError(
             f"data file not found: {path} (input '{inp.name}': {inp.dtype}, shape {list(shape)}); "
-            f"supply it with --input {inp.name}=FILE.npy",
+            f"supply it with {input_param(inp.name, 'FILE.npy')}",
             where,
         )
     allowed = (data_dir if data_dir is not None else base).resolve()
     if not path.resolve().is_relative_to(allowed):
         raise StencilmapError(
-            f"data file {path} is outside {allowed}; allow its folder with --data-dir or supply it with "
-            f"--input {inp.name}=FILE.npy",
+            f"data file {path} is outside {allowed}; allow its folder with {param('data_dir')} or supply it with "
+            f"{input_param(inp.name, 'FILE.npy')}",
             where,
         )
     _check_file_size(path, inp.dtype, shape, size, where)

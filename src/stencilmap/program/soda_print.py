@@ -9,9 +9,23 @@ from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select
 from stencilmap.program.ir import Program
 
 _PRECEDENCE = {
-    "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
-    "<": 7, "<=": 7, ">": 7, ">=": 7, "+": 8, "-": 8, "*": 9, "/": 9, "%": 9,
-}  # fmt: skip
+    "||": 1,
+    "&&": 2,
+    "|": 3,
+    "^": 4,
+    "&": 5,
+    "==": 6,
+    "!=": 6,
+    "<": 7,
+    "<=": 7,
+    ">": 7,
+    ">=": 7,
+    "+": 8,
+    "-": 8,
+    "*": 9,
+    "/": 9,
+    "%": 9,
+}
 _UNARY_PREC = 10
 _ATOM_PREC = 11
 

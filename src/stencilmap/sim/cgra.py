@@ -39,22 +39,81 @@ I64 = npt.NDArray[np.int64]
 KINDS = ("AGEN", "LOAD", "FILTER", "ARITH", "STORE", "COUNT", "DONE", "TYPED")
 #: a DAG PE's op: (family of ``csrc/cgra.c``'s ``typed``, its argument: bytecode's op or function code)
 TYPED_OPS: dict[str, tuple[int, int]] = {
-    **{name: (0, code) for name, code in (
-        ("ADD", B.B_ADD), ("SUB", B.B_SUB), ("MUL", B.B_MUL), ("DIV", B.B_DIV), ("IDIV", B.B_IDIV_C),
-        ("MOD_C", B.B_MOD_C), ("FLOORDIV", B.B_FLOORDIV), ("MOD_PY", B.B_MOD_PY), ("POW", B.B_POW),
-        ("EQ", B.B_EQ), ("NE", B.B_NE), ("LT", B.B_LT), ("LE", B.B_LE), ("GT", B.B_GT), ("GE", B.B_GE),
-        ("AND", B.B_AND), ("OR", B.B_OR), ("BAND", B.B_BAND), ("BOR", B.B_BOR), ("BXOR", B.B_BXOR))},
-    "NEG": (1, B.U_NEG), "NOT": (1, B.U_NOT), "INV": (1, B.U_INV),
+    **{
+        name: (0, code)
+        for name, code in (
+            ("ADD", B.B_ADD),
+            ("SUB", B.B_SUB),
+            ("MUL", B.B_MUL),
+            ("DIV", B.B_DIV),
+            ("IDIV", B.B_IDIV_C),
+            ("MOD_C", B.B_MOD_C),
+            ("FLOORDIV", B.B_FLOORDIV),
+            ("MOD_PY", B.B_MOD_PY),
+            ("POW", B.B_POW),
+            ("EQ", B.B_EQ),
+            ("NE", B.B_NE),
+            ("LT", B.B_LT),
+            ("LE", B.B_LE),
+            ("GT", B.B_GT),
+            ("GE", B.B_GE),
+            ("AND", B.B_AND),
+            ("OR", B.B_OR),
+            ("BAND", B.B_BAND),
+            ("BOR", B.B_BOR),
+            ("BXOR", B.B_BXOR),
+        )
+    },
+    "NEG": (1, B.U_NEG),
+    "NOT": (1, B.U_NOT),
+    "INV": (1, B.U_INV),
     **{f.upper(): (2, B.FUNC_CODES[f]) for f in UNARY_FUNCS if f != "abs"},
-    "ROUND_C": (2, B.FUNC_CODES["round_c"]), "ROUND_EVEN": (2, B.FUNC_CODES["round_even"]),
-    "CPOW": (3, 100), "ATAN2": (3, 101), "HYPOT": (3, 102), "FMOD": (3, 103), "FMIN": (3, 104),
-    "FMAX": (3, 105), "COPYSIGN": (3, 106), "FDIM": (3, 107),
-    "MIN": (4, 0), "MAX": (4, 1), "SEL": (5, 0), "ROUND": (6, 0), "FMA": (7, 0),
-}  # fmt: skip
+    "ROUND_C": (2, B.FUNC_CODES["round_c"]),
+    "ROUND_EVEN": (2, B.FUNC_CODES["round_even"]),
+    "CPOW": (3, 100),
+    "ATAN2": (3, 101),
+    "HYPOT": (3, 102),
+    "FMOD": (3, 103),
+    "FMIN": (3, 104),
+    "FMAX": (3, 105),
+    "COPYSIGN": (3, 106),
+    "FDIM": (3, 107),
+    "MIN": (4, 0),
+    "MAX": (4, 1),
+    "SEL": (5, 0),
+    "ROUND": (6, 0),
+    "FMA": (7, 0),
+}
 #: the arithmetic PEs' ops, numbered as ``csrc/cgra.c``'s F_* codes (prepended to the source)
-FN = ("ADD", "SUB", "MUL", "DIV", "MAC", "FMA", "POW", "MIN", "MAX", "LT", "LE", "GT", "GE", "EQ", "NE", "AND",
-      "OR", "NEG", "NOT", "SEL", "ROUND", "ATAN2", "HYPOT", "FMOD", "COPYSIGN", "FDIM",
-      *(f.upper() for f in UNARY_FUNCS if f != "abs"))  # fmt: skip
+FN = (
+    "ADD",
+    "SUB",
+    "MUL",
+    "DIV",
+    "MAC",
+    "FMA",
+    "POW",
+    "MIN",
+    "MAX",
+    "LT",
+    "LE",
+    "GT",
+    "GE",
+    "EQ",
+    "NE",
+    "AND",
+    "OR",
+    "NEG",
+    "NOT",
+    "SEL",
+    "ROUND",
+    "ATAN2",
+    "HYPOT",
+    "FMOD",
+    "COPYSIGN",
+    "FDIM",
+    *(f.upper() for f in UNARY_FUNCS if f != "abs"),
+)
 PCOLS = 13
 NSTATE = 5
 STATUS = ("done", "deadlock", "limit", "misaligned")
@@ -132,19 +191,34 @@ def simulate_cgra(
     seconds = time.perf_counter() - start
     status = STATUS[int(out[0])]
     if status == "misaligned":
-        raise StencilmapError(f"CGRA simulation: PE '{m.pes[int(out[4])].name}' got operands of different points")  # fmt: skip
-    loads = {f: int(sum(packed.fires[i] for i, p in enumerate(m.pes) if p.op == "AGEN" and p.field == f)) for f, _, _ in m.inputs}  # fmt: skip
+        raise StencilmapError(
+            f"CGRA simulation: PE '{m.pes[int(out[4])].name}' got operands of different points"
+        )
+    loads = {
+        f: int(sum(packed.fires[i] for i, p in enumerate(m.pes) if p.op == "AGEN" and p.field == f))
+        for f, _, _ in m.inputs
+    }
     stores = int(sum(packed.fires[i] for i, p in enumerate(m.pes) if p.op == "STORE"))
     flops = sum(points(b) * s.flops for layer in m.regions for b, s in zip(layer, m.stages, strict=True))
     return CgraRun(
-        mapping=m, status=status, cycles=int(out[1]), outputs=packed.outputs(), firings=int(out[2]),
-        memory_ops=int(out[3]), bytes_read={f: n * _itemsize(d) for (f, d, _), n in zip(m.inputs, loads.values(), strict=True)},
+        mapping=m,
+        status=status,
+        cycles=int(out[1]),
+        outputs=packed.outputs(),
+        firings=int(out[2]),
+        memory_ops=int(out[3]),
+        bytes_read={f: n * _itemsize(d) for (f, d, _), n in zip(m.inputs, loads.values(), strict=True)},
         bytes_written=stores * _itemsize(m.dtype),
         fires={p.name: int(packed.fires[i]) for i, p in enumerate(m.pes)},
-        peaks={f"{q.src}->{q.dst}.{q.port}": (int(packed.q_peak[k]), q.depth) for k, q in enumerate(m.queues)},
-        clock_mhz=device.clock_mhz, flops=float(flops), roofline_gops=roofline_gops,
-        prediction=predict(m, device), sim_seconds=seconds,
-    )  # fmt: skip
+        peaks={
+            f"{q.src}->{q.dst}.{q.port}": (int(packed.q_peak[k]), q.depth) for k, q in enumerate(m.queues)
+        },
+        clock_mhz=device.clock_mhz,
+        flops=float(flops),
+        roofline_gops=roofline_gops,
+        prediction=predict(m, device),
+        sim_seconds=seconds,
+    )
 
 
 def memory_needed(m: CgraMapping) -> int:
@@ -183,7 +257,11 @@ class _Packed:
         flat_ins: list[int] = []
         flat_outs: list[int] = []
         for i, p in enumerate(m.pes):
-            ports = [into[i][o] for o in p.operands if isinstance(o, str)] if p.operands else [into[i][x] for x in p.inputs]  # fmt: skip
+            ports = (
+                [into[i][o] for o in p.operands if isinstance(o, str)]
+                if p.operands
+                else [into[i][x] for x in p.inputs]
+            )
             pe[i, :6] = (
                 KINDS.index(_kind(m, p.op)),
                 p.latency,
@@ -261,14 +339,42 @@ class _Packed:
         out = np.zeros(5, np.int64)
         bpc = dev.practical_bandwidth_gbs * 1e9 / (dev.clock_mhz * 1e6)
         arrays = (
-            self.pe, self.consts, None, self.order, self.ins, self.outs, self.mem_pes, None, None,
-            self.q_cap, head, cnt, self.q_base, self.q_peak, val, tag, rdy, self.tags, self.mem_in,
-            self.mem_out, boxes, geo, None, self.elem, state, self.fires, out,
-        )  # fmt: skip
+            self.pe,
+            self.consts,
+            None,
+            self.order,
+            self.ins,
+            self.outs,
+            self.mem_pes,
+            None,
+            None,
+            self.q_cap,
+            head,
+            cnt,
+            self.q_base,
+            self.q_peak,
+            val,
+            tag,
+            rdy,
+            self.tags,
+            self.mem_in,
+            self.mem_out,
+            boxes,
+            geo,
+            None,
+            self.elem,
+            state,
+            self.fires,
+            out,
+        )
         args: list[Any] = [
             ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else None for a in arrays
         ]
-        args[2], args[7], args[8] = ctypes.c_int64(len(m.pes)), ctypes.c_int64(self.nstore), ctypes.c_int64(self.nload)  # fmt: skip
+        args[2], args[7], args[8] = (
+            ctypes.c_int64(len(m.pes)),
+            ctypes.c_int64(self.nstore),
+            ctypes.c_int64(self.nload),
+        )
         args[22] = ctypes.c_double(bpc)
         _library()(*args)
         return out

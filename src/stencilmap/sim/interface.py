@@ -159,10 +159,15 @@ def _result(
             outputs[name] = flat.reshape(shape).astype(dtype)
     d = model.design
     mods = tuple(
-        ModuleStats(m.name, m.kind, packed.module(i, K.M_BUSY), packed.module(i, K.M_STARVED),
-                    packed.module(i, K.M_BLOCKED))
+        ModuleStats(
+            m.name,
+            m.kind,
+            packed.module(i, K.M_BUSY),
+            packed.module(i, K.M_STARVED),
+            packed.module(i, K.M_BLOCKED),
+        )
         for i, m in enumerate(d.modules)
-    )  # fmt: skip
+    )
     peaks = {c.name: (packed.channel(i, K.C_PEAK), c.depth) for i, c in enumerate(d.channels)}
     read: dict[str, float] = {}
     for i, m in enumerate(d.modules):  # an input replicated on several devices has a reader on each
@@ -172,8 +177,9 @@ def _result(
     written = {f: packed.moved(i) for f, i in model.writers.items()}
     text = {K.DONE: "done", K.DEADLOCK: "deadlock"}.get(status, "limit")
     deadlock = _deadlock(packed, now) if status == K.DEADLOCK else None
-    return SimResult(d, text, now, outputs, mods, peaks, read, written, firings, seconds, deadlock, trace,
-                     model.points)  # fmt: skip
+    return SimResult(
+        d, text, now, outputs, mods, peaks, read, written, firings, seconds, deadlock, trace, model.points
+    )
 
 
 def _deadlock(packed: Packed, now: int) -> Deadlock:

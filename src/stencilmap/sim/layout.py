@@ -70,14 +70,34 @@ def pack(model: SimModel) -> Packed:
     n_in, n_out = len(in_ch), len(out_ch)
     code = np.ascontiguousarray(a["code"]).ravel()
     pinfo = np.ascontiguousarray(a["pinfo"]).ravel()
-    sizes = [K.HEADER, n_mod * K.MCOLS, n_ch * K.CCOLS, n_in + n_out + len(grp), n_out, len(a["pipe_t"]),
-             len(a["dest"]), len(code), len(pinfo)]  # fmt: skip
+    sizes = [
+        K.HEADER,
+        n_mod * K.MCOLS,
+        n_ch * K.CCOLS,
+        n_in + n_out + len(grp),
+        n_out,
+        len(a["pipe_t"]),
+        len(a["dest"]),
+        len(code),
+        len(pinfo),
+    ]
     bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     mod_b, ch_b, list_b, outx_b, pipe_b, dest_b, code_b, pinfo_b = (int(x) for x in bases[1:9])
     I = _aligned(np.zeros(int(bases[-1]), np.int64))
 
-    fparts = [a["store"], a["mem"], a["scratch"], a["stack"], a["temps"], a["streams"], a["output"], a["consts"],
-              a["pval"], np.zeros(2 * n_mod), np.zeros(K.BWCOLS * len(a["rate"]))]  # fmt: skip
+    fparts = [
+        a["store"],
+        a["mem"],
+        a["scratch"],
+        a["stack"],
+        a["temps"],
+        a["streams"],
+        a["output"],
+        a["consts"],
+        a["pval"],
+        np.zeros(2 * n_mod),
+        np.zeros(K.BWCOLS * len(a["rate"])),
+    ]
     fbases = np.concatenate([[0], np.cumsum([len(p) for p in fparts])]).astype(np.int64)
     F = _aligned(np.concatenate([np.asarray(p, np.float64) for p in fparts]))
     store_b, mem_b, scr_b, stack_b, temps_b, stream_b, out_b, const_b, pval_b, modf_b, bw_b = (
@@ -85,12 +105,29 @@ def pack(model: SimModel) -> Packed:
     )
 
     header = {
-        K.H_NMOD: n_mod, K.H_NCH: n_ch, K.H_MOD: mod_b, K.H_CH: ch_b, K.H_LIST: list_b, K.H_PIPE: pipe_b,
-        K.H_DEST: dest_b, K.H_CODE: code_b, K.H_PINFO: pinfo_b, K.H_NBANK: len(a["rate"]),
-        K.H_STORE: store_b, K.H_MEM: mem_b, K.H_SCR: scr_b, K.H_STACK: stack_b, K.H_TEMPS: temps_b,
-        K.H_STREAM: stream_b, K.H_OUT: out_b, K.H_CONST: const_b, K.H_PVAL: pval_b, K.H_MODF: modf_b,
-        K.H_BW: bw_b, K.H_OUTX: outx_b - n_in,
-    }  # fmt: skip
+        K.H_NMOD: n_mod,
+        K.H_NCH: n_ch,
+        K.H_MOD: mod_b,
+        K.H_CH: ch_b,
+        K.H_LIST: list_b,
+        K.H_PIPE: pipe_b,
+        K.H_DEST: dest_b,
+        K.H_CODE: code_b,
+        K.H_PINFO: pinfo_b,
+        K.H_NBANK: len(a["rate"]),
+        K.H_STORE: store_b,
+        K.H_MEM: mem_b,
+        K.H_SCR: scr_b,
+        K.H_STACK: stack_b,
+        K.H_TEMPS: temps_b,
+        K.H_STREAM: stream_b,
+        K.H_OUT: out_b,
+        K.H_CONST: const_b,
+        K.H_PVAL: pval_b,
+        K.H_MODF: modf_b,
+        K.H_BW: bw_b,
+        K.H_OUTX: outx_b - n_in,
+    }
     for slot, value in header.items():
         I[slot] = value
 

@@ -99,8 +99,13 @@ def _padded(flat: npt.NDArray[Any], beat: int, fill: float) -> npt.NDArray[Any]:
 
 
 class _Builder:
-    def __init__(self, design: Design, program: Program, values: Mapping[str, npt.NDArray[Any]],
-                 bytes_per_cycle_per_bank: float | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        design: Design,
+        program: Program,
+        values: Mapping[str, npt.NDArray[Any]],
+        bytes_per_cycle_per_bank: float | None,
+    ) -> None:
         self.design, self.program, self.values = design, program, values
         self.bw = bytes_per_cycle_per_bank
         self.shape = tuple(int(n or 0) for n in program.shape)
@@ -154,10 +159,17 @@ class _Builder:
 
     def build(self) -> SimModel:
         handlers = {
-            "reader": self.reader, "writer": self.writer, "broadcast": self.bcast, "fifo": self.fifo,
-            "delay": self.fifo, "forward": self.tap, "internal_buffer": self.window,
-            "shift_register": self.window, "pe": self.pe, "network": self.network,
-        }  # fmt: skip
+            "reader": self.reader,
+            "writer": self.writer,
+            "broadcast": self.bcast,
+            "fifo": self.fifo,
+            "delay": self.fifo,
+            "forward": self.tap,
+            "internal_buffer": self.window,
+            "shift_register": self.window,
+            "pe": self.pe,
+            "network": self.network,
+        }
         for i, m in enumerate(self.mods):
             handlers[m.kind](i, m)
         return self.finish()
@@ -300,13 +312,29 @@ class _Builder:
         bc = compile_stencil(self.program, st, ports, dict(self.values))
         lat = max(1, m.latency)
         self.kind[i] = K.K_PE
-        self.ip[i] = (self.code_len, self.code_len + len(bc.code), self.const_len, len(self.pinfo), len(ports),
-                      lat, lane, w)  # fmt: skip
+        self.ip[i] = (
+            self.code_len,
+            self.code_len + len(bc.code),
+            self.const_len,
+            len(self.pinfo),
+            len(ports),
+            lat,
+            lane,
+            w,
+        )
         s = (1,) * (3 - len(self.stream_shape)) + self.stream_shape
         s1, s2 = max(1, s[1]), max(1, s[2])
         self.pe_at[i] = (0, lane // (s2 * s1), (lane // s2) % s1, lane % s2)
-        self.pe_ex[i] = (lanes, self._tokens_per_tile(lanes), prod(self.stream_shape), s[0], s[1], s[2],
-                         self._tiles_total(), self.pipe_size)  # fmt: skip
+        self.pe_ex[i] = (
+            lanes,
+            self._tokens_per_tile(lanes),
+            prod(self.stream_shape),
+            s[0],
+            s[1],
+            s[2],
+            self._tiles_total(),
+            self.pipe_size,
+        )
         self.pipe_size += lat
         self.alloc(i, lat * w)
         self.code.append(bc.code)
@@ -425,39 +453,85 @@ class _Builder:
             base[1:] = np.cumsum(cap * width)[:-1]
         banks = max(self.banks) + 1 if self.banks else 1
         rate = np.full(banks, float(self.bw) if self.bw is not None else np.inf, np.float64)
-        max_beat = max([1.0, *(self.fp[i, 0] * self.ip[i, 2] for i in range(n_mod)
-                               if self.kind[i] in (K.K_READER, K.K_WRITER))])  # fmt: skip
+        max_beat = max(
+            [
+                1.0,
+                *(
+                    self.fp[i, 0] * self.ip[i, 2]
+                    for i in range(n_mod)
+                    if self.kind[i] in (K.K_READER, K.K_WRITER)
+                ),
+            ]
+        )
         credit_cap = np.maximum(rate, max_beat) * 2 if self.bw is not None else np.full(banks, np.inf)
         scratch_len = max(64, (self.max_ports + 1) * self.max_width * 2, *(c.width for c in self.chans), 1)
-        scratch_len = max(scratch_len, max((int(self.ip[i, 2]) for i in range(n_mod)
-                                            if self.kind[i] in (K.K_READER, K.K_WRITER)), default=1) + 1)  # fmt: skip
+        scratch_len = max(
+            scratch_len,
+            max(
+                (int(self.ip[i, 2]) for i in range(n_mod) if self.kind[i] in (K.K_READER, K.K_WRITER)),
+                default=1,
+            )
+            + 1,
+        )
         arrays: dict[str, Any] = dict(
-            kind=self.kind, ip=self.ip, pe_ex=self.pe_ex, pe_pres=self.pe_pres, pe_in=self.pe_in, pe_at=self.pe_at, st=np.zeros((n_mod, 4), np.int64), fp=self.fp,
-            in_ptr=in_ptr, in_ch=np.array(in_ch, np.int64), out_ptr=out_ptr, out_ch=np.array(out_ch, np.int64),
+            kind=self.kind,
+            ip=self.ip,
+            pe_ex=self.pe_ex,
+            pe_pres=self.pe_pres,
+            pe_in=self.pe_in,
+            pe_at=self.pe_at,
+            st=np.zeros((n_mod, 4), np.int64),
+            fp=self.fp,
+            in_ptr=in_ptr,
+            in_ch=np.array(in_ch, np.int64),
+            out_ptr=out_ptr,
+            out_ch=np.array(out_ch, np.int64),
             out_x=np.array(out_x, np.int64),
-            cap=cap, width=width, count=np.zeros(n_ch, np.int64), head=np.zeros(n_ch, np.int64), base=base,
-            push_at=np.full(n_ch, -1, np.int64), pop_at=np.full(n_ch, -1, np.int64),
-            peak=np.zeros(n_ch, np.int64), store=np.zeros(int((cap * width).sum()) + 1, np.float64),
-            mem=np.zeros(self.mem_size + 1, np.float64), mem_base=self.mem_base,
+            cap=cap,
+            width=width,
+            count=np.zeros(n_ch, np.int64),
+            head=np.zeros(n_ch, np.int64),
+            base=base,
+            push_at=np.full(n_ch, -1, np.int64),
+            pop_at=np.full(n_ch, -1, np.int64),
+            peak=np.zeros(n_ch, np.int64),
+            store=np.zeros(int((cap * width).sum()) + 1, np.float64),
+            mem=np.zeros(self.mem_size + 1, np.float64),
+            mem_base=self.mem_base,
             pipe_t=np.zeros(self.pipe_size + 1, np.int64),
             streams=np.concatenate(self.streams) if self.streams else np.zeros(1),
             dest=np.concatenate(self.dests) if self.dests else np.zeros(1, np.int64),
             output=np.zeros(self.out_len + 1, np.float64),
-            credit=rate.copy() if self.bw is not None else np.full(banks, np.inf), rate=rate,
-            credit_cap=credit_cap, moved=np.zeros(n_mod, np.float64),
+            credit=rate.copy() if self.bw is not None else np.full(banks, np.inf),
+            rate=rate,
+            credit_cap=credit_cap,
+            moved=np.zeros(n_mod, np.float64),
             code=np.concatenate(self.code) if self.code else np.zeros((1, 3), np.int64),
             consts=np.concatenate(self.consts) if self.consts else np.zeros(1),
             pinfo=np.array(self.pinfo, np.int64).reshape(-1, 6) if self.pinfo else np.zeros((1, 6), np.int64),
             pval=np.array(self.pval or [0.0], np.float64),
-            busy=np.zeros(n_mod, np.int64), starved=np.zeros(n_mod, np.int64), blocked=np.zeros(n_mod, np.int64),
-            group=group, grp_ptr=grp_ptr, grp=grp, fire_state=np.zeros(n_mod, np.int64),
-            scratch=np.zeros(scratch_len, np.float64), stack=np.zeros(self.max_code + 8, np.float64),
+            busy=np.zeros(n_mod, np.int64),
+            starved=np.zeros(n_mod, np.int64),
+            blocked=np.zeros(n_mod, np.int64),
+            group=group,
+            grp_ptr=grp_ptr,
+            grp=grp,
+            fire_state=np.zeros(n_mod, np.int64),
+            scratch=np.zeros(scratch_len, np.float64),
+            stack=np.zeros(self.max_code + 8, np.float64),
             temps=np.zeros(self.max_temps + 1, np.float64),
-        )  # fmt: skip
+        )
         return SimModel(
-            self.design, self.program, arrays, tuple(m.name for m in self.mods), tuple(c.name for c in self.chans),
-            self.outputs, self.readers, self.writers, self.out_len,
-        )  # fmt: skip
+            self.design,
+            self.program,
+            arrays,
+            tuple(m.name for m in self.mods),
+            tuple(c.name for c in self.chans),
+            self.outputs,
+            self.readers,
+            self.writers,
+            self.out_len,
+        )
 
 
 def lower(

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.io import write_text_atomically
 
 Array = npt.NDArray[Any]
@@ -67,7 +67,7 @@ def trace_format(path: Path) -> str:
     """``"jsonl"`` or ``"vcd"`` from the file suffix; a StencilmapError for any other suffix."""
     fmt = SUFFIXES.get(path.suffix.lower())
     if fmt is None:
-        raise StencilmapError(f"--trace {path}: the file must end in .jsonl, .ndjson or .vcd")
+        raise StencilmapError(f"{param('trace')} {path}: the file must end in .jsonl, .ndjson or .vcd")
     return fmt
 
 

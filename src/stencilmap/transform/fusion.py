@@ -104,8 +104,11 @@ def _refs(stencil: Stencil) -> list[Ref]:
 def _spans_zero(program: Program, producer: Stencil) -> bool:
     """Every axis has reads of the producer at a_d ≤ 0 and at a_d ≥ 0 (fields spanning that axis)."""
     for axis in range(program.rank):
-        along = [r.offset[program.field_axes(r.field).index(axis)] for r in _refs(producer)
-                 if axis in program.field_axes(r.field)]  # fmt: skip
+        along = [
+            r.offset[program.field_axes(r.field).index(axis)]
+            for r in _refs(producer)
+            if axis in program.field_axes(r.field)
+        ]
         if not along or min(along) > 0 or max(along) < 0:
             return False
     return True

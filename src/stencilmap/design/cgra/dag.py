@@ -102,7 +102,9 @@ class _Builder:
             if name in _FOLDABLE:
                 values = [_round_const(float(a), cast) if cast else float(a) for a in args]
                 return _round_const(_fold(name, dtype, *values), dtype)
-            raise refusal(f"stencil '{self.st.name}' has a constant sub-expression ({name}) the PEs would recompute")  # fmt: skip
+            raise refusal(
+                f"stencil '{self.st.name}' has a constant sub-expression ({name}) the PEs would recompute"
+            )
         clean = tuple(a if isinstance(a, int) else float(a) for a in args)
         return self.add(OpNode(name, clean, dtype, cast))
 
@@ -205,8 +207,29 @@ def _round_const(v: float, t: str) -> float:
 
 
 _INT_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-_FOLDABLE = ("ADD", "SUB", "MUL", "DIV", "IDIV", "MOD_C", "MOD_PY", "FLOORDIV", "BAND", "BOR", "BXOR", "LT",
-             "LE", "GT", "GE", "EQ", "NE", "AND", "OR", "NEG", "NOT")  # fmt: skip
+_FOLDABLE = (
+    "ADD",
+    "SUB",
+    "MUL",
+    "DIV",
+    "IDIV",
+    "MOD_C",
+    "MOD_PY",
+    "FLOORDIV",
+    "BAND",
+    "BOR",
+    "BXOR",
+    "LT",
+    "LE",
+    "GT",
+    "GE",
+    "EQ",
+    "NE",
+    "AND",
+    "OR",
+    "NEG",
+    "NOT",
+)
 UNARY_OPS = {"-": "NEG", "!": "NOT", "~": "INV", "+": "ROUND"}
 
 
@@ -216,8 +239,16 @@ def _fold(op: str, dtype: str, *args: float) -> float:
     if len(args) == 1:
         return -args[0] if op == "NEG" else float(args[0] == 0)
     a, b = args
-    table = {"LT": a < b, "LE": a <= b, "GT": a > b, "GE": a >= b, "EQ": a == b, "NE": a != b,
-             "AND": bool(a) and bool(b), "OR": bool(a) or bool(b)}  # fmt: skip
+    table = {
+        "LT": a < b,
+        "LE": a <= b,
+        "GT": a > b,
+        "GE": a >= b,
+        "EQ": a == b,
+        "NE": a != b,
+        "AND": bool(a) and bool(b),
+        "OR": bool(a) or bool(b),
+    }
     if op in table:
         return float(table[op])
     if dtype in _INT_TYPES:

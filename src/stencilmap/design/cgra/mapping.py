@@ -42,7 +42,7 @@ from stencilmap.design.cgra.terms import LinearStencil, Offset
 from stencilmap.design.ir import Channel, Design, Module, ParamValue, params
 from stencilmap.design.registry import BuildConfig, register
 from stencilmap.device.catalog import Device, load_device
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:
@@ -151,7 +151,9 @@ class Fabric:
 def fabric(name: str | None) -> Fabric:
     device = load_device(name or "cgra-tia")
     if "cgra" not in device.archs:
-        raise StencilmapError(f"device '{device.name}' is not a CGRA of workers (its archs: {', '.join(device.archs)})")  # fmt: skip
+        raise StencilmapError(
+            f"device '{device.name}' is not a CGRA of workers (its archs: {', '.join(device.archs)})"
+        )
     need = ("pe_rows", "pe_columns", "mac", "queue_entries", "scratchpad_bytes", "load_latency")
     got = {k: device.resource(k) for k in need}
     missing = [k for k, v in got.items() if v is None]
@@ -159,10 +161,15 @@ def fabric(name: str | None) -> Fabric:
         raise StencilmapError(f"device '{device.name}' lacks {', '.join(missing)} (resources)")
     lat = dict(device.latencies)
     return Fabric(
-        device, int(got["pe_rows"] or 0), int(got["pe_columns"] or 0), int(got["mac"] or 0),
-        int(got["queue_entries"] or 0), int(got["scratchpad_bytes"] or 0), int(got["load_latency"] or 0),
+        device,
+        int(got["pe_rows"] or 0),
+        int(got["pe_columns"] or 0),
+        int(got["mac"] or 0),
+        int(got["queue_entries"] or 0),
+        int(got["scratchpad_bytes"] or 0),
+        int(got["load_latency"] or 0),
         max(1, lat.get("mul", 1), lat.get("add", 1)),
-    )  # fmt: skip
+    )
 
 
 # ------------------------------------------------------------------------------------------ mapping
@@ -186,7 +193,9 @@ def map_cgra(
         roofline = roofline_workers_of
 
     if config.vector is not None:
-        raise StencilmapError("--vector does not apply to the CGRA mapping (its workers are its lanes)")
+        raise StencilmapError(
+            f"{param('vector')} does not apply to the CGRA mapping (its workers are its lanes)"
+        )
     if config.workers is None and config.unroll is not None:
         config = replace(config, workers=config.unroll)
     return plan_mapping(program, config, fabric(config.device), roofline)
@@ -224,9 +233,14 @@ def design_of(m: CgraMapping) -> Design:
         for qu in m.queues
     )
     parameters = params(
-        workers=m.workers, layers=m.layers, strips=len(m.strips), grid=m.grid, shape=m.shape,
-        stages=tuple(s.name for s in m.stages), kind="linear" if m.linear is not None else "dag",
-    )  # fmt: skip
+        workers=m.workers,
+        layers=m.layers,
+        strips=len(m.strips),
+        grid=m.grid,
+        shape=m.shape,
+        stages=tuple(s.name for s in m.stages),
+        kind="linear" if m.linear is not None else "dag",
+    )
     return Design(m.program, "cgra", modules, channels, parameters, m.device, None)
 
 
@@ -234,9 +248,17 @@ def _params(p: Pe) -> tuple[tuple[str, ParamValue], ...]:
     operands = tuple(str(o) for o in p.operands) if p.operands else None
     offset = p.offset if p.op == "FILTER" else None
     return params(
-        op=p.op, row=p.row, col=p.col, layer=p.layer, worker=p.worker, inputs=p.inputs, operands=operands,
-        offset=offset, field=p.field or None, boundary=p.boundary if p.op == "FILTER" else None,
-    )  # fmt: skip
+        op=p.op,
+        row=p.row,
+        col=p.col,
+        layer=p.layer,
+        worker=p.worker,
+        inputs=p.inputs,
+        operands=operands,
+        offset=offset,
+        field=p.field or None,
+        boundary=p.boundary if p.op == "FILTER" else None,
+    )
 
 
 @register("cgra")

@@ -60,16 +60,30 @@ def assemble(
     strides = input_strides(program)
     out_dtype = next(s.dtype for s in plan.stages if s.output)
     return CgraMapping(
-        program=program.name, device=fab.device.name, dtype=out_dtype, shape=plan.shape, rank=program.rank,
-        linear=plan.linear, stages=plan.stages,
+        program=program.name,
+        device=fab.device.name,
+        dtype=out_dtype,
+        shape=plan.shape,
+        rank=program.rank,
+        linear=plan.linear,
+        stages=plan.stages,
         inputs=tuple((f, program.field_dtype(f), strides[f]) for f in plan.fields),
-        workers=w, layers=plan.q, strips=strips, regions=tuple(tuple(r) for r in regs),
-        boxes=tuple(tuple(b) for b in boxes), spans=tuple(tuple(s) for s in spans), pes=placed,
-        queues=tuple(wiring.queues), grid=grid, queue_entries=fab.queue_entries,
+        workers=w,
+        layers=plan.q,
+        strips=strips,
+        regions=tuple(tuple(r) for r in regs),
+        boxes=tuple(tuple(b) for b in boxes),
+        spans=tuple(tuple(s) for s in spans),
+        pes=placed,
+        queues=tuple(wiring.queues),
+        grid=grid,
+        queue_entries=fab.queue_entries,
         buffered_words=sum(max(0, q.depth - fab.queue_entries) for q in wiring.queues),
-        storage_words=fab.scratchpad_bytes // (bits(out_dtype) // 8), mem_latency=fab.mem_latency,
-        roofline_workers=roofline_w, preserve=plan.preserve,
-    )  # fmt: skip
+        storage_words=fab.scratchpad_bytes // (bits(out_dtype) // 8),
+        mem_latency=fab.mem_latency,
+        roofline_workers=roofline_w,
+        preserve=plan.preserve,
+    )
 
 
 @dataclass
@@ -90,7 +104,18 @@ class _Wiring:
             for r in range(self.w):
                 base = reader_name(f, r)
                 self.pes.append(Pe(f"{base}.agen", "AGEN", 0, 0, worker=r, field=f))
-                self.pes.append(Pe(f"{base}.load", "LOAD", 0, 0, worker=r, inputs=("addr",), field=f, latency=self.fab.mem_latency))  # fmt: skip
+                self.pes.append(
+                    Pe(
+                        f"{base}.load",
+                        "LOAD",
+                        0,
+                        0,
+                        worker=r,
+                        inputs=("addr",),
+                        field=f,
+                        latency=self.fab.mem_latency,
+                    )
+                )
                 self.queues.append(Queue(f"{base}.agen", f"{base}.load", "addr", e))
         for t in range(self.plan.q):
             if self.plan.linear is not None:
@@ -146,7 +171,22 @@ class _Wiring:
             name = chain_name(t, c, k, op)
             ports = ("x",) if k == 0 else ("acc", "x")
             operands: tuple[str | float, ...] = ("x", term.coeff) if k == 0 else ("x", term.coeff, "acc")
-            self.pes.append(Pe(name, op, 0, 0, t, c, ports, term.coeff, term.offset, term.field, fab.pe_latency, operands=operands))  # fmt: skip
+            self.pes.append(
+                Pe(
+                    name,
+                    op,
+                    0,
+                    0,
+                    t,
+                    c,
+                    ports,
+                    term.coeff,
+                    term.offset,
+                    term.field,
+                    fab.pe_latency,
+                    operands=operands,
+                )
+            )
             data, acc = depths[k]
             self.queues.append(Queue(flt, name, "x", data))
             if k:
@@ -154,7 +194,20 @@ class _Wiring:
             prev = name
         if lin.constant:
             add = f"L{t}.w{c}.add"
-            self.pes.append(Pe(add, "ADD", 0, 0, t, c, ("acc",), lin.constant, latency=fab.pe_latency, operands=("acc", lin.constant)))  # fmt: skip
+            self.pes.append(
+                Pe(
+                    add,
+                    "ADD",
+                    0,
+                    0,
+                    t,
+                    c,
+                    ("acc",),
+                    lin.constant,
+                    latency=fab.pe_latency,
+                    operands=("acc", lin.constant),
+                )
+            )
             self.queues.append(Queue(prev, add, "acc", fab.queue_entries))
             prev = add
         return prev
@@ -173,7 +226,22 @@ class _Wiring:
             name = f"{base}.{n.op.lower()}"
             ports = tuple(f"a{pos}" for pos, a in enumerate(n.args) if isinstance(a, int))
             operands = tuple(f"a{pos}" if isinstance(a, int) else a for pos, a in enumerate(n.args))
-            self.pes.append(Pe(name, n.op, 0, 0, t, c, ports, latency=self.fab.pe_latency, stage=t * len(self.plan.stages) + k, operands=operands, dtype=n.dtype, cast=n.cast))  # fmt: skip
+            self.pes.append(
+                Pe(
+                    name,
+                    n.op,
+                    0,
+                    0,
+                    t,
+                    c,
+                    ports,
+                    latency=self.fab.pe_latency,
+                    stage=t * len(self.plan.stages) + k,
+                    operands=operands,
+                    dtype=n.dtype,
+                    cast=n.cast,
+                )
+            )
             for pos, a in enumerate(n.args):
                 if isinstance(a, int):
                     self.queues.append(Queue(names[a], name, f"a{pos}", depths[(i, pos)]))
@@ -213,7 +281,19 @@ class _Wiring:
         flt, store, count = f"wr.ring{c}.flt", f"wr.ring{c}.store", f"sync.ring{c}.count"
         box = (self.plan.q - 1) * nst + k
         self.pes.append(Pe(flt, "FILTER", 0, 0, worker=c, inputs=("x",), field=f, stage=box, boundary="ring"))
-        self.pes.append(Pe(store, "STORE", 0, 0, worker=c, inputs=("x",), field=self.plan.stages[k].name, stage=k, boundary="ring"))  # fmt: skip
+        self.pes.append(
+            Pe(
+                store,
+                "STORE",
+                0,
+                0,
+                worker=c,
+                inputs=("x",),
+                field=self.plan.stages[k].name,
+                stage=k,
+                boundary="ring",
+            )
+        )
         self.pes.append(Pe(count, "COUNT", 0, 0, worker=c, inputs=("x",), stage=k, boundary="ring"))
         self.queues += [Queue(f"{reader_name(f, c)}.load", flt, "x", e), Queue(flt, store, "x", e)]
         self.queues += [Queue(store, count, "x", e), Queue(count, "sync.done", f"cring{c}", e)]

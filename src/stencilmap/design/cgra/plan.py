@@ -16,7 +16,7 @@ from stencilmap.design.cgra.regions import Box, Span, Stage, needs, regions, sou
 from stencilmap.design.cgra.terms import LinearStencil, Term, linear_stencil, refusal
 from stencilmap.design.common import concrete_shape
 from stencilmap.design.registry import BuildConfig
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.program.dtypes import bits
 from stencilmap.program.graph import stencil_order
 from stencilmap.program.ir import Program
@@ -161,7 +161,7 @@ def _workers(plan: Plan, fab: Fabric, asked: int | None, wanted: int) -> tuple[i
     roofline_w = min(wanted, fits)
     if asked is not None:
         if asked < 1:
-            raise StencilmapError(f"--workers must be ≥ 1, got {asked}")
+            raise StencilmapError(f"{param('workers')} must be ≥ 1, got {asked}")
         if asked * pes * q > fab.macs or grid_pes(plan, asked) > cells:
             raise refusal(f"{asked} workers of {pes} arithmetic PEs × {q} layer(s) need {asked * pes * q} MACs and {grid_pes(plan, asked)} PEs; '{fab.device.name}' has {fab.macs} and {cells}")  # fmt: skip
         return asked, roofline_w
@@ -189,7 +189,7 @@ def _strips(plan: Plan, regs: list[list[Box]], w: int, fab: Fabric, asked: int |
     """One strip, or the widest strips whose buffering fits the scratchpad (§III-B, Fig. 10)."""
     x0, x1 = output_columns(plan, regs)
     if asked is not None and asked < 1:
-        raise StencilmapError(f"--strip must be ≥ 1, got {asked}")
+        raise StencilmapError(f"{param('strip')} must be ≥ 1, got {asked}")
     if plan.preserve:  # the ring writers and the layers' ring reads stream the whole grid: one strip
         if asked is not None and asked < x1 - x0:
             raise refusal("border: preserve maps in one strip (its ring is read and written whole)")

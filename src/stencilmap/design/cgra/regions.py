@@ -115,8 +115,13 @@ def _moved(b: Box, o: Offset) -> Box:
 
 def _meet(a: Box, b: Box) -> Box:
     return (
-        max(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), min(a[3], b[3]), max(a[4], b[4]), min(a[5], b[5]),
-    )  # fmt: skip
+        max(a[0], b[0]),
+        min(a[1], b[1]),
+        max(a[2], b[2]),
+        min(a[3], b[3]),
+        max(a[4], b[4]),
+        min(a[5], b[5]),
+    )
 
 
 def _clip(s: Span, limit: tuple[int, ...]) -> Span:

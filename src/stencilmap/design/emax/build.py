@@ -17,7 +17,7 @@ from stencilmap.design.emax.verify import verify_mapping
 from stencilmap.design.ir import Channel, Design, Module, params
 from stencilmap.design.registry import BuildConfig, register
 from stencilmap.device.catalog import Device, load_device
-from stencilmap.errors import StencilmapError
+from stencilmap.errors import StencilmapError, param
 from stencilmap.program.ir import Program
 
 
@@ -40,7 +40,7 @@ def map_emax(program: Program, config: BuildConfig) -> EmaxMapping:
     if 2 * d + 2 > cols_avail or 2 * d + 1 > FIFOS_PER_ROW:
         raise fail(f"degree {d} needs {2 * d + 2} PE columns ('{device.name}' has {cols_avail}) and {2 * d + 1} FIFOs per row (EMAX §3.1: {FIFOS_PER_ROW})")  # fmt: skip
     if config.unroll is not None and config.unroll < 1:
-        raise StencilmapError(f"--unroll (p) must be ≥ 1, got {config.unroll}")
+        raise StencilmapError(f"{param('unroll')} (p) must be ≥ 1, got {config.unroll}")
     p = config.unroll if config.unroll is not None else max_mappings(d, rows_avail, zyx[0])
     if p < 1 or rows(d, p) > rows_avail:
         q = max(p, 1)
