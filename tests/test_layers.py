@@ -44,7 +44,7 @@ LAYERS: tuple[frozenset[str], ...] = (
 #: Utilities every layer may import; they import only each other.
 BASE = frozenset({"errors", "io", "cache", "native", "names", "lang", "__version__"})
 #: The device catalog: read by every layer, importing only the base.
-LEAF = frozenset({"device"})
+LEAF = frozenset({"device", "point"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,21 +86,6 @@ EXCEPTIONS: tuple[Allowed, ...] = (
         "stencilmap.backends",
         "the c-openmp and cuda targets print the host backends' generators (backends.cgen, backends.gpu) "
         "until the scalar layer's one C printer (REDESIGN §1, helper `scalar`)",
-    ),
-    Allowed(
-        "stencilmap.jobs.simulate",
-        "stencilmap.api",
-        "jobs ↔ api: the simulate job calls api.simulate; helper `arch` is turning it around",
-    ),
-    Allowed(
-        "stencilmap.jobs.flow_fpga",
-        "stencilmap.api",
-        "jobs ↔ api: the FPGA compile flow calls api.simulate; helper `arch` is turning it around",
-    ),
-    Allowed(
-        "stencilmap.model.estimate",
-        "stencilmap.jobs",
-        "the estimate job lives in model/ and calls jobs.partition; it moves to jobs/ (helper `arch`)",
     ),
 )
 

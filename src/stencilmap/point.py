@@ -15,13 +15,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from stencilmap.design.common import NetworkLink
+from typing import Any, Literal
 
 DelayBuffers = Literal["computed", "min"]
 Parts = tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkLink:
+    """The network between two devices (StencilFlow §VI-B, SMI): ``latency`` cycles a hop, and
+    ``bytes_per_cycle`` that all the streams between the two devices share."""
+
+    latency: int
+    bytes_per_cycle: float
+
 
 #: The architectures a design can be built for (``arch.ARCHS`` has what varies with each).
 BUILT_ARCHS = ("soda", "stencilflow", "pcm", "emax", "cgra")

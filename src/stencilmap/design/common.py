@@ -179,15 +179,6 @@ def memory_bank(m: Module) -> int:
     return bank + DEVICE_BANKS * device
 
 
-@dataclass(frozen=True, slots=True)
-class NetworkLink:
-    """The network between two devices (StencilFlow §VI-B, SMI): ``latency`` cycles a hop, and
-    ``bytes_per_cycle`` that all the streams between the two devices share."""
-
-    latency: int
-    bytes_per_cycle: float
-
-
 def merged(*groups: Params) -> Params:
     """Several parameter groups in one, later groups overriding earlier ones, sorted."""
     out: dict[str, ParamValue] = {}

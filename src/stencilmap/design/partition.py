@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from stencilmap.analysis.intensity import itemsize
-from stencilmap.design.common import LiveGraph, NetworkLink, live_graph, or_hint, with_iterate
+from stencilmap.design.common import LiveGraph, live_graph, or_hint, with_iterate
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.device.catalog import Cost, Device
 from stencilmap.errors import StencilmapError, param
 from stencilmap.model.resources import ResourceUsage, design_resources
+from stencilmap.point import NetworkLink
 from stencilmap.program.ir import Program
 
 Parts = tuple[tuple[str, ...], ...]

@@ -39,7 +39,6 @@ from stencilmap.analysis.windows import access_sets, linearize
 from stencilmap.design.common import (
     LINK_DEPTH,
     LiveGraph,
-    NetworkLink,
     Params,
     Sink,
     Stream,
@@ -58,6 +57,7 @@ from stencilmap.design.common import (
 from stencilmap.design.ir import Design, Module, ParamValue, params
 from stencilmap.design.registry import BuildConfig, register
 from stencilmap.errors import StencilmapError
+from stencilmap.point import NetworkLink
 from stencilmap.program.ir import Program
 
 
