@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from stencilmap.cli.common import (
+    SEED,
     fuse_option,
     fused_line,
     make_console,
@@ -115,7 +116,7 @@ def _print(report: CodegenReport) -> None:
     "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy",
     help="Use this .npy array for input NAME (C order).",
 )  # fmt: skip
-@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option(
     "--delay-buffers", type=click.Choice(["computed", "min"]), default="computed", show_default=True,
     help="StencilFlow delay buffers: the computed depths, or depth 1 (to see a deadlock).",
@@ -126,8 +127,9 @@ def _print(report: CodegenReport) -> None:
     required=True,
     type=click.Path(path_type=Path),
     metavar="DIR",
-    help="Output folder (replaced).",
+    help="Output folder (replaced; an existing one only if empty or written by stencilmap).",
 )
+@click.option("--force", is_flag=True, help="Replace --out DIR even if stencilmap did not write it.")
 @click.option(
     "--verify",
     is_flag=True,
@@ -157,6 +159,7 @@ def codegen_cmd(
     out_dir: Path,
     verify: bool,
     hls_include: Path | None,
+    force: bool,
     fuse: bool,
     devices: int | None,
     partition_file: Path | None,
@@ -185,7 +188,7 @@ def codegen_cmd(
     config = CodegenConfig(
         program, target, out_dir, arch, unroll, iterate, vector, tile, shape, device, inputs, seed, verify,
         hls_include, "min" if delay_buffers == "min" else "computed", fuse=fuse, devices=devices,
-        partition=partition_file,
+        partition=partition_file, force=force,
     )  # fmt: skip
     report = codegen(config)
     warn(report.program.warnings)

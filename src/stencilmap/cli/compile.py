@@ -106,8 +106,10 @@ def print_summary(report: CompileReport) -> None:
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option(
     "--out", "out_dir", type=click.Path(path_type=Path), metavar="DIR",
-    help="Output folder, replaced as a whole  [default: out/<program>/compile].",
+    help="Output folder, replaced as a whole (an existing one only if empty or written by stencilmap)  "
+         "[default: out/<program>/compile].",
 )  # fmt: skip
+@click.option("--force", is_flag=True, help="Replace --out DIR even if stencilmap did not write it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @user_errors
 def compile_cmd(
@@ -117,6 +119,7 @@ def compile_cmd(
     iterations: int | None,
     shape: tuple[int, ...] | None,
     out_dir: Path | None,
+    force: bool,
     as_json: bool,
 ) -> None:
     """The main job end to end: analyze, explore the best design under the device's resources, build it,
@@ -140,7 +143,7 @@ def compile_cmd(
         raise StencilmapError(f"--iterations must be ≥ 1, got {iterations}")
     name = program.stem
     target = out_dir if out_dir is not None else Path("out") / name / "compile"
-    report = run_compile(CompileConfig(program, device, target, arch, iterations, shape))
+    report = run_compile(CompileConfig(program, device, target, arch, iterations, shape, force=force))
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=1))
     else:

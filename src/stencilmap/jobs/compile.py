@@ -50,6 +50,7 @@ class CompileConfig:
     shape: tuple[int, ...] | None = None
     sim_points: int = 1 << 16  # the cycle-level simulation streams at most about this many points
     csim_points: int = 1 << 12  # the C simulation runs code generated for at most this many points
+    force: bool = False  # replace an out_dir stencilmap did not write (jobs.codegen.check_replace_folder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,7 @@ def compile_program(config: CompileConfig, progress: Progress | None = None,
     source = str(config.program) if isinstance(config.program, Path) else f"{program.name}.{_suffix(program)}"
     check_grid(program)
     flow: Flow = flow_for(device, config.arch)
-    stage = stage_folder(config.out_dir)
+    stage = stage_folder(config.out_dir, config.force)
     try:
         report("analyze", 0, 1)
         facts = analyze_program(replace(program, iterate=1))
@@ -116,7 +117,7 @@ def compile_program(config: CompileConfig, progress: Progress | None = None,
         result = CompileReport(program, source, device, facts, choice, design, code, csim, simulation,
                                config.out_dir, (), 0.0)  # fmt: skip
         files = write_report(result, stage)
-        publish_folder(stage, config.out_dir)
+        publish_folder(stage, config.out_dir, config.force)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
