@@ -306,3 +306,49 @@ def test_the_fuzz_check_judges_behaviour_not_speed() -> None:
     from tests.fuzz import Outcome, check
 
     assert check(Outcome("slow", ["analyze"], 0, "", 1e9, None)) is None
+
+
+def test_a_soda_field_named_like_a_function_is_refused(tmp_path: Path) -> None:
+    program = tmp_path / "maxin.soda"
+    program.write_text(re.sub(r"\bv\(", "max(", Path(JACOBI).read_text()))
+    assert "function's name" in one_line_error(
+        ["run", str(program), "--shape", "16,16", "--out", str(tmp_path)]
+    )
+
+
+def test_a_design_too_large_to_build_is_refused_at_once() -> None:
+    args = ["--unroll", "1024", "--iterate", "1024"]
+    assert "at most 4,096" in one_line_error(["estimate", JACOBI, "--device", "ku060", *args])
+    assert "at most 4,096" in one_line_error(["analyze", JACOBI, *args])
+
+
+@pytest.mark.parametrize("script", ["exit 1", "kill -9 $$"])
+def test_a_failing_or_killed_c_compiler_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str
+) -> None:
+    cc = tmp_path / "cc"
+    cc.write_text(f"#!/bin/sh\n{script}\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("STENCILMAP_CACHE_DIR", str(tmp_path / "cache"))
+    program = tmp_path / "p.soda"  # a kernel no other test built in this process
+    program.write_text(Path(JACOBI).read_text().replace("0.2f", f"0.{len(script)}7f"))
+    error = one_line_error(
+        ["run", str(program), "--backend", "cpu", "--shape", "64,64", "--out", str(tmp_path / "o")]
+    )
+    assert "the C compiler" in error and ("killed by signal 9" in error or "exited 1" in error)
+
+
+def test_codegen_verify_leaves_no_temporaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    program = tmp_path / "p.soda"  # a kernel no other test compiled in this process
+    program.write_text(Path(JACOBI).read_text().replace("0.2f", "0.23f"))
+    res = CliRunner().invoke(main, ["codegen", str(program), "--target", "hls", "--shape", "16,16", "--verify",
+                                    "--out", str(tmp_path / "code")])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert list(private.iterdir()) == []

@@ -75,5 +75,10 @@ def _compile(cc: str, source: str, folder: Path, lib_path: Path) -> None:
         proc = subprocess.run([cc, *FLAGS, str(src), "-o", str(out), "-lm"], capture_output=True, text=True)
         if proc.returncode != 0:
             first = (proc.stderr.strip().splitlines() or ["no message"])[0]
-            raise RuntimeError(f"the C compiler rejected generated code: {first}\n{proc.stderr}")
+            how = (
+                f"was killed by signal {-proc.returncode}"
+                if proc.returncode < 0
+                else f"exited {proc.returncode}"
+            )
+            raise StencilmapError(f"the C compiler {cc} {how} on the generated code: {first}")  # issue 19 §9
         os.replace(out, lib_path)

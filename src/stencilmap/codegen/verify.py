@@ -139,7 +139,11 @@ def run_csim(
     hls_include: Path | None = None,
     cache: Path | None = None,
 ) -> CsimResult:
-    """Compile (or reuse) and run the C simulation on ``data``; read the outputs back."""
+    """Compile (or reuse) and run the C simulation on ``data``; read the outputs back. Without a ``cache``
+    the executable lives in a temporary folder removed afterwards (issue 19: no temporaries left behind)."""
+    if cache is None:
+        with tempfile.TemporaryDirectory(prefix="stencilmap-csim-") as folder:
+            return run_csim(gen, root, data, shape, hls_include, Path(folder))
     try:
         exe, compile_s = compile_csim(gen, root, hls_include, cache)
     except CompileError as exc:

@@ -47,6 +47,10 @@ def reject_options(target: str, *flags: tuple[str, object]) -> None:
             raise StencilmapError(f"--{flag.replace('_', '-')} does not apply to {target}")
 
 
+#: Most processing elements (unroll × iterate) a design of explicit options may have.
+MAX_PES = 4096
+
+
 def check_options(arch: str, config: BuildConfig) -> None:
     """Refuse the options of ``config`` that builder ``arch`` would ignore (``--vector`` for SODA, ``--tile``
     for PCM, ``--delay-buffers min`` but for StencilFlow, ...)."""
@@ -64,6 +68,17 @@ def check_options(arch: str, config: BuildConfig) -> None:
         "parts": config.parts,
     }
     reject_options(f"the {arch} design", *((k, v) for k, v in given.items() if k not in used))
+    check_design_size(config.unroll, config.iterate)
+
+
+def check_design_size(unroll: int | None, iterate: int | None) -> None:
+    """Refuse explicit ``--unroll`` × ``--iterate`` above ``MAX_PES``: refused at once rather than after minutes
+    of building and modelling (issue 19 §9)."""
+    if unroll is not None and iterate is not None and unroll * iterate > MAX_PES:
+        raise StencilmapError(
+            f"--unroll {unroll} × --iterate {iterate} = {unroll * iterate:,} processing elements: "
+            f"at most {MAX_PES:,} are built"
+        )
 
 
 Builder = Callable[[Program, BuildConfig], Design]

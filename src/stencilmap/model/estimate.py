@@ -85,6 +85,10 @@ def estimate(config: EstimateConfig) -> EstimateReport:
             f"device '{device.name}' ({device.kind}) models {', '.join(device.archs)}, not '{arch}'"
         )
     _check_values(config)
+    if arch in ("soda", "pcm"):
+        from stencilmap.design.registry import check_design_size
+
+        check_design_size(config.unroll, config.iterate)
     if (config.devices is not None or config.partition is not None) and arch != "stencilflow":
         raise StencilmapError(f"--devices / --partition split stencilflow designs, not {arch}")
     if config.tile is not None and arch != "soda":
