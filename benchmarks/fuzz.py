@@ -551,6 +551,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="per call: a safety net against hangs")
     parser.add_argument("--start", type=int, default=0, help="first case index (to resume)")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--report", action="store_true", help="only print the table of --out's results.jsonl")
     ns = parser.parse_args(argv)
     out: Path = ns.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -562,13 +563,32 @@ def main(argv: list[str] | None = None) -> int:
     outside = {p.name for p in out.iterdir()}
     results: list[Result] = []
     lock = threading.Lock()
+    if ns.report:
+        _print(
+            [_from_json(json.loads(line)) for line in (out / "results.jsonl").open(encoding="utf-8")], [], []
+        )
+        return 0
     log = (out / "failures.txt").open("a", encoding="utf-8")
+    record = (out / "results.jsonl").open("a", encoding="utf-8")
 
     def one(i: int) -> None:
         case = make_case(ns.seed, i)
         result = run_case(case, out, ns.timeout, ns.python)
         with lock:
             results.append(result)
+            record.write(
+                json.dumps(
+                    {
+                        "index": i,
+                        "command": case.command,
+                        "returncode": result.returncode,
+                        "seconds": round(result.seconds, 2),
+                        "problems": result.problems,
+                    }
+                )
+                + "\n"
+            )
+            record.flush()
             if result.problems:
                 log.write(f"case {i}: {case.command} {json.dumps(case.args)} (exit {result.returncode}, "
                           f"{result.seconds:.1f} s): {'; '.join(result.problems)}\n")  # fmt: skip
@@ -580,11 +600,18 @@ def main(argv: list[str] | None = None) -> int:
     with ThreadPoolExecutor(ns.jobs) as pool:
         list(pool.map(one, range(ns.start, ns.start + ns.calls)))
     log.close()
+    record.close()
     after = _snapshot(watched)
     changed = sorted(set(before) ^ set(after) | {k for k in before if k in after and before[k] != after[k]})
     new_top = sorted({p.name for p in out.iterdir()} - outside - {"calls", "tmp", "cache", "failures.txt"})
     _print(results, changed, new_top)
     return 1 if changed or new_top or any(r.problems for r in results) else 0
+
+
+def _from_json(doc: dict[str, Any]) -> Result:
+    return Result(
+        Case(doc["index"], doc["command"], []), doc["returncode"], doc["seconds"], doc["problems"], ""
+    )
 
 
 def _print(results: list[Result], changed: list[str], new_top: list[str]) -> None:
