@@ -15,6 +15,7 @@ import functools
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
@@ -48,15 +49,58 @@ def _os_error(exc: OSError, path: Path | str) -> StencilmapError:
 # ------------------------------------------------------------------------------------------------- reading
 
 
+def open_user_file(path: str | Path, where: str) -> IO[bytes]:
+    """Open a file the user named (a program, device, partition, reports CSV or ``.npy`` array) for
+    reading: it must be a regular file — a FIFO is refused without blocking, a device such as
+    ``/dev/zero`` without reading it (issue 19 §9). ``where`` names it in the one-line error."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise StencilmapError("no such file", where) from None
+    except IsADirectoryError:
+        raise StencilmapError("not a regular file", where) from None
+    except OSError as exc:
+        raise StencilmapError(f"cannot read: {exc.strerror or exc}", where) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StencilmapError("not a regular file", where)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_user_bytes(path: str | Path, where: str, limit: int, what: str = "this file") -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (``open_user_file``)."""
+    with open_user_file(path, where) as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise StencilmapError(f"cannot read: {exc.strerror or exc}", where) from None
+    if len(data) > limit:
+        raise StencilmapError(f"larger than the limit of {limit:,} bytes for {what}", where)
+    return data
+
+
+def read_user_text(path: str | Path, where: str, limit: int, what: str = "this file") -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes; invalid UTF-8 is a one-line error."""
+    data = read_user_bytes(path, where, limit, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StencilmapError(f"not UTF-8 text (byte {exc.start})", where) from None
+
+
 def read_npy(name: str, path: str | Path) -> Array:
     """Load a ``.npy`` array given with ``--input name=path`` (a regular file; its header is checked
     against ``MAX_INPUT_BYTES`` and the file's real size before the data is read)."""
     p = Path(path)
     where = input_param(name, str(p))
-    if not p.is_file():
+    if not p.exists():
         raise StencilmapError("no such file", where)
     try:
-        with open(p, "rb") as f:
+        with open_user_file(p, where) as f:
             shape, dtype = _npy_header(f, where)
             need = int(np.prod(shape, dtype=object)) * dtype.itemsize
             if need > MAX_INPUT_BYTES:
@@ -110,13 +154,37 @@ def check_output_dir(directory: Path, what: str = "--out") -> None:
 
 
 def check_output_file(path: Path, what: str) -> None:
-    """Raise a StencilmapError unless ``path`` can be written (its folder writable, not a folder itself)."""
+    """Raise a StencilmapError unless ``path`` can be written (its folder writable, not a folder itself,
+    and not an existing special file: see ``check_replaceable``)."""
     if path.is_dir():
         raise StencilmapError("is a folder", f"{what} {path}")
     if path.name in ("", ".", ".."):
         raise StencilmapError("is not a file name", f"{what} {path}")
     check_output_dir(path.parent, what)
     _check_names(path, what)
+    check_replaceable(path, what)
+
+
+def check_replaceable(path: Path, what: str) -> None:
+    """Refuse an existing ``path`` that is not a regular file (``lstat``: a symbolic link, FIFO, socket or
+    device such as ``/dev/null``): a file is published by renaming a temporary over it, which would replace
+    the special file itself (issue 19 §2)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise _os_error(exc, f"{what} {path}") from None
+    if not stat.S_ISREG(mode):
+        kind = _KINDS.get(stat.S_IFMT(mode), "special file")
+        raise StencilmapError(
+            f"exists and is a {kind}, not a regular file (stencilmap replaces only regular files)",
+            f"{what} {path}",
+        )
+
+
+_KINDS = {stat.S_IFLNK: "symbolic link", stat.S_IFIFO: "FIFO", stat.S_IFSOCK: "socket",
+          stat.S_IFCHR: "character device", stat.S_IFBLK: "block device", stat.S_IFDIR: "folder"}  # fmt: skip
 
 
 def _check_names(path: Path, what: str) -> None:
@@ -158,8 +226,7 @@ class OutputSet:
         finals = {name: array_path(directory, name) for name in arrays}
         check_output_dir(directory)
         for final in finals.values():
-            if final.is_dir():
-                raise StencilmapError("is a folder", str(final))
+            check_replaceable(final, "cannot write")
         try:
             directory.mkdir(parents=True, exist_ok=True)
             with PUBLISH_LOCK:
@@ -205,6 +272,8 @@ class OutputSet:
         """Rename every staged file into place (an interrupt waits for this step to finish)."""
         with PUBLISH_LOCK:
             try:
+                for _, final in self._staged:
+                    check_replaceable(final, "cannot write")  # one may have appeared since it was checked
                 for tmp, final in self._staged:
                     os.replace(tmp, final)
                     _PENDING.discard(tmp)

@@ -82,6 +82,7 @@ NOT_RUN = {
     "make": "runs the whole setup (make demo / make test): its commands are examples of their own here",
     "dask": "starts a Dask cluster by hand (dask scheduler, dask worker)",
     "--scheduler": "needs a running Dask cluster (the dask scheduler and workers started above it)",
+    "--calls": "the fuzz benchmark: thousands of commands, an hour or more (benchmarks/fuzz.py)",
 }
 
 

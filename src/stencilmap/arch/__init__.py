@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from importlib import import_module
 from typing import TYPE_CHECKING, Literal, cast
 
-from stencilmap.design.registry import reject_options
+from stencilmap.design.registry import check_design_size, reject_options
 from stencilmap.errors import StencilmapError
 from stencilmap.point import DesignPoint
 
@@ -75,6 +75,8 @@ class Arch:
         reject_options(
             f"the {self.name} design", *((k, v) for k, v in given.items() if k not in self.options)
         )
+        if self.name in ("soda", "pcm"):  # PEs are unroll × iterate (SODA §3, OpenCL §3)
+            check_design_size(point.unroll, point.iterate)
 
     def build(self, program: Program, point: DesignPoint) -> Design:
         """Build and verify its design of the shape-bound ``program`` (``design.registry.build``)."""

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from stencilmap.errors import StencilmapError
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
 from stencilmap.program.graph import stencil_order
@@ -147,7 +148,12 @@ class _StencilEval:
     def eval(self, e: Expr, env: TypeEnv) -> Array:
         semantics = self.program.semantics
         if isinstance(e, Const):
-            return np.asarray(e.value, dtype=dt.concrete(e.dtype))
+            try:
+                return np.asarray(e.value, dtype=dt.concrete(e.dtype))
+            except OverflowError:  # issue 19 §9: 2**63 in an int64 program
+                raise StencilmapError(
+                    f"the constant {e.value} does not fit its type {dt.concrete(e.dtype)}"
+                ) from None
         if isinstance(e, Ref):
             return self.read(e)
         if isinstance(e, Var):

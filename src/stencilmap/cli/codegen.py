@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from stencilmap.cli.common import (
+    SEED,
     design_options,
     fused_line,
     make_console,
@@ -137,15 +138,16 @@ def _print(report: CodegenReport) -> None:
     metavar="NAME=FILE.npy",
     help="Use this .npy array for input NAME (C order).",
 )
-@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option(
     "--out",
     "out_dir",
     required=True,
     type=click.Path(path_type=Path),
     metavar="DIR",
-    help="Output folder (replaced).",
+    help="Output folder (replaced; an existing one only if empty or written by stencilmap).",
 )
+@click.option("--force", is_flag=True, help="Replace --out DIR even if stencilmap did not write it.")
 @click.option(
     "--verify",
     is_flag=True,
@@ -170,6 +172,7 @@ def codegen_cmd(
     out_dir: Path,
     verify: bool,
     hls_include: Path | None,
+    force: bool,
     as_json: bool,
 ) -> None:
     """Generate vendor code for PROGRAM's design: Vitis HLS C++ (soda, stencilflow, pcm designs) or
@@ -205,6 +208,7 @@ def codegen_cmd(
         seed=seed,
         verify=verify,
         hls_include=hls_include,
+        force=force,
     )
     report = codegen(config)
     warn(report.program.warnings)

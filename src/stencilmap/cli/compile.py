@@ -115,8 +115,10 @@ def print_summary(report: CompileReport) -> None:
     "out_dir",
     type=click.Path(path_type=Path),
     metavar="DIR",
-    help="Output folder, replaced as a whole  [default: out/<program>/compile].",
+    help="Output folder, replaced as a whole (an existing one only if empty or written by stencilmap)  "
+    "[default: out/<program>/compile].",
 )
+@click.option("--force", is_flag=True, help="Replace --out DIR even if stencilmap did not write it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @user_errors
 def compile_cmd(
@@ -126,6 +128,7 @@ def compile_cmd(
     iterations: int | None,
     shape: tuple[int, ...] | None,
     out_dir: Path | None,
+    force: bool,
     as_json: bool,
 ) -> None:
     """The main job end to end: analyze, explore the best design under the device's resources, build it,
@@ -152,7 +155,9 @@ def compile_cmd(
     target = out_dir if out_dir is not None else Path("out") / name / "compile"
     point = DesignPoint(arch=arch, device=device)
     report = run_compile(
-        CompileConfig(program=program, point=point, out_dir=target, iterations=iterations, shape=shape)
+        CompileConfig(
+            program=program, point=point, out_dir=target, iterations=iterations, shape=shape, force=force
+        )
     )
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=1))

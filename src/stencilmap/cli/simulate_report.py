@@ -380,7 +380,10 @@ def print_simulation(report: SimulateReport, console: Console, verbose: bool = F
         console.print(partition_table(report.partition))
     for line in _deadlock_lines(report, verbose):
         console.print(line)
-    console.print("outputs written to " + escape(", ".join(str(x) for x in report.outputs.values())))
+    if report.outputs:
+        console.print("outputs written to " + escape(", ".join(str(x) for x in report.outputs.values())))
+    else:
+        console.print(f"outputs not written: the simulation ended with status {escape(report.result.status)}")
     if report.trace is not None:
         console.print(f"trace written to {escape(str(report.trace))}")
 

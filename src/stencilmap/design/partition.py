@@ -278,15 +278,22 @@ def check_parts(parts: Parts, live: LiveGraph, where: str = "partition") -> None
         raise StencilmapError(f"no part holds stencil '{missing[0]}'", where)
 
 
+#: Largest partition file read (one name per stencil of the DAG).
+MAX_PARTITION_BYTES = 1 << 20
+
+
 def load_parts(path: Path) -> Parts:
     """A partition file: ``{"parts": [["stencil", ...], ...]}`` (stencil nodes of the unrolled DAG)."""
     where = str(path)
+    from stencilmap.io import read_user_text
+
+    text = read_user_text(path, where, MAX_PARTITION_BYTES, "a partition file")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise StencilmapError(f"cannot read the partition file: {exc.strerror}", where) from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise StencilmapError(f"line {exc.lineno}, column {exc.colno}: {exc.msg}", where) from None
+    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting too deep
+        raise StencilmapError(f"not a partition file: {str(exc).splitlines()[0][:120]}", where) from None
     if not isinstance(data, dict) or set(data) != {"parts"}:
         raise StencilmapError('expected an object {"parts": [[stencil, ...], ...]}', where)
     parts = data["parts"]

@@ -26,6 +26,20 @@ def reject_options(target: str, *flags: tuple[str, object]) -> None:
             raise StencilmapError(f"{param(flag)} does not apply to {target}")
 
 
+#: Most processing elements (unroll × iterate) a design of explicit options may have.
+MAX_PES = 4096
+
+
+def check_design_size(unroll: int | None, iterate: int | None) -> None:
+    """Refuse explicit ``--unroll`` × ``--iterate`` above ``MAX_PES``: refused at once rather than after minutes
+    of building and modelling (issue 19 §9)."""
+    if unroll is not None and iterate is not None and unroll * iterate > MAX_PES:
+        raise StencilmapError(
+            f"{param('unroll')} {unroll} × {param('iterate')} {iterate} = {unroll * iterate:,} processing "
+            f"elements: at most {MAX_PES:,} are built"
+        )
+
+
 Builder = Callable[[Program, BuildConfig], Design]
 _BUILDERS: dict[str, Builder] = {}
 

@@ -228,6 +228,8 @@ def _check(device: Device, where: str) -> None:
     """The catalog's invariants: the quoted peak bandwidth is S_bus × f_mem × N_mem (within 1%), an FPGA
     has a resource model whose resources it counts, and the float32 peak is given."""
     _check_names(device, where)
+    if not 0 < device.clock_mhz <= 1e6:
+        raise StencilmapError(f"clock_mhz: must lie in (0, 1e6] MHz, got {device.clock_mhz:g}", where)
     computed = practical_bandwidth(device.bus_width_bits, device.mem_clock_mhz, device.dram_banks, 1.0)
     if abs(computed - device.bandwidth_gbs) > 0.01 * device.bandwidth_gbs:
         raise StencilmapError(
@@ -332,22 +334,37 @@ def parse_device(text: str, where: str) -> Device:
 
 
 def _device_file(path: Path) -> Device:
-    try:
-        if not path.is_file():
-            raise StencilmapError(
-                "no such device file" if not path.exists() else "not a regular file", str(path)
-            )
-        if path.stat().st_size > MAX_DEVICE_FILE_BYTES:
-            raise StencilmapError(f"larger than {MAX_DEVICE_FILE_BYTES:,} bytes for a device file", str(path))
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StencilmapError(f"cannot read the device file: {exc}", str(path)) from None
+    from stencilmap.io import read_user_text
+
+    if not path.exists():
+        raise StencilmapError("no such device file", str(path))
+    text = read_user_text(path, str(path), MAX_DEVICE_FILE_BYTES, "a device file")
     return _parse(text, str(path))
+
+
+#: Largest magnitude of a number in a device file (products of clocks, counts and bytes stay finite).
+MAX_DEVICE_NUMBER = 1e18
+
+
+def _check_finite(value: object, where: str, at: str) -> None:
+    """Every number of a device file is finite (JSON's ``1e400`` reads as infinity; issue 19 §9)."""
+    if isinstance(value, float) and not isfinite(value):
+        raise StencilmapError(f"{at or '(top level)'}: must be a finite number, got {value}", where)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > MAX_DEVICE_NUMBER:
+        raise StencilmapError(f"{at or '(top level)'}: {value:.3g} is out of range (|x| ≤ 1e18)", where)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, where, f"{at}.{key}" if at else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_finite(item, where, f"{at}[{i}]")
 
 
 def _parse(text: str, where: str) -> Device:
     try:
-        spec = _DeviceSpec.model_validate(json.loads(text))
+        data = json.loads(text)
+        _check_finite(data, where, "")
+        spec = _DeviceSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"

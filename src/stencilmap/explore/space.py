@@ -35,6 +35,10 @@ from stencilmap.program.load import as_program
 ARCHS = archs(streamed=True)
 
 
+#: Most time steps a search accepts (launch counts are 64-bit integers in its tables; issue 19 §9).
+MAX_ITERATIONS = 2**53
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExploreConfig:
     """Everything ``stencilmap explore`` was asked to do (None: the program's or device's default)."""
@@ -101,8 +105,10 @@ def design_space(config: ExploreConfig) -> Space:
         raise StencilmapError(
             f"device '{device.name}' ({device.kind}) models none of {wanted}: explore needs an FPGA"
         )
-    if config.iterations is not None and config.iterations < 1:
-        raise StencilmapError(f"{param('iterations')} must be ≥ 1, got {config.iterations}")
+    if config.iterations is not None and not 1 <= config.iterations <= MAX_ITERATIONS:
+        raise StencilmapError(
+            f"{param('iterations')} must be in 1..{MAX_ITERATIONS:,}, got {config.iterations}"
+        )
     check_clock(config.clock_mhz)
     loaded = bind_shape(as_program(config.program), {}, config.shape)
     program, _ = on_device_banks(replace(loaded, iterate=1), device.dram_banks, device.name)

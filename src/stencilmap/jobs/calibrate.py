@@ -40,6 +40,8 @@ from stencilmap.program.load import as_program
 
 CalibrateArch = Literal["pcm", "soda"]
 MAX_REPORT_ROWS = 1000
+#: Largest reports CSV read (1,000 rows of a few dozen numbers).
+MAX_REPORTS_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -251,10 +253,9 @@ def design_terms(
 def read_reports(path: Path, device: Device) -> tuple[ReportRow, ...]:
     """``unroll,iterate,<resource>,...`` rows; blank lines and lines starting with ``#`` are skipped.
     A bad cell is an error at ``file:line:column``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StencilmapError(f"cannot read the reports: {exc}", str(path)) from None
+    from stencilmap.io import read_user_text
+
+    text = read_user_text(path, str(path), MAX_REPORTS_BYTES, "a reports file")
     header: list[str] | None = None
     rows: list[ReportRow] = []
     for number, line in enumerate(text.splitlines(), start=1):

@@ -9,7 +9,9 @@ as ``out_dir`` with one rename, so nothing is ever half-written.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Mapping
@@ -61,6 +63,7 @@ class CodegenConfig:
     verify: bool = False
     hls_include: Path | None = None
     cache_dir: Path | None = None  # compiled executables, reused across runs (tests)
+    force: bool = False  # replace an --out folder stencilmap did not write (check_replace_folder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +106,7 @@ class CodegenReport:
 def codegen(config: CodegenConfig) -> CodegenReport:
     """Run the whole job; see the module docstring."""
     target(config.target)  # an unknown target is a usage error: say so before building anything
+    check_replace_folder(config.out_dir, config.force)
     program, values = bind(config)
     fusion = fuse_if(program, config.point.fuse)
     program = fusion.program
@@ -132,6 +136,7 @@ def codegen(config: CodegenConfig) -> CodegenReport:
         verify=config.verify,
         hls_include=config.hls_include,
         cache_dir=config.cache_dir,
+        force=config.force,
     )
     return replace(report, fused=fusion.fused, partition=partition)
 
@@ -172,9 +177,10 @@ def publish_code(
     verify: bool = False,
     hls_include: Path | None = None,
     cache_dir: Path | None = None,
+    force: bool = False,
 ) -> CodegenReport:
     """Emit, stage, verify and publish ``design``'s code in ``out_dir`` (all files or none)."""
-    stage = stage_folder(out_dir)
+    stage = stage_folder(out_dir, force)
     try:
         report = stage_code(
             program,
@@ -186,7 +192,7 @@ def publish_code(
             hls_include=hls_include,
             cache_dir=cache_dir,
         )
-        publish_folder(stage, out_dir)
+        publish_folder(stage, out_dir, force)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
@@ -324,11 +330,54 @@ def _verify(
     )
 
 
-def stage_folder(out_dir: Path) -> Path:
-    """A fresh folder beside ``out_dir`` (same file system, so publishing is a rename)."""
+#: The file ``publish_folder`` leaves in every folder it publishes: only a folder holding it (or an empty one)
+#: is replaced by a later ``codegen`` / ``compile`` without ``--force`` (issue 19 §3).
+MARKER = ".stencilmap-out"
+MARKER_TEXT = (
+    "This folder was written by stencilmap; the next codegen/compile into it replaces it as a whole.\n"
+)
+
+
+def check_replace_folder(out_dir: Path, force: bool = False) -> None:
+    """Refuse to replace ``out_dir`` unless it is absent, an empty folder or a folder stencilmap published
+    (it holds ``MARKER``); ``force`` replaces any folder. Never the current folder or one above it, and
+    never a symbolic link or a file."""
+    where = f"--out {out_dir}"
+    try:
+        mode = os.lstat(out_dir).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StencilmapError(exc.strerror or str(exc), where) from None
+    if stat.S_ISLNK(mode):
+        raise StencilmapError("is a symbolic link: stencilmap replaces only a folder it wrote", where)
+    if not stat.S_ISDIR(mode):
+        raise StencilmapError("exists and is not a folder", where)
+    here = Path.cwd().resolve()
+    target = out_dir.resolve()
+    if target == here or target in here.parents:
+        raise StencilmapError("is the current folder or one above it, which is never replaced", where)
+    if force:
+        return
+    try:
+        with os.scandir(out_dir) as entries:
+            names = {e.name for e in entries}
+        marked = MARKER in names and stat.S_ISREG(os.lstat(out_dir / MARKER).st_mode)
+    except OSError as exc:
+        raise StencilmapError(exc.strerror or str(exc), where) from None
+    if names and not marked:
+        raise StencilmapError(
+            f"holds files stencilmap did not write (no {MARKER} file in it), and the folder would be "
+            "replaced as a whole: name a new or empty folder, or add --force",
+            where,
+        )
+
+
+def stage_folder(out_dir: Path, force: bool = False) -> Path:
+    """A fresh folder beside ``out_dir`` (same file system, so publishing is a rename), once
+    ``check_replace_folder`` allows replacing ``out_dir``."""
+    check_replace_folder(out_dir, force)
     parent = out_dir.resolve().parent
-    if out_dir.exists() and not out_dir.is_dir():
-        raise StencilmapError(f"{param('out')} {out_dir}: exists and is not a folder")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         return native.temporary_folder(f".{out_dir.name}.", parent, ".tmp")  # an interrupt removes it
@@ -336,16 +385,25 @@ def stage_folder(out_dir: Path) -> Path:
         raise StencilmapError(f"{param('out')} {out_dir}: cannot write there ({exc.strerror})") from None
 
 
-def publish_folder(stage: Path, out_dir: Path) -> None:
-    """Replace ``out_dir`` by ``stage``: the old folder is moved aside, the new one renamed in (an interrupt
-    waits for both renames)."""
+def publish_folder(stage: Path, out_dir: Path, force: bool = False) -> None:
+    """Replace ``out_dir`` by ``stage`` (checked again: ``check_replace_folder``): the old folder is moved
+    aside, the new one, marked as stencilmap's (``MARKER``), renamed in (an interrupt waits for both)."""
+    check_replace_folder(out_dir, force)
+    (stage / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
     stage.chmod(0o777 & ~_umask())
     old: Path | None = None
     with PUBLISH_LOCK:
         if out_dir.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=stage.parent))
             out_dir.rename(old / "previous")
-        stage.rename(out_dir)
+        try:
+            stage.rename(out_dir)
+        except OSError:
+            if old is not None:  # put the old folder back
+                with contextlib.suppress(OSError):
+                    (old / "previous").rename(out_dir)
+                shutil.rmtree(old, ignore_errors=True)
+            raise
         native.release(stage)
     if old is not None:
         with contextlib.suppress(OSError):
@@ -353,8 +411,6 @@ def publish_folder(stage: Path, out_dir: Path) -> None:
 
 
 def _umask() -> int:
-    import os
-
     mask = os.umask(0)
     os.umask(mask)
     return mask

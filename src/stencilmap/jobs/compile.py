@@ -51,6 +51,7 @@ class CompileConfig:
     shape: tuple[int, ...] | None = None
     sim_points: int = 1 << 16  # the cycle-level simulation streams at most about this many points
     csim_points: int = 1 << 12  # the C simulation runs code generated for at most this many points
+    force: bool = False  # replace an out_dir stencilmap did not write (jobs.codegen.check_replace_folder)
 
     @property
     def device(self) -> str:
@@ -106,7 +107,7 @@ def compile_program(
     source = str(config.program) if isinstance(config.program, Path) else f"{program.name}.{_suffix(program)}"
     check_grid(program)
     flow: Flow = flow_for(device, config.point.arch)
-    stage = stage_folder(config.out_dir)
+    stage = stage_folder(config.out_dir, config.force)
     try:
         report("analyze", 0, 1)
         facts = analyze_program(replace(program, iterate=1))
@@ -135,7 +136,7 @@ def compile_program(
             seconds=0.0,
         )
         files = write_report(result, stage)
-        publish_folder(stage, config.out_dir)
+        publish_folder(stage, config.out_dir, config.force)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise

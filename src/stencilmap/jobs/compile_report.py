@@ -21,8 +21,44 @@ if TYPE_CHECKING:
 
     from stencilmap.jobs.compile import CompileReport
 
+#: Characters with a meaning in Markdown (CommonMark, GFM tables) mid-line, escaped with a backslash in text;
+#: ``_`` only where it could open or close emphasis (not between letters or digits, as in ``dag_listing1``).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+#: Control characters (newlines included), which would end a table row or a line: shown as U+FFFD.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def md_text(value: object) -> str:
+    """``value`` as Markdown text that renders as exactly its characters (issue 19 §4): every Markdown
+    character backslash-escaped (``|`` too, so a table cell stays one cell), control characters replaced."""
+    return _MD_SPECIAL.sub(r"\\\1", _CONTROL.sub("\ufffd", str(value)))
+
+
+def md_code(value: object, in_table: bool = False) -> str:
+    """``value`` as a Markdown code span: fenced by more backticks than it holds in a row, so a backtick in
+    it does not close the span; control characters replaced; ``|`` escaped inside a table row."""
+    text = _CONTROL.sub("\ufffd", str(value))
+    if in_table:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_fence(text: str, info: str = "") -> list[str]:
+    """The lines of a fenced code block holding ``text`` (its fence longer than any run of backticks in
+    it, so nothing in it ends the block; control characters but newlines replaced)."""
+    clean = re.sub("[\x00-\x09\x0b-\x1f\x7f-\x9f]", "\ufffd", text)
+    fence = "`" * max(3, max((len(run) for run in re.findall("`+", clean)), default=0) + 1)
+    return [f"{fence}{info}", *clean.split("\n"), fence]
+
+
 #: designs with more modules are not laid out as SVG (Graphviz takes minutes on them); the DOT is written
 MAX_SVG_MODULES = 1500
+#: ... nor a DOT text larger than this; the size, not the wall clock, bounds the work (issue 19 §9, §10)
+MAX_SVG_DOT_BYTES = 1 << 20
+#: a safety net only: a render that takes longer degrades to a note in the report, never an error
+SVG_TIMEOUT_S = 600.0
 
 
 def write_report(report: CompileReport, folder: Path) -> tuple[str, ...]:
@@ -53,11 +89,21 @@ def _render_svg(folder: Path, modules: int) -> list[str]:
         return ["design.svg not rendered: Graphviz's `dot` is not installed (`apt-get install graphviz`)"]
     if modules > MAX_SVG_MODULES:
         return [f"design.svg not rendered: {modules:,} modules (at most {MAX_SVG_MODULES:,} are laid out)"]
-    done = native.run([dot, "-Tsvg", "design.dot", "-o", "design.svg"], cwd=folder, timeout=120)
+    size = (folder / "design.dot").stat().st_size
+    if size > MAX_SVG_DOT_BYTES:
+        return [
+            f"design.svg not rendered: design.dot has {size:,} bytes (at most {MAX_SVG_DOT_BYTES:,} are laid out)"
+        ]
+    try:
+        done = native.run([dot, "-Tsvg", "design.dot", "-o", "design.svg"], cwd=folder, timeout=SVG_TIMEOUT_S)
+    except OSError as exc:
+        return [f"design.svg not rendered: {md_text(str(exc.strerror or exc))}"]
     if done.timed_out:
-        return ["design.svg not rendered: dot ran past 120 s"]
+        (folder / "design.svg").unlink(missing_ok=True)
+        return [f"design.svg not rendered: Graphviz ran past {SVG_TIMEOUT_S:.0f} s"]
     if done.returncode != 0:
-        return [f"design.svg not rendered: dot failed ({done.stderr.strip().splitlines()[-1:]})"]
+        (folder / "design.svg").unlink(missing_ok=True)
+        return [f"design.svg not rendered: dot failed ({md_text(done.stderr.strip().splitlines()[-1:])})"]
     return []
 
 
@@ -108,18 +154,18 @@ def report_markdown(report: CompileReport, folder: Path, notes: list[str]) -> st
     c, sim, csim = report.choice, report.simulation, report.csim
     shape = "×".join(map(str, c.shape))
     lines = [
-        f"# {report.program.name} on {report.device.name}",
+        f"# {md_text(report.program.name)} on {md_text(report.device.name)}",
         "",
-        f"`stencilmap compile` of `{report.source}` ({report.program.format}, grid {shape}, "
-        f"{c.iterations:,} time step(s)) for **{report.device.name}** ({report.device.kind}"
-        f"{', ' + report.device.part if report.device.part else ''}).",
+        f"`stencilmap compile` of {md_code(report.source)} ({report.program.format}, grid {shape}, "
+        f"{c.iterations:,} time step(s)) for **{md_text(report.device.name)}** ({md_text(report.device.kind)}"
+        f"{', ' + md_text(report.device.part) if report.device.part else ''}).",
         "",
         "| summary | |",
         "|---|---|",
         f"| design | **{c.arch}** {_params(c)} |",
         f"| predicted time | **{format_seconds(c.predicted_seconds)}** for {c.iterations:,} step(s) |",
         f"| code | {c.target} — {len(report.code)} file(s) in `code/` |",
-        f"| code run here | {_yes(csim.valid)}: {csim.message} |",
+        f"| code run here | {_yes(csim.valid)}: {md_text(csim.message)} |",
     ]
     if sim is not None:
         err = sim.prediction_error
@@ -128,7 +174,7 @@ def report_markdown(report: CompileReport, folder: Path, notes: list[str]) -> st
             f"{sim.predicted_cycles:,} predicted ({'' if err is None else f'{err:+.2%}'})"
             f"{' on a scaled grid' if sim.scaled else ''} |"
         )
-    lines += ["", "## What was chosen, and why", "", f"{c.why[0].upper()}{c.why[1:]}.", ""]
+    lines += ["", "## What was chosen, and why", "", f"{md_text(c.why[0].upper() + c.why[1:])}.", ""]
     lines += _candidates(report)
     lines += _prediction(report)
     lines += _resources(report)
@@ -161,7 +207,7 @@ def _candidates(report: CompileReport) -> list[str]:
         tile = "×".join(map(str, cand.tile)) if cand.tile else "untiled"
         rows.append(
             f"| {i} | {cand.arch} | {cand.lanes} | {cand.iterate} | {tile} | "
-            f"{format_seconds(cand.predicted_seconds)} | {cand.scenario} | {cand.binding} {util:.0%} |"
+            f"{format_seconds(cand.predicted_seconds)} | {cand.scenario} | {md_text(cand.binding)} {util:.0%} |"
         )
     return [
         "The best candidates of the search (predicted for every time step):",
@@ -194,7 +240,7 @@ def _prediction(report: CompileReport) -> list[str]:
         f"{est.roofline_gops:.4g} |",
         "",
     ]
-    lines += [f"- {n}" for n in est.notes]
+    lines += [f"- {md_text(n)}" for n in est.notes]
     return [*lines, "", "![roofline](roofline.png)", ""]
 
 
@@ -205,7 +251,7 @@ def _resources(report: CompileReport) -> list[str]:
     r = est.resources
     rows = ["## Resources", "", "| resource | used | available | utilization |", "|---|---:|---:|---:|"]
     for name, avail in r.available:
-        rows.append(f"| {name} | {r.used[name]:,.0f} | {avail:,} | {r.utilization(name):.1%} |")
+        rows.append(f"| {md_text(name)} | {r.used[name]:,.0f} | {avail:,} | {r.utilization(name):.1%} |")
     return [*rows, ""]
 
 
@@ -217,7 +263,7 @@ def _verification(report: CompileReport) -> list[str]:
         "",
         f"**The generated code run here** ({csim.how}) on a {grid} grid"
         f"{' (scaled down; the code for that grid is in `verify/`)' if csim.scaled else ''}: "
-        f"{_yes(csim.valid)} — {csim.message}"
+        f"{_yes(csim.valid)} — {md_text(csim.message)}"
         f"{f'; compiled in {csim.compile_seconds:.2f} s, ran in {csim.run_seconds:.2f} s' if csim.valid is not None else ''}.",
         "",
     ]
@@ -229,7 +275,7 @@ def _verification(report: CompileReport) -> list[str]:
             f"{' (scaled down from the program grid: the inner axes that set the structure are kept)' if sim.scaled else ''},"
             f" with the device's memory bandwidth: {sim.status}, {sim.cycles:,} cycles against the model's "
             f"{sim.predicted_cycles:,} ({'n/a' if err is None else f'{err:+.2%}'}); outputs {_yes(sim.valid)} "
-            f"({sim.message}); simulated in {sim.seconds:.2f} s.",
+            f"({md_text(sim.message)}); simulated in {sim.seconds:.2f} s.",
             "",
         ]
     else:
@@ -246,7 +292,7 @@ def _design(report: CompileReport, folder: Path, notes: list[str]) -> list[str]:
     lines = [
         "## The design",
         "",
-        f"`{d.name}`: {len(d.modules):,} modules ({kinds}), {len(d.channels):,} "
+        f"{md_code(d.name)}: {len(d.modules):,} modules ({kinds}), {len(d.channels):,} "
         f"channels holding {storage:,} elements. `design.json` loads again "
         f"(`design_from_json(json.load(f))` in `stencilmap.design.serialize`); `design.dot` is its graph.",
         "",
@@ -264,7 +310,7 @@ def _reproduce(report: CompileReport) -> list[str]:
     lines = ["## Reproduce each number", ""]
     for what, cmd in rows:
         if cmd:
-            lines += [f"{what}:", "", "```console", f"$ {cmd}", "```", ""]
+            lines += [f"{what}:", "", *md_fence(f"$ {cmd}", "console"), ""]
     return lines
 
 
@@ -273,7 +319,7 @@ def _listing(folder: Path) -> list[str]:
     shown = [f for f in files if not f.startswith(("code/data/", "verify/"))]
     hidden = len(files) - len(shown)
     more = [f"… and {hidden} more (input data, the scaled-down verified code)"] if hidden else []
-    return [f"`{f}`" for f in (*shown, "report.md", "report.html", "summary.json")] + more
+    return [md_code(f) for f in (*shown, "report.md", "report.html", "summary.json")] + more
 
 
 _IMG = re.compile(r'<img src="([^"/]+\.(png|svg))" alt="([^"]*)"')
@@ -297,7 +343,8 @@ def report_html(markdown: str, folder: Path, report: CompileReport) -> str:
     """``markdown`` as one self-contained HTML page: the images inlined as data URIs."""
     from markdown_it import MarkdownIt
 
-    body = MarkdownIt("commonmark").enable("table").render(markdown)
+    # html=False: any markup that reached the Markdown is shown as text, never passed through (issue 19 §4)
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
 
     def inline(m: re.Match[str]) -> str:
         path = folder / m.group(1)

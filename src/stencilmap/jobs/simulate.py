@@ -170,6 +170,8 @@ def simulate(
 ) -> SimulateReport:
     """Run the whole job; see the module docstring. ``notify(line)``: said before anything compiles."""
     start = time.perf_counter()
+    if config.max_cycles is not None and config.max_cycles < 1:
+        raise StencilmapError(f"--max-cycles must be ≥ 1, got {config.max_cycles}")
     if config.trace is not None:
         trace_format(config.trace)  # a bad suffix is a usage error: say so before simulating
         check_output_file(config.trace, "--trace")
@@ -216,6 +218,8 @@ def simulate(
             notify=notify,
         )
         result, validation, outputs = sim.result, sim.validation, sim.outputs
+    if result.status != "done":
+        outputs = {}  # issue 19 §9: a deadlocked or cut-short run has no outputs to publish
     with OutputSet() as files:
         written = files.add_arrays(out_dir, outputs)
         trace = _stage_trace(files, config, design, result)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from stencilmap.errors import StencilmapError
+from stencilmap.io import read_user_text
 from stencilmap.program.ir import Program
 from stencilmap.program.python import parse_python
 from stencilmap.program.soda import parse_soda
@@ -43,26 +42,5 @@ def as_program(source: str | Path | Program) -> Program:
 
 def read_program_text(p: Path) -> str:
     """The UTF-8 text of a program file: a regular file (not a device or a pipe) of at most
-    ``MAX_PROGRAM_BYTES``."""
-    try:
-        with open(p, "rb", opener=_open_nonblocking) as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise StencilmapError("not a regular file", str(p))
-            data = f.read(MAX_PROGRAM_BYTES + 1)
-    except FileNotFoundError:
-        raise StencilmapError("no such file", str(p)) from None
-    except IsADirectoryError:
-        raise StencilmapError("not a regular file", str(p)) from None
-    except OSError as exc:
-        raise StencilmapError(f"cannot read: {exc.strerror or exc}", str(p)) from None
-    if len(data) > MAX_PROGRAM_BYTES:
-        raise StencilmapError(f"larger than the limit of {MAX_PROGRAM_BYTES:,} bytes for a program", str(p))
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise StencilmapError(f"not UTF-8 text (byte {exc.start})", str(p)) from None
-
-
-def _open_nonblocking(name: str, flags: int) -> int:
-    """Open without blocking on a FIFO (it is then refused as not a regular file)."""
-    return os.open(name, flags | os.O_NONBLOCK)
+    ``MAX_PROGRAM_BYTES`` (``io.read_user_text``)."""
+    return read_user_text(p, str(p), MAX_PROGRAM_BYTES, "a program")

@@ -64,13 +64,10 @@ def _parser() -> lark.Lark:
 
 def load_soda(path: str | Path) -> Program:
     """Parse a ``.soda`` file."""
+    from stencilmap.io import read_user_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StencilmapError("no such file", str(p)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StencilmapError(f"cannot read: {exc}", str(p)) from None
+    text = read_user_text(p, str(p), 4 * 2**20, "a program")  # as program.load.MAX_PROGRAM_BYTES
     return parse_soda(text, str(p))
 
 

@@ -87,13 +87,10 @@ class ProgramSpec(_Strict):
 
 def load_stencilflow(path: str | Path) -> Program:
     """Parse and validate a StencilFlow ``.json`` program."""
+    from stencilmap.io import read_user_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StencilmapError("no such file", str(p)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StencilmapError(f"cannot read: {exc}", str(p)) from None
+    text = read_user_text(p, str(p), 4 * 2**20, "a program")  # as program.load.MAX_PROGRAM_BYTES
     return parse_stencilflow(text, str(p))
 
 

@@ -8,7 +8,7 @@ from collections import Counter
 from stencilmap.errors import Location, StencilmapError
 from stencilmap.names import check_name
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import MAX_DEPTH, Expr, Ref, Var, depth, walk
+from stencilmap.program.expr import FUNCTIONS, MAX_DEPTH, Expr, Ref, Var, depth, walk
 from stencilmap.program.graph import find_cycle
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import ExprTypeError, TypeEnv, infer, stencil_types
@@ -92,6 +92,13 @@ def _check_names(p: Program) -> None:
             raise StencilmapError(
                 f"name {_shown(n)} is not an identifier of at most {MAX_NAME} characters", p.path
             )
+    called = [n for n in [*names, *temps] if n in FUNCTIONS and p.format == "soda"]
+    if called:  # issue 19 §9: SODA's `max(0, 1)` calls the function: the field would silently never be read
+        raise StencilmapError(
+            f"name '{called[0]}' is a function's name: a read {called[0]}(...) would call the function; "
+            "rename the field",
+            p.path,
+        )
     dup = [n for n, k in Counter(names).items() if k > 1]
     if dup:
         raise StencilmapError(f"duplicate name '{dup[0]}'", p.path)
