@@ -183,8 +183,14 @@ def check_replaceable(path: Path, what: str) -> None:
         )
 
 
-_KINDS = {stat.S_IFLNK: "symbolic link", stat.S_IFIFO: "FIFO", stat.S_IFSOCK: "socket",
-          stat.S_IFCHR: "character device", stat.S_IFBLK: "block device", stat.S_IFDIR: "folder"}  # fmt: skip
+_KINDS = {
+    stat.S_IFLNK: "symbolic link",
+    stat.S_IFIFO: "FIFO",
+    stat.S_IFSOCK: "socket",
+    stat.S_IFCHR: "character device",
+    stat.S_IFBLK: "block device",
+    stat.S_IFDIR: "folder",
+}
 
 
 def _check_names(path: Path, what: str) -> None:

@@ -221,9 +221,15 @@ def _run(
     with _REGISTRY.lock:
         _REGISTRY.check_open()
         child = subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
-        )  # fmt: skip
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
         _REGISTRY.children[child.pid] = child
     try:
         try:
@@ -394,8 +400,17 @@ class Unit:
     def key(self) -> str:
         """The hash of everything that decides the compiled bytes."""
         h = hashlib.sha256()
-        parts = (_RECIPE, compiler_identity(self.compiler), *self.flags, "|libs", *self.libs, "|includes",
-                 *self.includes, "|sources", *self.sources)  # fmt: skip
+        parts = (
+            _RECIPE,
+            compiler_identity(self.compiler),
+            *self.flags,
+            "|libs",
+            *self.libs,
+            "|includes",
+            *self.includes,
+            "|sources",
+            *self.sources,
+        )
         for part in parts:
             h.update(part.encode() + b"\0")
         for name, text in self.files:
@@ -404,9 +419,14 @@ class Unit:
 
     def command(self, build: Path, out: Path) -> list[str]:
         return [
-            self.compiler, *self.flags, *(f"-I{build / d}" for d in self.includes),
-            *(str(build / s) for s in self.sources), "-o", str(out), *self.libs,
-        ]  # fmt: skip
+            self.compiler,
+            *self.flags,
+            *(f"-I{build / d}" for d in self.includes),
+            *(str(build / s) for s in self.sources),
+            "-o",
+            str(out),
+            *self.libs,
+        ]
 
 
 _LOADED: dict[tuple[Path, str], ctypes.CDLL] = {}

@@ -49,6 +49,9 @@ class Arch:
         None  # its on-chip buffers, as analyze reports them
     )
     builds: bool = True  # has a builder in ``design.registry`` (a host roofline has none)
+    pe_grid: bool = (
+        False  # its PEs are unroll × iterate (SODA §3, OpenCL §3): bounded by ``check_design_size``
+    )
     simulator: Simulator | None = None  # the cycle-level simulator of its designs
     model: str  # "module:function" predicting one configuration (``ModelContext`` → ``EstimateReport``)
 
@@ -75,7 +78,7 @@ class Arch:
         reject_options(
             f"the {self.name} design", *((k, v) for k, v in given.items() if k not in self.options)
         )
-        if self.name in ("soda", "pcm"):  # PEs are unroll × iterate (SODA §3, OpenCL §3)
+        if self.pe_grid:
             check_design_size(point.unroll, point.iterate)
 
     def build(self, program: Program, point: DesignPoint) -> Design:
@@ -103,6 +106,7 @@ ARCHS: dict[str, Arch] = {
     for a in (
         Arch(
             name="soda",
+            pe_grid=True,
             options=frozenset({"unroll", "iterate", "tile"}),
             lanes="k",
             native_format="soda",
@@ -128,6 +132,7 @@ ARCHS: dict[str, Arch] = {
         ),
         Arch(
             name="pcm",
+            pe_grid=True,
             options=frozenset({"unroll", "iterate"}),
             lanes="P_cell",
             timed=True,

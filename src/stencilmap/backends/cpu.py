@@ -44,9 +44,19 @@ class SmBuf(ctypes.Structure):
 #: float results equal NumPy's operation by operation; -fexcess-precision=standard: every _Float16 cast rounds;
 #: -fno-math-errno / -fno-trapping-math change no value, they only let sqrt and conditionals vectorise.
 FLAGS = (
-    "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11", "-fwrapv", "-ffp-contract=off",
-    "-fexcess-precision=standard", "-fno-math-errno", "-fno-trapping-math", "-fno-strict-aliasing",
-)  # fmt: skip
+    "-O3",
+    "-march=native",
+    "-fopenmp",
+    "-fPIC",
+    "-shared",
+    "-std=gnu11",
+    "-fwrapv",
+    "-ffp-contract=off",
+    "-fexcess-precision=standard",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "-fno-strict-aliasing",
+)
 
 
 def compiler() -> str:

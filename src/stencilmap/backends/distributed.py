@@ -337,13 +337,25 @@ def lazy_run(
         now = min(steps, program.iterate - done)
         d = tuple(0 if len(c) == 1 else x for x, c in zip(_depth(plan, now), chunks, strict=True))
         fn = functools.partial(
-            _chunk_step, shipped=Shipped(program, cp.source), shape=shape, chunks=chunks, depth=d, steps=now, threads=threads,
+            _chunk_step,
+            shipped=Shipped(program, cp.source),
+            shape=shape,
+            chunks=chunks,
+            depth=d,
+            steps=now,
+            threads=threads,
             small=small,
-        )  # fmt: skip
+        )
         state = da.map_overlap(
-            fn, state, depth=dict(enumerate(d)), boundary="none", trim=False, chunks=chunks, dtype=dtype,
+            fn,
+            state,
+            depth=dict(enumerate(d)),
+            boundary="none",
+            trim=False,
+            chunks=chunks,
+            dtype=dtype,
             meta=np.empty((0,) * len(shape), dtype),
-        )  # fmt: skip
+        )
         done += now
     outs = {o: state[o] for o in program.outputs}
     masks = {o: (state[o + MASK] if o + MASK in dtype.names else None) for o in program.outputs}  # type: ignore[operator]

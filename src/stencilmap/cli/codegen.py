@@ -33,8 +33,14 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
 
 ARCHS = ["soda", "stencilflow", "pcm", "emax", "cgra"]
 #: ``Generated.runner`` in words: what ``--verify`` ran
-RUNNERS = {"pocl": "PoCL", "csim": "C simulation", "emax-sim": "the EMAX simulator",
-           "cgra-sim": "the CGRA simulator", "cpu": "the cpu backend", "gpu": "CuPy on the GPU"}  # fmt: skip
+RUNNERS = {
+    "pocl": "PoCL",
+    "csim": "C simulation",
+    "emax-sim": "the EMAX simulator",
+    "cgra-sim": "the CGRA simulator",
+    "cpu": "the cpu backend",
+    "gpu": "CuPy on the GPU",
+}
 
 
 def codegen_json(report: CodegenReport) -> dict[str, Any]:
@@ -106,10 +112,12 @@ def _print(report: CodegenReport) -> None:
 @click.command("codegen")
 @click.argument("program", type=click.Path(path_type=Path))
 @click.option(
-    "--target", required=True, metavar="T",
+    "--target",
+    required=True,
+    metavar="T",
     help="hls (Vitis HLS C++), opencl (Intel FPGA OpenCL), emax (mnemonics), cgra (assembly + DFG), dot, "
     "c-openmp (the cpu backend's C), cuda (the gpu backend's CUDA).",
-)  # fmt: skip
+)
 @design_options(
     "arch",
     "unroll",

@@ -147,7 +147,9 @@ def mapping_of(design: Design, program: Program) -> CgraMapping:
         config = BuildConfig(workers=workers, strip=-(-columns // strips), device=design.device)
         mapping = map_cgra(program, config, workers)
     if design_of(mapping) != design:
-        raise StencilmapError(f"target 'cgra': the mapping of design '{design.name}' cannot be rebuilt from its parameters")  # fmt: skip
+        raise StencilmapError(
+            f"target 'cgra': the mapping of design '{design.name}' cannot be rebuilt from its parameters"
+        )
     return mapping
 
 

@@ -43,7 +43,9 @@ def mapping_of(design: Design, program: Program) -> EmaxMapping:
     config = BuildConfig(unroll=design_int(design, "p"), device=design.device)
     mapping = map_emax(device_program(program, design), config)
     if design_of(mapping) != design:
-        raise StencilmapError(f"target 'emax': the mapping of design '{design.name}' cannot be rebuilt from its parameters")  # fmt: skip
+        raise StencilmapError(
+            f"target 'emax': the mapping of design '{design.name}' cannot be rebuilt from its parameters"
+        )
     return mapping
 
 

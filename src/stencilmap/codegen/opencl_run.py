@@ -52,10 +52,13 @@ def run_pocl(gen: Generated, root: Path, data: Path, shape: tuple[int, ...]) -> 
     cpu_device()  # first: a missing pyopencl or runtime is a one-line user error
     with native.scratch("stencilmap-pocl-") as out:
         job = {
-            "source": str((root / gen.sources[0]).resolve()), "include": str(root.resolve()), "top": gen.top,
+            "source": str((root / gen.sources[0]).resolve()),
+            "include": str(root.resolve()),
+            "top": gen.top,
             "ports": [[p.field, p.direction, storage(p.dtype), p.elements] for p in gen.ports],
-            "data": str(data.resolve()), "out": str(out),
-        }  # fmt: skip
+            "data": str(data.resolve()),
+            "out": str(out),
+        }
         done = native.run(_child_command(), stdin=json.dumps(job), timeout=RUN_TIMEOUT_S, isolate=True)
         if done.timed_out:
             return CsimResult(

@@ -101,9 +101,17 @@ def _crosses(e: Edge, devices: dict[str, int]) -> bool:
 
 
 class _Pipeline:
-    def __init__(self, program: Program, shape: tuple[int, ...], w: int, delays: dict[str, int],
-                 lat: OperatorLatencies, devices: dict[str, int], link: NetworkLink,
-                 timing: PipelineTiming | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        program: Program,
+        shape: tuple[int, ...],
+        w: int,
+        delays: dict[str, int],
+        lat: OperatorLatencies,
+        devices: dict[str, int],
+        link: NetworkLink,
+        timing: PipelineTiming | None,
+    ) -> None:
         self.program, self.shape, self.w, self.delays = program, shape, w, delays
         self.devices, self.link, self.timing = devices, link, timing
         self.edges = {e.key: e for e in timing.edges} if timing is not None else {}
@@ -157,8 +165,17 @@ class _Pipeline:
         beat = self.w * itemsize(src.dtype)
         rate = min(1.0, self.link.bytes_per_cycle / (self.crossing[(a, b)] * beat))
         depth = ceil(self.link.latency * rate) + LINK_DEPTH
-        p = params(producer=node, src_device=a, dst_device=b, device=a, width=self.w, dtype=src.dtype,
-                   latency=self.link.latency, rate=round(rate, 6), depth=depth)  # fmt: skip
+        p = params(
+            producer=node,
+            src_device=a,
+            dst_device=b,
+            device=a,
+            width=self.w,
+            dtype=src.dtype,
+            latency=self.link.latency,
+            rate=round(rate, 6),
+            depth=depth,
+        )
         net = self.wiring.add(Module(f"net.{node}.d{a}-d{b}", "network", p, self.link.latency))
         self.wiring.feed(src, Sink(net))
         return Stream(net, "out", self.w, src.dtype)

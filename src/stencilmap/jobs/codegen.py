@@ -40,13 +40,22 @@ from stencilmap.sim.validate import Validation, validate
 from stencilmap.transform.fusion import fuse_if
 
 #: The architecture a target builds when none is named: the one whose paper emits that code.
-DEFAULT_ARCH = {("hls", "soda"): "soda", ("hls", "stencilflow"): "stencilflow",
-                ("opencl", "soda"): "pcm", ("opencl", "stencilflow"): "stencilflow",
-                ("dot", "soda"): "soda", ("dot", "stencilflow"): "stencilflow",
-                ("emax", "soda"): "emax", ("emax", "stencilflow"): "emax",
-                ("cgra", "soda"): "cgra", ("cgra", "stencilflow"): "cgra",
-                ("c-openmp", "soda"): HOST, ("c-openmp", "stencilflow"): HOST,
-                ("cuda", "soda"): HOST, ("cuda", "stencilflow"): HOST}  # fmt: skip
+DEFAULT_ARCH = {
+    ("hls", "soda"): "soda",
+    ("hls", "stencilflow"): "stencilflow",
+    ("opencl", "soda"): "pcm",
+    ("opencl", "stencilflow"): "stencilflow",
+    ("dot", "soda"): "soda",
+    ("dot", "stencilflow"): "stencilflow",
+    ("emax", "soda"): "emax",
+    ("emax", "stencilflow"): "emax",
+    ("cgra", "soda"): "cgra",
+    ("cgra", "stencilflow"): "cgra",
+    ("c-openmp", "soda"): HOST,
+    ("c-openmp", "stencilflow"): HOST,
+    ("cuda", "soda"): HOST,
+    ("cuda", "stencilflow"): HOST,
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -226,9 +235,14 @@ def stage_code(
     verification: Verification | str | None = None
     if verify:
         verification = _verify(
-            program, values=values, gen=generated, stage=folder, hls_include=hls_include, cache_dir=cache_dir,
+            program,
+            values=values,
+            gen=generated,
+            stage=folder,
+            hls_include=hls_include,
+            cache_dir=cache_dir,
             design=design,
-        )  # fmt: skip
+        )
     not_run = verification if isinstance(verification, str) else ""
     checked = verification if isinstance(verification, Verification) else None
     files = tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()))
@@ -248,12 +262,17 @@ def _check_host(config: CodegenConfig) -> None:
     """A target generated from the program alone takes no design options."""
     point = config.point
     if point.arch is not None:
-        raise StencilmapError(f"{param('arch')} does not apply to target '{config.target}' (it generates from the program)")  # fmt: skip
+        raise StencilmapError(
+            f"{param('arch')} does not apply to target '{config.target}' (it generates from the program)"
+        )
     reject_options(
-        f"target '{config.target}'", ("unroll", point.unroll), ("vector", point.vector),
-        ("tile", point.tile), ("device", point.device),
+        f"target '{config.target}'",
+        ("unroll", point.unroll),
+        ("vector", point.vector),
+        ("tile", point.tile),
+        ("device", point.device),
         ("delay_buffers", "min" if point.delay_buffers == "min" else None),
-    )  # fmt: skip
+    )
 
 
 def check_single_device(target_name: str, several: bool) -> None:

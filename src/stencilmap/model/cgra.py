@@ -31,9 +31,20 @@ if TYPE_CHECKING:
     from stencilmap.design.registry import BuildConfig
 
 __all__ = [
-    "CgraPrediction", "Workers", "choose_workers", "drain", "mac_fusions", "pes_per_worker", "predict",
-    "reads_of", "ring_of", "roofline_workers", "roofline_workers_of", "stencil_pes", "stores_of",
-]  # fmt: skip
+    "CgraPrediction",
+    "Workers",
+    "choose_workers",
+    "drain",
+    "mac_fusions",
+    "pes_per_worker",
+    "predict",
+    "reads_of",
+    "ring_of",
+    "roofline_workers",
+    "roofline_workers_of",
+    "stencil_pes",
+    "stores_of",
+]
 
 
 @dataclass(frozen=True, slots=True)

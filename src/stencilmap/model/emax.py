@@ -30,10 +30,24 @@ from stencilmap.model.resources import ResourceUsage
 from stencilmap.model.roofline import roofline_of
 
 __all__ = [
-    "Plan", "Timeline", "approx_streams", "estimate_emax", "first_streams", "group_streams", "mapped_streams",
-    "max_mappings", "next_streams", "plan", "rows", "step_timeline", "stream_points", "sweep_streams", "timeline",
-    "total_streams", "x_chunks",
-]  # fmt: skip
+    "Plan",
+    "Timeline",
+    "approx_streams",
+    "estimate_emax",
+    "first_streams",
+    "group_streams",
+    "mapped_streams",
+    "max_mappings",
+    "next_streams",
+    "plan",
+    "rows",
+    "step_timeline",
+    "stream_points",
+    "sweep_streams",
+    "timeline",
+    "total_streams",
+    "x_chunks",
+]
 
 DataPath = Literal["host", "lmm", "writeback"]
 

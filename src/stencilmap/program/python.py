@@ -62,8 +62,9 @@ def parse_python(text: str, filename: str = "<string>", name: str | None = None)
     return _Reader(filename).read(module.body, name or Path(filename).stem or "program")
 
 
-def parse_functions(functions: Callable[..., Any] | Sequence[Callable[..., Any]],
-                    shape: tuple[int, ...] | None = None) -> Program:  # fmt: skip
+def parse_functions(
+    functions: Callable[..., Any] | Sequence[Callable[..., Any]], shape: tuple[int, ...] | None = None
+) -> Program:
     """A Program from Python function objects, each read from its source (``inspect.getsource``) by the same
     parser; never called. The program is named after the last function; ``shape`` sets its rank."""
     fns = [functions] if callable(functions) else list(functions)
@@ -200,15 +201,21 @@ class _Reader:
         elif isinstance(stmt, ast.Assign | ast.AnnAssign):
             self._assignment(stmt)
         else:
-            raise self.fail(f"{statement_name(stmt)} is not allowed in a stencil program: it holds imports, "
-                            "settings, declarations and stencil functions (the file is read, never run)", stmt)  # fmt: skip
+            raise self.fail(
+                f"{statement_name(stmt)} is not allowed in a stencil program: it holds imports, "
+                "settings, declarations and stencil functions (the file is read, never run)",
+                stmt,
+            )
 
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         modules = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or "."]
         for m in modules:
             if m not in _IMPORTS:
-                raise self.fail(f"import of '{m}': a stencil program imports only stencilmap.lang (and math, "
-                                "numpy); nothing is imported, the file is read, never run", stmt)  # fmt: skip
+                raise self.fail(
+                    f"import of '{m}': a stencil program imports only stencilmap.lang (and math, "
+                    "numpy); nothing is imported, the file is read, never run",
+                    stmt,
+                )
 
     def _define(self, name: str, node: ast.AST) -> None:
         if name in self.defined:
@@ -251,8 +258,11 @@ class _Reader:
     def _check_constant(self, spelt: str, value: ast.expr, stmt: ast.stmt) -> None:
         number = signed_number(value)
         if number is None or isinstance(number, bool):
-            raise self.fail(f"constant '{spelt}' must be a number (a module-level name = value is a "
-                            "constant; settings are " + ", ".join(SETTINGS) + ")", stmt)  # fmt: skip
+            raise self.fail(
+                f"constant '{spelt}' must be a number (a module-level name = value is a "
+                "constant; settings are " + ", ".join(SETTINGS) + ")",
+                stmt,
+            )
 
     def _input_decl(self, dtype: str, call: ast.expr | None, stmt: ast.stmt) -> _InputDecl:
         axes: tuple[int, ...] | None = None
@@ -425,8 +435,10 @@ class _Reader:
     def _inputs(self) -> list[Input]:
         """Declared inputs in their order, then the other fields functions read, by first appearance."""
         stencils = {f.name for f in self.functions}
-        inputs = [Input(n, d.dtype, d.axes or (), d.source, loc=where(self.filename, d.node))
-                  for n, d in self.inputs.items()]  # fmt: skip
+        inputs = [
+            Input(n, d.dtype, d.axes or (), d.source, loc=where(self.filename, d.node))
+            for n, d in self.inputs.items()
+        ]
         known = set(self.inputs) | stencils
         for fn in self.functions:
             for name, param in fn.params.items():

@@ -19,8 +19,20 @@ from stencilmap.program.stencilflow_expr import Context, ExprConverter, _int_con
 #: NumPy spellings the other front ends accept for some functions (``np.minimum``); ``fabs`` stays ``fabs``.
 _ALIASES = {"minimum": "min", "maximum": "max", "power": "pow", "arctan2": "atan2"}
 #: Module-level names that are settings, not constants (``program.python``).
-SETTINGS = ("shape", "iterate", "border", "outputs", "feedback", "semantics", "unroll", "vectorization",
-            "burst_width", "tile", "cluster", "dram")  # fmt: skip
+SETTINGS = (
+    "shape",
+    "iterate",
+    "border",
+    "outputs",
+    "feedback",
+    "semantics",
+    "unroll",
+    "vectorization",
+    "burst_width",
+    "tile",
+    "cluster",
+    "dram",
+)
 
 
 def escape(name: str) -> str:

@@ -15,9 +15,25 @@ from stencilmap.program.python_expr import SETTINGS, escape, literal_dtype
 #: Python's binding strengths (the language reference, §6.17): ``x if c else y`` 0, ``or`` 1, ``and`` 2,
 #: ``not`` 3, comparisons 4, ``|`` 5, ``^`` 6, ``&`` 7, ``+ -`` 9, ``* / // %`` 10, unary 11, ``**`` 12.
 _PRECEDENCE = {
-    "||": 1, "&&": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "|": 5, "^": 6, "&": 7,
-    "+": 9, "-": 9, "*": 10, "/": 10, "//": 10, "%": 10, "**": 12,
-}  # fmt: skip
+    "||": 1,
+    "&&": 2,
+    "==": 4,
+    "!=": 4,
+    "<": 4,
+    "<=": 4,
+    ">": 4,
+    ">=": 4,
+    "|": 5,
+    "^": 6,
+    "&": 7,
+    "+": 9,
+    "-": 9,
+    "*": 10,
+    "/": 10,
+    "//": 10,
+    "%": 10,
+    "**": 12,
+}
 _SPELLING = {"||": "or", "&&": "and"}
 _SELECT, _NOT, _COMPARE, _UNARY, _POWER, _ATOM = 0, 3, 4, 11, 12, 13
 #: Functions Python has built in (not imported from stencilmap.lang).

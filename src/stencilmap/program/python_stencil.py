@@ -202,7 +202,11 @@ def statement_name(stmt: ast.stmt) -> str:
     if isinstance(stmt, ast.Expr):
         return f"an expression statement '{ast.unparse(stmt)[:40]}'"
     kind = type(stmt).__name__
-    names = {"ClassDef": "a class", "FunctionDef": "a nested function", "AsyncFunctionDef": "an async function",
-             "AugAssign": "an augmented assignment"}  # fmt: skip
+    names = {
+        "ClassDef": "a class",
+        "FunctionDef": "a nested function",
+        "AsyncFunctionDef": "an async function",
+        "AugAssign": "an augmented assignment",
+    }
     article = "an" if kind[0] in "AEIOU" else "a"
     return names.get(kind, f"{article} '{kind.lower()}' statement")

@@ -20,24 +20,51 @@ Dialect = Literal["c99", "cuda", "hls", "opencl"]
 DIALECTS: tuple[Dialect, ...] = ("c99", "cuda", "hls", "opencl")
 
 _C = {
-    "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
-    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-    "float16": "_Float16", "float32": "float", "float64": "double",
-}  # fmt: skip
+    "bool": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int32_t",
+    "int64": "int64_t",
+    "uint8": "uint8_t",
+    "uint16": "uint16_t",
+    "uint32": "uint32_t",
+    "uint64": "uint64_t",
+    "float16": "_Float16",
+    "float32": "float",
+    "float64": "double",
+}
 _CPP = {**_C, "bool": "bool"}
 del _CPP["float16"]
 _OPENCL = {
-    "bool": "bool", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
-    "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
-    "float32": "float", "float64": "double",
-}  # fmt: skip
+    "bool": "bool",
+    "int8": "char",
+    "int16": "short",
+    "int32": "int",
+    "int64": "long",
+    "uint8": "uchar",
+    "uint16": "ushort",
+    "uint32": "uint",
+    "uint64": "ulong",
+    "float32": "float",
+    "float64": "double",
+}
 TYPES: dict[Dialect, dict[str, str]] = {"c99": _C, "cuda": _C, "hls": _CPP, "opencl": _OPENCL}
 
 #: Short names used in helper-function names (``sm_add_wrap_i32``).
 SUFFIX = {
-    "bool": "b", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-    "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16", "float32": "f32", "float64": "f64",
-}  # fmt: skip
+    "bool": "b",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "float16": "f16",
+    "float32": "f32",
+    "float64": "f64",
+}
 
 FLOAT16_REFUSED = "code generation does not support float16 (half) values"
 

@@ -170,10 +170,21 @@ def _f2i(c: _Ctx) -> str:
 
 
 _INT: dict[str, Callable[[_Ctx], str]] = {
-    "add_wrap": _wrap2("+"), "sub_wrap": _wrap2("-"), "mul_wrap": _wrap2("*"), "neg_wrap": _neg, "inv": _inv,
-    "div_trunc": _div_trunc, "mod_c": _mod_c, "floordiv": _floordiv, "mod_py": _mod_py, "ipow": _ipow,
-    "abs_wrap": _abs, "min_nan": _minmax("<="), "max_nan": _minmax(">="), "f2i_wrap": _f2i,
-}  # fmt: skip
+    "add_wrap": _wrap2("+"),
+    "sub_wrap": _wrap2("-"),
+    "mul_wrap": _wrap2("*"),
+    "neg_wrap": _neg,
+    "inv": _inv,
+    "div_trunc": _div_trunc,
+    "mod_c": _mod_c,
+    "floordiv": _floordiv,
+    "mod_py": _mod_py,
+    "ipow": _ipow,
+    "abs_wrap": _abs,
+    "min_nan": _minmax("<="),
+    "max_nan": _minmax(">="),
+    "f2i_wrap": _f2i,
+}
 
 # ---------------------------------------------------------------------------------------------- floats
 
@@ -215,9 +226,13 @@ def _divmod(op: str) -> Callable[[_Ctx], str]:
 
 
 _FLOAT: dict[str, Callable[[_Ctx], str]] = {
-    "min_nan": _fminmax("<="), "max_nan": _fminmax(">="), "fdim": _fdim, "round_half_away": _round,
-    "floordiv": _divmod("floordiv"), "mod_py": _divmod("mod_py"),
-}  # fmt: skip
+    "min_nan": _fminmax("<="),
+    "max_nan": _fminmax(">="),
+    "fdim": _fdim,
+    "round_half_away": _round,
+    "floordiv": _divmod("floordiv"),
+    "mod_py": _divmod("mod_py"),
+}
 
 #: The ops a dialect computes with a helper, by result kind.
 HELPER_OPS = frozenset(_INT) | frozenset(_FLOAT)

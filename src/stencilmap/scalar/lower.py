@@ -38,8 +38,16 @@ from stencilmap.scalar.kernel import (
 )
 from stencilmap.scalar.ops import COMPARE_OF, LIBM
 
-_INT_BINARY = {"+": "add_wrap", "-": "sub_wrap", "*": "mul_wrap", "&": "band", "|": "bor", "^": "bxor",
-               "//": "floordiv", "**": "ipow"}  # fmt: skip
+_INT_BINARY = {
+    "+": "add_wrap",
+    "-": "sub_wrap",
+    "*": "mul_wrap",
+    "&": "band",
+    "|": "bor",
+    "^": "bxor",
+    "//": "floordiv",
+    "**": "ipow",
+}
 _BOOL_BINARY = {"+": "bor", "*": "band", "&": "band", "|": "bor", "^": "bxor"}
 _FLOAT_BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv"}
 
@@ -213,5 +221,6 @@ def lower(program: Program, stencil: Stencil) -> ScalarKernel:
         low.temps[tmp.name] = tv
         temps.append(tv)
     result = low.conv(low.expr(stencil.expr, low.env), stencil.dtype)
-    return ScalarKernel(stencil.name, dt.concrete(stencil.dtype), program.semantics, tuple(low.values),
-                        tuple(temps), result)  # fmt: skip
+    return ScalarKernel(
+        stencil.name, dt.concrete(stencil.dtype), program.semantics, tuple(low.values), tuple(temps), result
+    )

@@ -37,7 +37,9 @@ OPS: dict[str, OpSpec] = {
     "div_trunc": OpSpec(2, ("int",), "C /: truncates toward zero; x / 0 = 0; MIN / -1 wraps"),
     "mod_c": OpSpec(2, ("int",), "C %: the dividend's sign; x % 0 = 0; x % -1 = 0"),
     "mod_py": OpSpec(2, ("int", "float"), "NumPy %: the divisor's sign; int x % 0 = 0; floats as npy_divmod"),
-    "floordiv": OpSpec(2, ("int", "float"), "NumPy //: int x // 0 = 0, MIN // -1 wraps; floats as npy_divmod"),
+    "floordiv": OpSpec(
+        2, ("int", "float"), "NumPy //: int x // 0 = 0, MIN // -1 wraps; floats as npy_divmod"
+    ),
     "ipow": OpSpec(2, ("int",), "wrapping power by squaring; a negative exponent gives 0"),
     "band": OpSpec(2, ("int", "bool")),
     "bor": OpSpec(2, ("int", "bool"), "bool + is or (NumPy)"),
@@ -65,7 +67,7 @@ OPS: dict[str, OpSpec] = {
     "lor": OpSpec(2, ("any",), "operands tested != 0"),
     "lnot": OpSpec(1, ("any",), "x == 0 (also NumPy's ~ on bool)"),
     "select": OpSpec(3, ("any",), "cond tested != 0"),
-}  # fmt: skip
+}
 
 #: The C operator of each comparison.
 COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -76,13 +78,40 @@ COMPARE_OF = {c: name for name, c in COMPARE.items()}
 #: precision and rounded once (the reference uses Python's ``math.erf``).
 LIBM: dict[str, int] = {
     **dict.fromkeys(
-        ("sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
-         "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "floor", "ceil", "trunc",
-         "rint", "erf", "erfc"),
+        (
+            "sqrt",
+            "cbrt",
+            "exp",
+            "exp2",
+            "expm1",
+            "log",
+            "log2",
+            "log10",
+            "log1p",
+            "sin",
+            "cos",
+            "tan",
+            "asin",
+            "acos",
+            "atan",
+            "sinh",
+            "cosh",
+            "tanh",
+            "asinh",
+            "acosh",
+            "atanh",
+            "fabs",
+            "floor",
+            "ceil",
+            "trunc",
+            "rint",
+            "erf",
+            "erfc",
+        ),
         1,
     ),
     **dict.fromkeys(("pow", "atan2", "hypot", "fmod", "fmin", "fmax", "copysign"), 2),
-}  # fmt: skip
+}
 DOUBLE_ONLY = frozenset({"erf", "erfc"})
 
 #: Functions whose result is correctly rounded everywhere (NumPy and libm agree bit for bit).

@@ -19,11 +19,34 @@ from stencilmap.scalar.helpers import helper_name
 from stencilmap.scalar.kernel import Lit, Op, Param, Read, ScalarKernel, Unsupported
 from stencilmap.scalar.ops import COMPARE, DOUBLE_ONLY
 
-_SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "add_wrap": "+", "sub_wrap": "-", "mul_wrap": "*",
-        "band": "&", "bor": "|", "bxor": "^"}  # fmt: skip
+_SYM = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "add_wrap": "+",
+    "sub_wrap": "-",
+    "mul_wrap": "*",
+    "band": "&",
+    "bor": "|",
+    "bxor": "^",
+}
 #: Ops every dialect computes with a helper.
-_HELPED = frozenset({"f2i_wrap", "abs_wrap", "div_trunc", "mod_c", "mod_py", "floordiv", "ipow", "min_nan",
-                     "max_nan", "fdim", "round_half_away"})  # fmt: skip
+_HELPED = frozenset(
+    {
+        "f2i_wrap",
+        "abs_wrap",
+        "div_trunc",
+        "mod_c",
+        "mod_py",
+        "floordiv",
+        "ipow",
+        "min_nan",
+        "max_nan",
+        "fdim",
+        "round_half_away",
+    }
+)
 
 
 def _no_param(p: Param) -> str:

@@ -27,18 +27,54 @@ from stencilmap.scalar.ops import LIBM
 #: rounded to, and the binary, unary and function operations (``csrc/arith.h``), each under the
 #: ``scalar.ops`` name of what it computes. ``c_defines`` writes them as the ``SM_*`` macros ``arith.h``
 #: carries (a test checks the two agree): the C side has no magic numbers.
-OPCODES = {"load_port": 0, "load_const": 1, "load_temp": 2, "store_temp": 3, "binary": 4, "unary": 5,
-           "call": 6, "select": 7, "round": 8}  # fmt: skip
+OPCODES = {
+    "load_port": 0,
+    "load_const": 1,
+    "load_temp": 2,
+    "store_temp": 3,
+    "binary": 4,
+    "unary": 5,
+    "call": 6,
+    "select": 7,
+    "round": 8,
+}
 TYPE_CODES = {
-    "float64": 0, "float32": 1, "float16": 2, "bool": 3,
-    "int8": 4, "int16": 5, "int32": 6, "int64": 7, "uint8": 8, "uint16": 9, "uint32": 10, "uint64": 11,
-}  # fmt: skip
+    "float64": 0,
+    "float32": 1,
+    "float16": 2,
+    "bool": 3,
+    "int8": 4,
+    "int16": 5,
+    "int32": 6,
+    "int64": 7,
+    "uint8": 8,
+    "uint16": 9,
+    "uint32": 10,
+    "uint64": 11,
+}
 #: Binary operations; integer ``add``/``sub``/``mul`` wrap (``arith.h``'s ``int_arith``).
 BINARY_CODES = {
-    "add": 0, "sub": 1, "mul": 2, "div": 3, "div_trunc": 4, "mod_c": 5, "floordiv": 6, "mod_py": 7, "pow": 8,
-    "eq": 9, "ne": 10, "lt": 11, "le": 12, "gt": 13, "ge": 14, "land": 15, "lor": 16, "band": 17, "bor": 18,
+    "add": 0,
+    "sub": 1,
+    "mul": 2,
+    "div": 3,
+    "div_trunc": 4,
+    "mod_c": 5,
+    "floordiv": 6,
+    "mod_py": 7,
+    "pow": 8,
+    "eq": 9,
+    "ne": 10,
+    "lt": 11,
+    "le": 12,
+    "gt": 13,
+    "ge": 14,
+    "land": 15,
+    "lor": 16,
+    "band": 17,
+    "bor": 18,
     "bxor": 19,
-}  # fmt: skip
+}
 UNARY_CODES = {"neg": 0, "lnot": 1, "inv": 2}
 #: Functions: one argument below ``FN_BINARY``, two from it; ``min_nan``/``max_nan`` are n-ary (the code
 #: is ``code * FN_NARY + n``), ``fma_unfused`` takes three.
@@ -47,15 +83,23 @@ _LIBM1 = [f for f, n in LIBM.items() if n == 1]
 _LIBM2 = [f for f, n in LIBM.items() if n == 2]
 FUNC_CODES = {
     **{f: code for code, f in enumerate(_LIBM1)},  # sqrt 0 … erfc 27
-    "round_half_away": len(_LIBM1), "round_even": len(_LIBM1) + 1,
+    "round_half_away": len(_LIBM1),
+    "round_even": len(_LIBM1) + 1,
     **{f: FN_BINARY + code for code, f in enumerate(_LIBM2)},  # pow 100 … copysign 106
-    "fdim": FN_BINARY + len(_LIBM2), "min_nan": FN_BINARY + len(_LIBM2) + 1,
-    "max_nan": FN_BINARY + len(_LIBM2) + 2, "fma_unfused": 2 * FN_BINARY,
-}  # fmt: skip
+    "fdim": FN_BINARY + len(_LIBM2),
+    "min_nan": FN_BINARY + len(_LIBM2) + 1,
+    "max_nan": FN_BINARY + len(_LIBM2) + 2,
+    "fma_unfused": 2 * FN_BINARY,
+}
 #: Program function names that are another's code (``abs`` of a float is ``fabs``; SODA's ``round`` is
 #: ``round_half_away``; NumPy's rounds half to even), under the names ``sim/cgra.py`` uses.
-FUNC_ALIASES = {"abs": "fabs", "round_c": "round_half_away", "min": "min_nan", "max": "max_nan",
-                "fma": "fma_unfused"}  # fmt: skip
+FUNC_ALIASES = {
+    "abs": "fabs",
+    "round_c": "round_half_away",
+    "min": "min_nan",
+    "max": "max_nan",
+    "fma": "fma_unfused",
+}
 FUNC_CODES.update({alias: FUNC_CODES[name] for alias, name in FUNC_ALIASES.items()})
 
 LOAD_PORT, LOAD_CONST, LOAD_TEMP, STORE_TEMP, BINARY, UNARY, CALL, SELECT, ROUND = OPCODES.values()
@@ -63,9 +107,24 @@ T_F64, T_F32, T_F16, T_BOOL, T_I8, T_I16, T_I32, T_I64, T_U8, T_U16, T_U32, T_U6
 B_ADD, B_SUB, B_MUL, B_DIV, B_IDIV_C, B_MOD_C, B_FLOORDIV, B_MOD_PY, B_POW = list(BINARY_CODES.values())[:9]
 B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE, B_AND, B_OR, B_BAND, B_BOR, B_BXOR = list(BINARY_CODES.values())[9:]
 U_NEG, U_NOT, U_INV = UNARY_CODES.values()
-_BIN = {"+": "add", "-": "sub", "*": "mul", "**": "pow", "==": "eq", "!=": "ne", "<": "lt", "<=": "le",
-        ">": "gt", ">=": "ge", "&&": "land", "||": "lor", "&": "band", "|": "bor", "^": "bxor",
-        "//": "floordiv"}  # fmt: skip
+_BIN = {
+    "+": "add",
+    "-": "sub",
+    "*": "mul",
+    "**": "pow",
+    "==": "eq",
+    "!=": "ne",
+    "<": "lt",
+    "<=": "le",
+    ">": "gt",
+    ">=": "ge",
+    "&&": "land",
+    "||": "lor",
+    "&": "band",
+    "|": "bor",
+    "^": "bxor",
+    "//": "floordiv",
+}
 
 
 def c_defines() -> str:

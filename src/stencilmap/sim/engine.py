@@ -57,9 +57,17 @@ class Engine:
         """Advance ``limit`` cycles from ``now0``: (status, cycle reached, module firings)."""
         out = np.zeros(3, np.int64)
         self.function(
-            packed.I.ctypes.data, packed.F.ctypes.data, trace.ctypes.data, occupancy.ctypes.data,
-            trace.shape[0], trace_from, now0, limit, out.ctypes.data, self.evaluators,
-        )  # fmt: skip
+            packed.I.ctypes.data,
+            packed.F.ctypes.data,
+            trace.ctypes.data,
+            occupancy.ctypes.data,
+            trace.shape[0],
+            trace_from,
+            now0,
+            limit,
+            out.ctypes.data,
+            self.evaluators,
+        )
         if out[0] < 0:
             raise MemoryError("the simulator engine ran out of memory")
         return int(out[0]), int(out[1]), int(out[2])

@@ -22,13 +22,32 @@ from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import infer, stencil_types
 from stencilmap.scalar.ops import LIBM
 
-BINARY = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "**": "POW", "<": "LT", "<=": "LE", ">": "GT",
-          ">=": "GE", "==": "EQ", "!=": "NE", "&&": "AND", "||": "OR"}  # fmt: skip
+BINARY = {
+    "+": "ADD",
+    "-": "SUB",
+    "*": "MUL",
+    "/": "DIV",
+    "**": "POW",
+    "<": "LT",
+    "<=": "LE",
+    ">": "GT",
+    ">=": "GE",
+    "==": "EQ",
+    "!=": "NE",
+    "&&": "AND",
+    "||": "OR",
+}
 #: The functions a PE computes, from the one table of C library functions (``scalar.ops.LIBM``): each
 #: one-argument function is the op of its upper-case name (``abs`` of a float is ``FABS``).
 UNARY_FUNCS = (*(f for f, n in LIBM.items() if n == 1), "abs")
-BINARY_FUNCS = {**{f: f.upper() for f, n in LIBM.items() if n == 2}, "fmin": "MIN", "fmax": "MAX",
-                "fdim": "FDIM", "min": "MIN", "max": "MAX"}  # fmt: skip
+BINARY_FUNCS = {
+    **{f: f.upper() for f, n in LIBM.items() if n == 2},
+    "fmin": "MIN",
+    "fmax": "MAX",
+    "fdim": "FDIM",
+    "min": "MIN",
+    "max": "MAX",
+}
 
 
 @dataclass(frozen=True, slots=True)

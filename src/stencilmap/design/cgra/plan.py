@@ -113,7 +113,9 @@ def _check_constant_reads(plan: Plan, regs: list[list[Box]]) -> None:
             for f, _, kind in s.reads:
                 src = source(plan.stages, plan.feed, t, f)
                 if kind != "shrink" and src.layer >= 0 and regs[src.layer][src.stage] != grid:
-                    raise refusal(f"stencil '{s.name}' reads '{f}', defined on part of the grid only, with a {kind} boundary")  # fmt: skip
+                    raise refusal(
+                        f"stencil '{s.name}' reads '{f}', defined on part of the grid only, with a {kind} boundary"
+                    )
 
 
 def _check(program: Program) -> None:
@@ -163,10 +165,14 @@ def _workers(plan: Plan, fab: Fabric, asked: int | None, wanted: int) -> tuple[i
         if asked < 1:
             raise StencilmapError(f"{param('workers')} must be ≥ 1, got {asked}")
         if asked * pes * q > fab.macs or grid_pes(plan, asked) > cells:
-            raise refusal(f"{asked} workers of {pes} arithmetic PEs × {q} layer(s) need {asked * pes * q} MACs and {grid_pes(plan, asked)} PEs; '{fab.device.name}' has {fab.macs} and {cells}")  # fmt: skip
+            raise refusal(
+                f"{asked} workers of {pes} arithmetic PEs × {q} layer(s) need {asked * pes * q} MACs and {grid_pes(plan, asked)} PEs; '{fab.device.name}' has {fab.macs} and {cells}"
+            )
         return asked, roofline_w
     if roofline_w < 1:
-        raise refusal(f"one worker of {pes} arithmetic PEs × {q} layer(s) does not fit {fab.macs} MACs and {fab.rows}×{fab.cols} PEs")  # fmt: skip
+        raise refusal(
+            f"one worker of {pes} arithmetic PEs × {q} layer(s) does not fit {fab.macs} MACs and {fab.rows}×{fab.cols} PEs"
+        )
     return roofline_w, roofline_w
 
 
@@ -201,7 +207,9 @@ def _strips(plan: Plan, regs: list[list[Box]], w: int, fab: Fabric, asked: int |
     width = x1 - x0
     while (need := buffered(plan, regs, (x0, x0 + width), w, fab)) > store:
         if width <= max(1, w):
-            raise refusal(f"its buffering needs {need:,} words even in strips {width} wide; '{fab.device.name}' holds {store:,}")  # fmt: skip
+            raise refusal(
+                f"its buffering needs {need:,} words even in strips {width} wide; '{fab.device.name}' holds {store:,}"
+            )
         width = max(w, width * 3 // 4)
     return split_strips(x0, x1, width)
 

@@ -105,8 +105,12 @@ def _linear(program: Program, st: Stencil) -> LinearForm:
         if exc.reason == "unknown":
             raise refusal(f"it reads '{exc.field}', neither an input nor a stencil") from None
         if exc.reason == "product" and isinstance(exc.node, Binary):
-            raise refusal(f"it multiplies or divides two fields ('{exc.node.op}'); §III's MACs take constant coefficients") from None  # fmt: skip
-        raise refusal(f"its expression is not linear with constant coefficients ({_what(exc.node)}); §III maps MUL/MAC chains") from None  # fmt: skip
+            raise refusal(
+                f"it multiplies or divides two fields ('{exc.node.op}'); §III's MACs take constant coefficients"
+            ) from None
+        raise refusal(
+            f"its expression is not linear with constant coefficients ({_what(exc.node)}); §III maps MUL/MAC chains"
+        ) from None
 
 
 def _what(e: Expr) -> str:

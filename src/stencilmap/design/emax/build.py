@@ -38,7 +38,9 @@ def map_emax(program: Program, config: BuildConfig) -> EmaxMapping:
     d = star_degree({lift(r.offset) for r in stencil_refs(st)} | set(coeff))
     rows_avail, cols_avail = device.resource("pe_rows") or 0, device.resource("pe_columns") or 0
     if 2 * d + 2 > cols_avail or 2 * d + 1 > FIFOS_PER_ROW:
-        raise fail(f"degree {d} needs {2 * d + 2} PE columns ('{device.name}' has {cols_avail}) and {2 * d + 1} FIFOs per row (EMAX §3.1: {FIFOS_PER_ROW})")  # fmt: skip
+        raise fail(
+            f"degree {d} needs {2 * d + 2} PE columns ('{device.name}' has {cols_avail}) and {2 * d + 1} FIFOs per row (EMAX §3.1: {FIFOS_PER_ROW})"
+        )
     if config.unroll is not None and config.unroll < 1:
         raise StencilmapError(f"{param('unroll')} (p) must be ≥ 1, got {config.unroll}")
     p = config.unroll if config.unroll is not None else max_mappings(d, rows_avail, zyx[0])
@@ -56,11 +58,24 @@ def map_emax(program: Program, config: BuildConfig) -> EmaxMapping:
     columns = 2 * (2 * d + 2) if p > 1 and 2 * (2 * d + 2) <= cols_avail else 2 * d + 2
     instructions = place(d, p, cols_avail, coeff, const)
     mapping = EmaxMapping(
-        program=program.name, field=fld, output=st.name, dtype=st.dtype, shape=zyx, degree=d, p=p,
-        rows=max(i.row for i in instructions) + 1, columns=columns, dist=1, x_chunks=chunks,
-        chunk=ceil(zyx[2] / chunks), lmm_words=lmm // size, constant=const,
-        coefficients=tuple(sorted(coeff.items())), instructions=instructions, device=device.name,
-    )  # fmt: skip
+        program=program.name,
+        field=fld,
+        output=st.name,
+        dtype=st.dtype,
+        shape=zyx,
+        degree=d,
+        p=p,
+        rows=max(i.row for i in instructions) + 1,
+        columns=columns,
+        dist=1,
+        x_chunks=chunks,
+        chunk=ceil(zyx[2] / chunks),
+        lmm_words=lmm // size,
+        constant=const,
+        coefficients=tuple(sorted(coeff.items())),
+        instructions=instructions,
+        device=device.name,
+    )
     verify_mapping(mapping)
     return mapping
 
@@ -122,9 +137,15 @@ def design_of(m: EmaxMapping) -> Design:
         for a, b in sorted(routes)
     )
     parameters = params(
-        degree=m.degree, p=m.p, rows=m.rows, columns=m.columns, dist=m.dist, x_chunks=m.x_chunks,
-        chunk=m.chunk, shape=m.shape,
-    )  # fmt: skip
+        degree=m.degree,
+        p=m.p,
+        rows=m.rows,
+        columns=m.columns,
+        dist=m.dist,
+        x_chunks=m.x_chunks,
+        chunk=m.chunk,
+        shape=m.shape,
+    )
     return Design(m.program, "emax", tuple(modules), channels, parameters, m.device, None)
 
 

@@ -33,7 +33,9 @@ def stage_of(program: Program) -> tuple[Stencil, str]:
     if st.boundary_of(fields[0]).kind != "shrink" or program.border != "ignore":
         raise fail("its border is not left undefined (shrink / border: ignore)")
     if not is_float(st.dtype) or program.field_dtype(fields[0]) != st.dtype:
-        raise fail(f"it computes {st.dtype} from {program.field_dtype(fields[0])}; EMAX streams one float type")  # fmt: skip
+        raise fail(
+            f"it computes {st.dtype} from {program.field_dtype(fields[0])}; EMAX streams one float type"
+        )
     return st, fields[0]
 
 
@@ -69,5 +71,7 @@ def linear_form(program: Program, st: Stencil) -> tuple[float, dict[Offset, floa
     try:
         const, coeff = program_linear_form(program, st)
     except NotLinear as exc:
-        raise fail(f"its expression is not a constant-coefficient sum (at {type(exc.node).__name__}); EMAX §4.2") from None  # fmt: skip
+        raise fail(
+            f"its expression is not a constant-coefficient sum (at {type(exc.node).__name__}); EMAX §4.2"
+        ) from None
     return const, {offset: c for (_, offset), c in coeff.items()}

@@ -50,9 +50,15 @@ def _load_rows(
         src0 = acc if acc != RGI_ZERO else "rgi"  # the first FMA adds to the constant, held in RGI
         rgi = fmt(const) if acc == RGI_ZERO else RGI_ZERO
         e1 = _reg(plane, f"acc{r}a")
-        out.append(Instruction(r, w, "EX1", "FMA", e1, (src0, y_reg), rgi, plane=plane, coeff=coeff.get((0, k, 0), 0.0)))  # fmt: skip
+        out.append(
+            Instruction(
+                r, w, "EX1", "FMA", e1, (src0, y_reg), rgi, plane=plane, coeff=coeff.get((0, k, 0), 0.0)
+            )
+        )
         acc = _reg(plane, f"acc{r}")
-        out.append(Instruction(r, w, "EX2", "FMA", acc, (e1, z_reg), plane=plane, coeff=coeff.get((k, 0, 0), 0.0)))  # fmt: skip
+        out.append(
+            Instruction(r, w, "EX2", "FMA", acc, (e1, z_reg), plane=plane, coeff=coeff.get((k, 0, 0), 0.0))
+        )
     return out, acc
 
 
@@ -72,11 +78,35 @@ def _tail_rows(d: int, plane: int, coeff: dict[Offset, float], acc: str) -> list
     out: list[Instruction] = []
     r, centre = 2 * d + 1, _stream(plane, 0)
     partials = [_reg(plane, "px0")]
-    out.append(Instruction(r, 0, "EX1", "FMUL", partials[0], (centre,), plane=plane, coeff=coeff.get((0, 0, 0), 0.0)))  # fmt: skip
+    out.append(
+        Instruction(r, 0, "EX1", "FMUL", partials[0], (centre,), plane=plane, coeff=coeff.get((0, 0, 0), 0.0))
+    )
     for k in range(1, d + 1):
         lo, hi = _reg(plane, f"m{k}"), _reg(plane, f"px{k}")
-        out.append(Instruction(r, k, "EX1", "FMUL", lo, (_reg(plane, f"x{-k:+d}"),), plane=plane, coeff=coeff.get((0, 0, -k), 0.0)))  # fmt: skip
-        out.append(Instruction(r, k, "EX2", "FMA", hi, (lo, _reg(plane, f"x{k:+d}")), plane=plane, coeff=coeff.get((0, 0, k), 0.0)))  # fmt: skip
+        out.append(
+            Instruction(
+                r,
+                k,
+                "EX1",
+                "FMUL",
+                lo,
+                (_reg(plane, f"x{-k:+d}"),),
+                plane=plane,
+                coeff=coeff.get((0, 0, -k), 0.0),
+            )
+        )
+        out.append(
+            Instruction(
+                r,
+                k,
+                "EX2",
+                "FMA",
+                hi,
+                (lo, _reg(plane, f"x{k:+d}")),
+                plane=plane,
+                coeff=coeff.get((0, 0, k), 0.0),
+            )
+        )
         partials.append(hi)
     sums: list[str] = []
     for g, i in enumerate(range(0, len(partials), 3)):
@@ -94,7 +124,17 @@ def _tail_rows(d: int, plane: int, coeff: dict[Offset, float], acc: str) -> list
     if len(sums) > 2:
         raise fail(f"degree {d}: the X sum needs more than the two ALUs of one PE")
     total = _reg(plane, "sum")
-    out.append(Instruction(r + 2, 0, "EX1", "FADD", total if len(sums) == 1 else _reg(plane, "sum1"), (sums[0], acc), plane=plane))  # fmt: skip
+    out.append(
+        Instruction(
+            r + 2,
+            0,
+            "EX1",
+            "FADD",
+            total if len(sums) == 1 else _reg(plane, "sum1"),
+            (sums[0], acc),
+            plane=plane,
+        )
+    )
     if len(sums) == 2:
         out.append(Instruction(r + 2, 0, "EX2", "FADD", total, (_reg(plane, "sum1"), sums[1]), plane=plane))
     out.append(Instruction(r + 3, 2 * d, "EAG", "ST", _reg(plane, "out"), (total,), "0", plane=plane))
