@@ -57,13 +57,6 @@ class Allowed:
 #: Imports that break the order today, each with why and what removes it. Keep this list short.
 EXCEPTIONS: tuple[Allowed, ...] = (
     Allowed(
-        "stencilmap.design.cgra.mapping",
-        "stencilmap.model.cgra",
-        "design.registry's build('cgra') gets no worker count from its caller, so map_cgra asks "
-        "model.cgra.roofline_workers_of lazily; goes when the Arch registry (helper `arch`) builds CGRA "
-        "designs through model.cgra.roofline_workers first",
-    ),
-    Allowed(
         "stencilmap.design.partition",
         "stencilmap.model.resources",
         "StencilFlow's split over devices weighs the parts by the resource model; the split search "

@@ -189,9 +189,9 @@ def build(
             vector=vector,
             delay_buffers=delay_buffers,
         ).design
+    from stencilmap.arch import arch as arch_of
     from stencilmap.arch import default_arch
     from stencilmap.design.common import check_parameters, or_hint, with_iterate
-    from stencilmap.design.registry import build as build_design
     from stencilmap.point import DesignPoint
     from stencilmap.program.data import bind_shape
 
@@ -208,7 +208,7 @@ def build(
             device=device,
             tile=tile,
         )
-        design = build_design(arch or default_arch(prog), prog, point)
+        design = arch_of(arch or default_arch(prog)).build(prog, point)
     return replace(design, program=prog)
 
 

@@ -363,9 +363,10 @@ def _cpu_flags() -> str:
 class CompileError(Exception):
     """The compiler rejected a unit; ``stderr`` is what it said."""
 
-    def __init__(self, stderr: str) -> None:
+    def __init__(self, stderr: str, how: str = "") -> None:
         super().__init__(stderr)
         self.stderr = stderr
+        self.how = how  # how the compiler ended: ``exit status 1``, ``killed by SIGKILL``
 
     @property
     def first_line(self) -> str:
@@ -494,7 +495,7 @@ def _build(unit: Unit, folder: Path, key: str) -> Path:
         out = build / f"out{unit.suffix}"
         done = _run(unit.command(build, out), build, None, None, isolated=False)
         if done.returncode != 0:
-            raise CompileError(done.stderr or done.ending)
+            raise CompileError(done.stderr or done.ending, how=done.ending)
         with open(out, "rb") as f:
             digest = hashlib.file_digest(f, "sha256").hexdigest()
         out.chmod(0o700)

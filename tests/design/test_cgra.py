@@ -15,6 +15,7 @@ from stencilmap.design.cgra.plan import queue_depths, split_strips
 from stencilmap.design.cgra.terms import Term, linear_stencil
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.errors import StencilmapError
+from stencilmap.model.cgra import roofline_workers_of
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.soda import parse_soda
@@ -30,7 +31,7 @@ def program(path: Path, shape: tuple[int, ...] | None = None, iterate: int = 1) 
 
 
 def mapping(path: Path, shape: tuple[int, ...] | None = None, iterate: int = 1, **kw: int) -> CgraMapping:
-    return map_cgra(program(path, shape, iterate), BuildConfig(**kw))  # type: ignore[arg-type]
+    return map_cgra(program(path, shape, iterate), BuildConfig(**kw), roofline_workers_of)  # type: ignore[arg-type]
 
 
 def soda(body: str, input_type: str = "float", border: str = "ignore") -> Program:
@@ -148,7 +149,7 @@ def test_assembly_one_line_per_pe_and_dot_coloured_by_op() -> None:
 
 
 def test_builder_makes_a_verified_design() -> None:
-    d = build("cgra", program(S1D, (3000,)), BuildConfig())
+    d = build("cgra", program(S1D, (3000,)), BuildConfig(), roofline=roofline_workers_of)
     assert d.arch == "cgra" and d.count("cgra_pe") == len(mapping(S1D, (3000,)).pes)
 
 
@@ -171,7 +172,7 @@ def test_linear_form_folds_constants_and_local_stages() -> None:
 )
 def test_refusals_say_why_in_one_line(body: str, input_type: str, border: str, why: str) -> None:
     with pytest.raises(StencilmapError, match="cannot serve") as info:
-        map_cgra(soda(body, input_type, border), BuildConfig())
+        map_cgra(soda(body, input_type, border), BuildConfig(), roofline_workers_of)
     assert why in str(info.value) and "\n" not in str(info.value)
 
 
@@ -187,7 +188,7 @@ def stencilflow(tmp: Path, expr: str, boundary: str = '{"type": "shrink"}') -> P
 
 def test_integer_programs_map_with_their_typing() -> None:
     """int16 data: operands converted and results rounded (wrapped) as C's typing says, per PE."""
-    m = map_cgra(soda("(a(0, 0) & a(1, 0)) / 3", "int16"), BuildConfig(workers=2))
+    m = map_cgra(soda("(a(0, 0) & a(1, 0)) / 3", "int16"), BuildConfig(workers=2), roofline_workers_of)
     band = next(pe for pe in m.pes if pe.op == "BAND")
     div = next(pe for pe in m.pes if pe.op == "IDIV")  # C integer division: truncating
     assert (band.dtype, band.cast, div.dtype) == ("int32", "int32", "int32")
@@ -197,7 +198,7 @@ def test_integer_programs_map_with_their_typing() -> None:
 def test_non_linear_maps_one_operation_per_pe(tmp_path: Path) -> None:
     """A ternary, a min, a sqrt and a product of two reads: one PE per operation, a FILTER per read."""
     p = stencilflow(tmp_path, "sqrt(a[j, k+1]) if a[j, k] > 0.5 else min(a[j+1, k], a[j, k-1] * a[j-1, k])")
-    m = map_cgra(p, BuildConfig(workers=2))
+    m = map_cgra(p, BuildConfig(workers=2), roofline_workers_of)
     assert m.linear is None and [s.name for s in m.stages] == ["b"]
     ops = m.op_counts()
     assert (ops["GT"], ops["SQRT"], ops["MIN"], ops["MUL"], ops["SEL"], ops["FILTER"]) == (2, 2, 2, 2, 2, 10)
@@ -214,7 +215,9 @@ def test_several_stages_feed_each_other_through_worker_streams() -> None:
         "local float: t(0, 0) = a(0, 0) * a(1, 0)\noutput dram 1 float:\n  b(0, 0) = t(0, -1) + t(0, 1)\n"
         "iterate: 1\nborder: ignore\ncluster: none\n"
     )
-    m = map_cgra(bind_shape(parse_soda(text, "k.soda"), {}, (20, 32)), BuildConfig(workers=3))
+    m = map_cgra(
+        bind_shape(parse_soda(text, "k.soda"), {}, (20, 32)), BuildConfig(workers=3), roofline_workers_of
+    )
     assert [s.name for s in m.stages] == ["t", "b"] and m.count("LOAD") == 3
     fed = {q.src for q in m.queues if ".b.w" in q.dst and q.dst.endswith(".flt")}
     assert fed and all(".t.w" in src for src in fed)
@@ -222,7 +225,7 @@ def test_several_stages_feed_each_other_through_worker_streams() -> None:
 
 def test_only_cgra_devices() -> None:
     with pytest.raises(StencilmapError, match="not a CGRA of workers"):
-        map_cgra(program(S1D, (3000,)), BuildConfig(device="ku060"))
+        map_cgra(program(S1D, (3000,)), BuildConfig(device="ku060"), roofline_workers_of)
 
 
 def test_the_roofline_workers_are_the_callers_input() -> None:
@@ -232,6 +235,6 @@ def test_the_roofline_workers_are_the_callers_input() -> None:
 
     prog = program(S1D, (3000,))
     chosen = roofline_workers(prog, BuildConfig())
-    assert map_cgra(prog, BuildConfig(), chosen) == map_cgra(prog, BuildConfig())
+    assert map_cgra(prog, BuildConfig(), chosen) == map_cgra(prog, BuildConfig(), roofline_workers_of)
     fewer = map_cgra(prog, BuildConfig(), 1)
     assert fewer.workers == fewer.roofline_workers == 1 < chosen

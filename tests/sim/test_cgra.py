@@ -14,6 +14,7 @@ from stencilmap.backends.reference import run_reference
 from stencilmap.design.cgra.mapping import CgraMapping, Queue, map_cgra
 from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import load_device
+from stencilmap.model.cgra import roofline_workers_of
 from stencilmap.model.roofline import roofline_of
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs
@@ -28,7 +29,7 @@ def run(
     path: Path, shape: tuple[int, ...] | None = None, iterate: int = 1, **kw: int
 ) -> tuple[CgraRun, Program, bool]:
     program = replace(bind_shape(load_program(path), {}, shape), iterate=iterate)
-    m = map_cgra(program, BuildConfig(**kw))  # type: ignore[arg-type]
+    m = map_cgra(program, BuildConfig(**kw), roofline_workers_of)  # type: ignore[arg-type]
     return check(m, program)
 
 
@@ -118,7 +119,7 @@ def test_model_agrees_with_the_simulation_within_2_percent(
 def test_shallow_queues_deadlock_and_are_reported() -> None:
     """§III-B: without the buffering the y chain waits for rows the readers cannot deliver."""
     program = bind_shape(load_program(EXAMPLES / "laplace2d.soda"), {}, (30, 200))
-    m = map_cgra(program, BuildConfig(workers=2))
+    m = map_cgra(program, BuildConfig(workers=2), roofline_workers_of)
     shallow = tuple(Queue(q.src, q.dst, q.port, min(q.depth, 2)) for q in m.queues)
     r, _, valid = check(replace(m, queues=shallow), program)
     assert r.status == "deadlock" and not valid
@@ -140,7 +141,7 @@ def test_expression_dags_compute_the_reference(tmp_path: Path) -> None:
         '"c": {"computation_string": "c = t[j, k-1] - t[j, k+1]", "boundary_conditions": {"t": {"type": "shrink"}}, "data_type": "float64"}}'
     )
     p = stencilflow(tmp_path, inputs, program, "[30, 40]")
-    m = map_cgra(p, BuildConfig(workers=3))
+    m = map_cgra(p, BuildConfig(workers=3), roofline_workers_of)
     r, _, valid = check(m, p)
     assert m.linear is None and valid and set(r.outputs) == {"b", "c"}
 
@@ -157,7 +158,7 @@ def test_constant_boundaries_and_lower_dimensional_inputs(tmp_path: Path) -> Non
         ' "boundary_conditions": {"a": {"type": "constant", "value": 2.5}, "w": {"type": "constant", "value": -1.0}}, "data_type": "float64"}}'
     )
     p = stencilflow(tmp_path, inputs, program, "[20, 36]")
-    r, _, valid = check(map_cgra(p, BuildConfig(workers=4)), p)
+    r, _, valid = check(map_cgra(p, BuildConfig(workers=4), roofline_workers_of), p)
     assert valid and not np.isnan(r.outputs["b"]).any()  # every point defined: nothing shrinks
     assert r.bytes_read["w"] == 20 * 36 * 8
 
@@ -180,7 +181,7 @@ def test_integer_typing_is_bit_exact(tmp_path: Path) -> None:
         "iterate: 1\nborder: ignore\ncluster: none\n"
     )
     program = bind_shape(load_program(tmp_path / "k.soda"), {}, (16, 20))
-    r, _, valid = check(map_cgra(program, BuildConfig(workers=2)), program)
+    r, _, valid = check(map_cgra(program, BuildConfig(workers=2), roofline_workers_of), program)
     ref = run_reference(program, make_inputs(program, {}, 0))
     got, want = r.outputs["b"], ref.outputs["b"]
     mask = ref.defined["b"]

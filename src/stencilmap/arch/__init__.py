@@ -49,6 +49,8 @@ class Arch:
         None  # its on-chip buffers, as analyze reports them
     )
     builds: bool = True  # has a builder in ``design.registry`` (a host roofline has none)
+    #: "module:function" of the model whose choice the builder takes as ``roofline=`` (CGRA §VI's workers)
+    roofline: str | None = None
     pe_grid: bool = (
         False  # its PEs are unroll × iterate (SODA §3, OpenCL §3): bounded by ``check_design_size``
     )
@@ -85,7 +87,10 @@ class Arch:
         """Build and verify its design of the shape-bound ``program`` (``design.registry.build``)."""
         from stencilmap.design.registry import build
 
-        return build(self.name, program, point)
+        if self.roofline is None:
+            return build(self.name, program, point)
+        module, function = self.roofline.split(":")
+        return build(self.name, program, point, roofline=getattr(import_module(module), function))
 
     def predict(self, ctx: ModelContext) -> EstimateReport:
         """The model's prediction of one configuration (``estimate``)."""
@@ -151,6 +156,7 @@ ARCHS: dict[str, Arch] = {
         ),
         Arch(  # unroll: the workers, as estimate takes it
             name="cgra",
+            roofline="stencilmap.model.cgra:roofline_workers_of",
             options=frozenset({"unroll", "iterate", "workers", "strip"}),
             lanes="workers",
             mapping="assembly",

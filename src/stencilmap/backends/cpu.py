@@ -73,9 +73,9 @@ def build(source: str) -> tuple[ctypes.CDLL, bool]:
     unit = native.Unit("sm", compiler(), (("kernel.c", source),), ("kernel.c",), FLAGS, ("-lm",))
     try:
         return native.library(unit, ("cpu",))
-    except native.CompileError as exc:
-        raise RuntimeError(
-            f"the C compiler rejected generated code: {exc.first_line}\n{exc.stderr}"
+    except native.CompileError as exc:  # a user's CC that fails or is killed: one line (issue 19 §9)
+        raise StencilmapError(
+            f"the C compiler {unit.compiler} ended with {exc.how} on the generated code: {exc.first_line}"
         ) from None
 
 

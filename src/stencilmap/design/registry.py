@@ -40,7 +40,8 @@ def check_design_size(unroll: int | None, iterate: int | None) -> None:
         )
 
 
-Builder = Callable[[Program, BuildConfig], Design]
+#: A builder: the program, the design point, and inputs its caller chose with a model (CGRA's roofline).
+Builder = Callable[..., Design]
 _BUILDERS: dict[str, Builder] = {}
 
 
@@ -57,8 +58,9 @@ def builders() -> tuple[str, ...]:
     return tuple(sorted(_BUILDERS))
 
 
-def build(name: str, program: Program, config: BuildConfig) -> Design:
-    """Build and verify a design of a shape-bound program with the named builder."""
+def build(name: str, program: Program, config: BuildConfig, **inputs: object) -> Design:
+    """Build and verify a design of a shape-bound program with the named builder; ``inputs`` go to the
+    builder (``roofline=`` for CGRA: the §VI roofline's worker count, which the caller's model gives)."""
     _load()
     limits = ((config.unroll, MAX_LANES), (config.iterate, MAX_STAGES), (config.vector, MAX_LANES))
     if any(
@@ -72,7 +74,7 @@ def build(name: str, program: Program, config: BuildConfig) -> Design:
     notes: tuple[str, ...] = ()
     if config.device is not None:
         program, notes = _device_banks(program, config.device)
-    design = _BUILDERS[name](program, config)
+    design = _BUILDERS[name](program, config, **inputs)
     verify_design(design)
     return replace(design, notes=design.notes + notes) if notes else design
 

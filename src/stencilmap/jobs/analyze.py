@@ -136,8 +136,9 @@ def _analyze_cgra(
     """The CGRA worker mapping: its assembly (``--asm``) and its DFG coloured by op (``--dot``, §V)."""
     from stencilmap.codegen.cgra import assembly, cgra_dot
     from stencilmap.design.cgra.mapping import map_cgra
+    from stencilmap.model.cgra import roofline_workers_of
 
-    mapping = map_cgra(program, build_config)
+    mapping = map_cgra(program, build_config, roofline_workers_of)
     texts = [(config.asm, assembly(mapping)), (config.dot, cgra_dot(mapping))]
     for path, text in texts:
         if path is not None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from stencilmap import native
+from stencilmap.arch import arch as arch_of
 from stencilmap.arch import check_options
 from stencilmap.backends.reference import run_reference, undefined_value
 from stencilmap.codegen.registry import HOST, Generated, emit, from_program, program_design, target
@@ -28,7 +29,7 @@ from stencilmap.codegen.verify import run_csim, write_data
 from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.partition import Partition
-from stencilmap.design.registry import build, reject_options
+from stencilmap.design.registry import reject_options
 from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError, param
 from stencilmap.io import PUBLISH_LOCK, Array, read_npy
@@ -135,7 +136,7 @@ def codegen(config: CodegenConfig) -> CodegenReport:
         split = partitioned(program, config=_build_config(config), arch=arch, device=device, request=request)
         design, partition = split.design, split.partition
     else:
-        design, partition = build(arch, program, _build_config(config)), None
+        design, partition = arch_of(arch).build(program, _build_config(config)), None
     report = publish_code(
         program,
         design=design,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from stencilmap.arch import arch as arch_of
 from stencilmap.arch import default_arch
 from stencilmap.design.common import check_parameters
+from stencilmap.design.registry import check_design_size
 from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError, param
 from stencilmap.model.report import EstimateConfig, EstimateReport, ModelContext, check_clock
@@ -43,6 +44,8 @@ def estimate(config: EstimateConfig) -> EstimateReport:
         )
     _check_values(config)
     a = arch_of(name)
+    if a.pe_grid:  # refused at once, not after minutes of modelling (issue 19 §9)
+        check_design_size(point.unroll, point.iterate)
     if point.split and not a.splits:
         raise StencilmapError(
             f"{param('devices')} / {param('partition')} split stencilflow designs, not {name}"

@@ -71,9 +71,9 @@ class CgraFlow:
         return replace(choice, commands=(("estimate", cmd),), device_ref=config.device)
 
     def build(self, choice: Choice) -> Design:
-        from stencilmap.design.registry import build
+        from stencilmap.arch import arch
 
-        return build("cgra", with_iterate(choice.program, choice.q), self._config(choice))
+        return arch("cgra").build(with_iterate(choice.program, choice.q), self._config(choice))
 
     def generate(self, choice: Choice, design: Design | None, folder: Path) -> tuple[str, ...]:
         from stencilmap.codegen.cgra import assembly, cgra_dot
@@ -135,5 +135,6 @@ class CgraFlow:
 
     def _mapping(self, choice: Choice, program: Program) -> CgraMapping:
         from stencilmap.design.cgra.mapping import map_cgra
+        from stencilmap.model.cgra import roofline_workers_of
 
-        return map_cgra(with_iterate(program, choice.q), self._config(choice))
+        return map_cgra(with_iterate(program, choice.q), self._config(choice), roofline_workers_of)

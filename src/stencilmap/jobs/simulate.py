@@ -363,6 +363,7 @@ def _simulate_cgra(
 ) -> tuple[SimResult, CgraRun, Device]:
     """CGRA worker mappings run on their own simulator (``sim.cgra``): PEs, queues, loads and stores."""
     from stencilmap.design.cgra.mapping import fabric, map_cgra
+    from stencilmap.model.cgra import roofline_workers_of
     from stencilmap.model.roofline import roofline_of
     from stencilmap.sim.cgra import simulate_cgra
 
@@ -370,7 +371,7 @@ def _simulate_cgra(
         raise StencilmapError(
             f"{param('arch')} cgra simulates without {param('trace')} or {param('tile')} (strips: {param('strip')})"
         )
-    mapping = map_cgra(program, config.point)
+    mapping = map_cgra(program, config.point, roofline_workers_of)
     device = fabric(config.point.device).device
     shape = tuple(int(n or 0) for n in program.shape)
     roofline = roofline_of(program, shape, device, mapping.layers).attainable_gops

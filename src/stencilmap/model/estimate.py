@@ -155,13 +155,16 @@ def cgra(ctx: ModelContext) -> EstimateReport:
     """CGRA §III/§IV/§VI: the worker mapping ``design.cgra`` builds (workers, strips, layers) and its
     cycles (``model.cgra.predict``: the busiest reader or writer, or the memory, plus the pipeline)."""
     from stencilmap.design.cgra.mapping import map_cgra
+    from stencilmap.model.cgra import roofline_workers_of
 
     cfg = ctx.config.point
     reject_options(ctx, ("vector", cfg.vector))
     q = cfg.iterate if cfg.iterate is not None else max(1, ctx.program.iterate)
     workers = cfg.workers if cfg.workers is not None else cfg.unroll
     mapping = map_cgra(
-        with_iterate(ctx.program, q), DesignPoint(device=cfg.device, workers=workers, strip=cfg.strip)
+        with_iterate(ctx.program, q),
+        DesignPoint(device=cfg.device, workers=workers, strip=cfg.strip),
+        roofline_workers_of,
     )
     pred = predict(mapping, ctx.device, ctx.clock_mhz)
     macs = ctx.device.resource("mac") or 0

@@ -175,22 +175,14 @@ def fabric(name: str | None) -> Fabric:
 # ------------------------------------------------------------------------------------------ mapping
 
 
-def map_cgra(
-    program: Program, config: BuildConfig, roofline: RooflineWorkers | int | None = None
-) -> CgraMapping:
+def map_cgra(program: Program, config: BuildConfig, roofline: RooflineWorkers | int) -> CgraMapping:
     """Map ``program`` (shape bound, ``iterate`` = layers) onto the device of ``config``; ``--unroll``
     names the workers too (as ``estimate --arch cgra`` always took it). ``roofline``: the §VI roofline's
-    count of workers, or the model that counts them — the caller's choice (``model.cgra``); None only
-    for the registry's ``build("cgra", ...)``, which still asks ``model.cgra`` itself until the Arch
-    registry chooses before it builds (the one listed exception of ``tests/test_layers.py``)."""
+    count of workers, or the model that counts them — the caller's choice (``model.cgra``
+    .roofline_workers_of): design never calls a model."""
     from dataclasses import replace
 
     from stencilmap.design.cgra.plan import plan_mapping
-
-    if roofline is None:
-        from stencilmap.model.cgra import roofline_workers_of
-
-        roofline = roofline_workers_of
 
     if config.vector is not None:
         raise StencilmapError(
@@ -262,6 +254,13 @@ def _params(p: Pe) -> tuple[tuple[str, ParamValue], ...]:
 
 
 @register("cgra")
-def build_cgra(program: Program, config: BuildConfig) -> Design:
-    """The worker mapping (see the module docstring)."""
-    return design_of(map_cgra(program, config))
+def build_cgra(
+    program: Program, config: BuildConfig, roofline: RooflineWorkers | int | None = None
+) -> Design:
+    """The worker mapping (see the module docstring); ``roofline`` as ``map_cgra``'s, which the caller
+    gives (``arch("cgra").build`` passes ``model.cgra.roofline_workers_of``)."""
+    if roofline is None:
+        raise StencilmapError(
+            "the CGRA builder needs the §VI roofline's worker count: build through stencilmap.arch"
+        )
+    return design_of(map_cgra(program, config, roofline))
