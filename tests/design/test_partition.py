@@ -185,7 +185,7 @@ def test_partition_files_are_validated(tmp_path: Path) -> None:
         with pytest.raises(StencilmapError, match=message) as info:
             load_parts(path)
         assert info.value.where == str(path)
-    with pytest.raises(StencilmapError, match="cannot read"):
+    with pytest.raises(StencilmapError, match=r"no such file|cannot read"):
         load_parts(tmp_path / "missing.json")
 
 

@@ -44,7 +44,7 @@ def test_default_output_folder_is_out_program_name_sim(
     assert report.outputs == {}  # issue 19 §9: a run cut short publishes nothing
     assert reference.outputs["w"] == Path("out") / "jacobi2d" / "w.npy"
     assert np.array_equal(np.load(reference.outputs["w"]), before, equal_nan=True)
-    report = simulate(SimulateConfig(JACOBI, shape=(8, 16)))
+    report = simulate(SimulateConfig(program=JACOBI, point=DesignPoint(), shape=(8, 16)))
     assert report.valid
     assert report.outputs["w"] == Path("out") / "jacobi2d" / "sim" / "w.npy" and report.outputs["w"].is_file()
     assert np.array_equal(np.load(reference.outputs["w"]), before, equal_nan=True)
