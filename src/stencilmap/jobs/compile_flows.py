@@ -126,6 +126,20 @@ class SimOutcome:
             return None
         return (self.predicted_cycles - self.cycles) / self.cycles
 
+    def as_csim(self, how: str) -> Csim:
+        """This simulation as the code-run verdict, where running the code is simulating the mapping it
+        describes (EMAX mnemonics, CGRA assembly)."""
+        return Csim(
+            self.valid,
+            how=how,
+            shape=self.shape,
+            scaled=self.scaled,
+            message=self.message,
+            compile_seconds=0.0,
+            run_seconds=self.seconds,
+            command=self.command,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "valid": self.valid,

@@ -86,17 +86,7 @@ class CgraFlow:
 
     def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
         sim = self.simulate(choice, cap, lambda *_: None, None)
-        how = "the mapping the assembly describes, run with values by the CGRA simulator"
-        return Csim(
-            sim.valid,
-            how=how,
-            shape=sim.shape,
-            scaled=sim.scaled,
-            message=sim.message,
-            compile_seconds=0.0,
-            run_seconds=sim.seconds,
-            command=sim.command,
-        )
+        return sim.as_csim("the mapping the assembly describes, run with values by the CGRA simulator")
 
     def simulate(
         self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None

@@ -72,17 +72,7 @@ class EmaxFlow:
 
     def verify(self, choice: Choice, stage: Path, cap: int) -> Csim:
         sim = self.simulate(choice, cap, lambda *_: None, None)
-        how = "the mnemonics interpreted by the EMAX simulator (LMMs, FIFOs, ALU ops)"
-        return Csim(
-            sim.valid,
-            how=how,
-            shape=sim.shape,
-            scaled=sim.scaled,
-            message=sim.message,
-            compile_seconds=0.0,
-            run_seconds=sim.seconds,
-            command=sim.command,
-        )
+        return sim.as_csim("the mnemonics interpreted by the EMAX simulator (LMMs, FIFOs, ALU ops)")
 
     def simulate(
         self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stencilmap.program.expr import FUNCTIONS
+
 
 @dataclass(frozen=True, slots=True)
 class OpSpec:
@@ -77,41 +79,8 @@ COMPARE_OF = {c: name for name, c in COMPARE.items()}
 #: The C library functions ``libm`` may name, with their arity; ``DOUBLE_ONLY`` are evaluated in double
 #: precision and rounded once (the reference uses Python's ``math.erf``).
 LIBM: dict[str, int] = {
-    **dict.fromkeys(
-        (
-            "sqrt",
-            "cbrt",
-            "exp",
-            "exp2",
-            "expm1",
-            "log",
-            "log2",
-            "log10",
-            "log1p",
-            "sin",
-            "cos",
-            "tan",
-            "asin",
-            "acos",
-            "atan",
-            "sinh",
-            "cosh",
-            "tanh",
-            "asinh",
-            "acosh",
-            "atanh",
-            "fabs",
-            "floor",
-            "ceil",
-            "trunc",
-            "rint",
-            "erf",
-            "erfc",
-        ),
-        1,
-    ),
-    **dict.fromkeys(("pow", "atan2", "hypot", "fmod", "fmin", "fmax", "copysign"), 2),
-}
+    f: n for f, n in FUNCTIONS.items() if n in (1, 2) and f not in ("abs", "round", "fdim")
+}  # the program's functions (``program.expr.FUNCTIONS``, in its order) but those lowered to named ops
 DOUBLE_ONLY = frozenset({"erf", "erfc"})
 
 #: Functions whose result is correctly rounded everywhere (NumPy and libm agree bit for bit).
