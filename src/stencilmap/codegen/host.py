@@ -6,9 +6,9 @@ design; ``registry.program_design`` stands in for one).
 * ``cuda`` — ``kernel.cu``, the gpu backend's CUDA kernels (``backends/gpu.py``); ``--verify`` runs them with
   CuPy where a GPU exists, and otherwise says "not run: no GPU".
 
-Both generators are ``backends``' (the code the backends run is the code written); codegen names them as
-targets. The import is lazy and listed in ``tests/test_layers.py``: until the one C printer of the scalar
-layer exists (REDESIGN §1), the host C lives in ``backends``.
+Both generators are ``backends``' (the code the backends run is the code written; their expressions print
+through ``scalar``); codegen names them as targets. ``backends`` sits in the layer of ``design``, below
+``codegen`` (``tests/test_layers.py``), as the hardware designs do.
 """
 
 from __future__ import annotations
