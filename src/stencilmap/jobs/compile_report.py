@@ -141,7 +141,9 @@ def roofline_with_design(report: CompileReport) -> Figure:
         )
         low, high = ax.get_ylim()
         ax.set_ylim(min(low, gops / 2), high)  # the chosen design may sit far below the roof
-        ax.legend(loc="lower right", fontsize="small")
+        # below the axes: inside them the legend can cover the chosen point (issue 25)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize="small", frameon=False)
+        figure.subplots_adjust(bottom=0.3)
     return figure
 
 
@@ -241,10 +243,11 @@ def _prediction(report: CompileReport) -> list[str]:
         "| for all time steps | |",
         "|---|---|",
         f"| launches | {est.launches:,} × {est.steps_on_chip} step(s) on chip |",
-        f"| cycles per launch | {est.cycles_per_launch:,} (latency {est.latency_cycles:,}) at "
-        f"{est.clock_mhz:g} MHz |",
-        f"| scenario | {est.scenario}-bound: needs {est.required_bandwidth_gbs:.3g} GB/s, the device gives "
-        f"{report.device.practical_bandwidth_gbs:.3g} GB/s practical |",
+        f"| cycles | {est.cycles_per_launch:,} per launch compute-bound (latency {est.latency_cycles:,}); "
+        f"{est.predicted_cycles:,} for all launches at the device's bandwidth, at {est.clock_mhz:g} MHz |",
+        f"| scenario | {est.scenario}-bound: running compute-bound would take "
+        f"{est.required_bandwidth_gbs:,.3g} GB/s; the device gives {report.device.practical_bandwidth_gbs:,.3g} "
+        f"GB/s practical |",
         f"| time | compute {format_seconds(est.compute_seconds)} per launch, host transfers "
         f"{format_seconds(est.host_seconds)}, control {format_seconds(est.control_seconds)}; total "
         f"**{format_seconds(est.predicted_seconds)}** |",
