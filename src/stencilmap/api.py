@@ -208,7 +208,9 @@ def build(
             device=device,
             tile=tile,
         )
-        design = arch_of(arch or default_arch(prog)).build(prog, point)
+        chosen = arch_of(arch or default_arch(prog))
+        chosen.check(point)  # the options its builder would ignore are refused, as on the command line
+        design = chosen.build(prog, point)
     return replace(design, program=prog)
 
 

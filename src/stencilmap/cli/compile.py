@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from stencilmap.cli.common import make_console, parse_shape, user_errors
+from stencilmap.cli.common import make_console, parse_inputs, parse_shape, user_errors
 from stencilmap.errors import StencilmapError
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
@@ -111,6 +111,15 @@ def print_summary(report: CompileReport) -> None:
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    callback=parse_inputs,
+    metavar="NAME=FILE.npy",
+    help="Use this .npy array for input NAME on the full grid (C order); the checks on a smaller grid "
+    "take its leading corner. Needed for programs whose data files are not at hand.",
+)
+@click.option(
     "--out",
     "out_dir",
     type=click.Path(path_type=Path),
@@ -127,6 +136,7 @@ def compile_cmd(
     arch: str | None,
     iterations: int | None,
     shape: tuple[int, ...] | None,
+    inputs: dict[str, Path],
     out_dir: Path | None,
     force: bool,
     as_json: bool,
@@ -156,7 +166,13 @@ def compile_cmd(
     point = DesignPoint(arch=arch, device=device)
     report = run_compile(
         CompileConfig(
-            program=program, point=point, out_dir=target, iterations=iterations, shape=shape, force=force
+            program=program,
+            point=point,
+            out_dir=target,
+            iterations=iterations,
+            shape=shape,
+            force=force,
+            inputs=inputs,
         )
     )
     if as_json:

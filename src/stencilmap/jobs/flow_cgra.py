@@ -24,7 +24,6 @@ from stencilmap.jobs.compile_flows import (
     validate_outputs,
     verdict,
 )
-from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:
@@ -64,6 +63,7 @@ class CgraFlow:
             why,
             "cgra-asm",
             est,
+            input_files=config.input_files,
         )
         cmd = choice.command(
             "estimate", "--device", config.device, *choice.options(), "--iterations", str(iterations)
@@ -98,7 +98,7 @@ class CgraFlow:
         shape = shrink_outer(choice.program, max(cap, 1), min_rows=32)
         program = with_iterate(choice.program.with_shape(shape), choice.q)
         mapping = self._mapping(choice, choice.program.with_shape(shape))
-        values = make_inputs(program, {}, 0)
+        values = choice.values(program)
         roof = roofline_of(program, shape, choice.device, mapping.layers).attainable_gops
         paired = simulate_cgra(mapping, dict(values), choice.device, roof, None)
         run = paired.run

@@ -13,7 +13,6 @@ from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import Device
 from stencilmap.jobs.compile_flows import Choice, Csim, Report, SimOutcome, shrink_outer, time_steps, verdict
-from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:
@@ -52,6 +51,7 @@ class EmaxFlow:
             why,
             "emax-asm",
             est,
+            input_files=config.input_files,
         )
         est_cmd = choice.command(
             "estimate", "--device", config.device, *choice.options(), "--iterations", str(iterations)
@@ -84,7 +84,7 @@ class EmaxFlow:
         shape = shrink_outer(choice.program, max(cap, 1), min_rows=2 * p + 8)
         program = choice.program.with_shape(shape)
         mapping = self._mapping(choice, program)
-        values = make_inputs(program, {}, 0)
+        values = choice.values(program)
         paired = simulate_emax(mapping, values[mapping.field], choice.device)
         run = paired.run
         valid, exact, error = validate_outputs({mapping.output: run.output.reshape(shape)}, program, values)

@@ -277,6 +277,14 @@ class Simulation:
     def stalls(self) -> dict[str, tuple[int, int]]:
         return {m.name: (m.starved, m.blocked) for m in self.result.modules}
 
+    def __repr__(self) -> str:
+        """One line (the design, the verdict, the cycles); the fields hold the details."""
+        verdict = "valid" if self.valid else "INVALID"
+        return (
+            f"Simulation({self.design.name!r} on {self.design.arch}: {self.status}, {verdict}, "
+            f"{self.cycles} cycles, predicted {self.predicted_cycles})"
+        )
+
 
 def simulate_dataflow(
     program: Program,

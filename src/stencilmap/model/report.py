@@ -75,6 +75,14 @@ class EstimateReport:
     extra: tuple[tuple[str, JsonScalar], ...] = field(default=())
     partition: Partition | None = None  # --devices / --partition: the split over devices
 
+    def __repr__(self) -> str:
+        """One line: the program, device, design and prediction (the fields hold the rest)."""
+        params = ", ".join(f"{k}={v!r}" for k, v in self.parameters if k in ("k", "q", "unroll", "W", "p"))
+        return (
+            f"EstimateReport({self.program.name!r} on {self.device.name}: {self.arch}"
+            f"{' ' + params if params else ''}, {self.predicted_seconds:.4g} s, {self.scenario}-bound)"
+        )
+
     @property
     def predicted_cycles(self) -> int:
         """Design-clock cycles of all launches' computation (stretched when bandwidth-bound)."""
