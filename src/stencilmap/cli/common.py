@@ -342,6 +342,13 @@ def parse_shape(_ctx: click.Context, _param: click.Parameter, value: str | None)
     return dims
 
 
+def input_option(help: str = "Use this .npy array for input NAME (C order).") -> Callable[[F], F]:
+    """``--input NAME=FILE.npy`` (repeatable): the commands' one spelling of user-supplied arrays."""
+    return click.option(
+        "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy", help=help
+    )
+
+
 def parse_inputs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> dict[str, Path]:
     out: dict[str, Path] = {}
     for item in value:
