@@ -23,7 +23,7 @@ from stencilmap.transform.fusion import fuse_if
 if TYPE_CHECKING:
     from stencilmap.design.cgra.mapping import CgraMapping
     from stencilmap.design.emax import EmaxMapping
-    from stencilmap.design.partition import Partition, Partitioned
+    from stencilmap.model.partition import Partition, Partitioned
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -91,22 +91,22 @@ class CgraFlow:
     def simulate(
         self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None
     ) -> SimOutcome:
+        from stencilmap.arch.simulate import simulate_cgra
         from stencilmap.jobs.simulate import as_field_dtype
-        from stencilmap.model.cgra import predict
         from stencilmap.model.roofline import roofline_of
-        from stencilmap.sim.cgra import simulate_cgra
 
         shape = shrink_outer(choice.program, max(cap, 1), min_rows=32)
         program = with_iterate(choice.program.with_shape(shape), choice.q)
         mapping = self._mapping(choice, choice.program.with_shape(shape))
         values = choice.values(program)
         roof = roofline_of(program, shape, choice.device, mapping.layers).attainable_gops
-        run = simulate_cgra(mapping, dict(values), choice.device, roof, None)
+        paired = simulate_cgra(mapping, dict(values), choice.device, roof, None)
+        run = paired.run
         got = {k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()}
         valid, exact, error = validate_outputs(got, program, values)
-        predicted = predict(mapping, choice.device).cycles
+        predicted = paired.prediction.cycles
         command = choice.command("simulate", "--device", choice.device_ref, *choice.options(), shape=shape)
-        extra = (("cgra", run.to_json()),)
+        extra = (("cgra", paired.to_json()),)
         return SimOutcome(
             valid and run.status == "done",
             status=run.status,

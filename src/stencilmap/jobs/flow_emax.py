@@ -77,19 +77,20 @@ class EmaxFlow:
     def simulate(
         self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None
     ) -> SimOutcome:
+        from stencilmap.arch.simulate import simulate_emax
         from stencilmap.jobs.compile_flows import validate_outputs
-        from stencilmap.sim.emax import simulate_emax
 
         p = int(dict(choice.parameters)["unroll"])
         shape = shrink_outer(choice.program, max(cap, 1), min_rows=2 * p + 8)
         program = choice.program.with_shape(shape)
         mapping = self._mapping(choice, program)
         values = choice.values(program)
-        run = simulate_emax(mapping, values[mapping.field], choice.device)
+        paired = simulate_emax(mapping, values[mapping.field], choice.device)
+        run = paired.run
         valid, exact, error = validate_outputs({mapping.output: run.output.reshape(shape)}, program, values)
-        predicted = round(run.model.seconds * run.clock_mhz * 1e6)
+        predicted = round(paired.model.seconds * run.clock_mhz * 1e6)
         command = choice.command("simulate", "--device", choice.device_ref, "--arch", "emax", shape=shape)
-        extra = (("emax", run.to_json()),)
+        extra = (("emax", paired.to_json()),)
         return SimOutcome(
             valid,
             status="done",

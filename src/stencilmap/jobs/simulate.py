@@ -37,10 +37,9 @@ from stencilmap.sim.validate import Validation, validate
 from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
+    from stencilmap.arch.simulate import CgraSimulation, EmaxSimulation
     from stencilmap.backends.reference import Result
-    from stencilmap.design.partition import Partition
-    from stencilmap.sim.cgra import CgraRun
-    from stencilmap.sim.emax import EmaxRun
+    from stencilmap.model.partition import Partition
 
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
 Progress = Callable[[int, int], None]
@@ -154,10 +153,10 @@ class SimulateReport:
     outputs: Mapping[str, Path]
     trace: Path | None
     seconds: float
-    emax: EmaxRun | None = None  # --arch emax: the EMAX simulation (LMM streams, five-state timeline)
+    emax: EmaxSimulation | None = None  # --arch emax: the EMAX simulation (LMM streams, five-state timeline)
     predicted_cycles: int = 0  # the model's cycles for this design on this memory (``predict``)
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
-    cgra: CgraRun | None = None  # --arch cgra: the CGRA simulation (GFLOPS, % of the roofline)
+    cgra: CgraSimulation | None = None  # --arch cgra: the CGRA simulation (GFLOPS, % of the roofline)
     partition: Partition | None = None  # --devices / --partition: the split over devices
 
     @property
@@ -196,12 +195,11 @@ def simulate(
     emax_run = cgra_run = None
     own = _OWN_SIMULATORS.get(a.simulator or "")
     if own is not None:  # EMAX and CGRA mappings: their own simulators
-        from stencilmap.sim.cgra import CgraRun
-        from stencilmap.sim.emax import EmaxRun
+        from stencilmap.arch.simulate import CgraSimulation, EmaxSimulation
 
         result, run, device = own(config, program, values, design)
-        emax_run = run if isinstance(run, EmaxRun) else None
-        cgra_run = run if isinstance(run, CgraRun) else None
+        emax_run = run if isinstance(run, EmaxSimulation) else None
+        cgra_run = run if isinstance(run, CgraSimulation) else None
         reference = run_reference(program, values)
         validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
         outputs: Mapping[str, Array] = masked_outputs(result, reference.defined)
@@ -338,16 +336,17 @@ def default_out_dir(program: Program) -> Path:
 
 def _simulate_emax(
     config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
-) -> tuple[SimResult, EmaxRun, Device]:
+) -> tuple[SimResult, EmaxSimulation, Device]:
     """EMAX designs run on their own simulator (``sim.emax``): LMMs, FIFOs and the five-state timeline."""
+    from stencilmap.arch.simulate import simulate_emax
     from stencilmap.design.emax import emax_device, map_emax
-    from stencilmap.sim.emax import simulate_emax
 
     if config.trace is not None:
         raise StencilmapError(f"{param('arch')} emax simulates one time step without {param('trace')}")
     mapping = map_emax(program, config.point)
     device = emax_device(config.point)
-    run = simulate_emax(mapping, values[mapping.field], device)
+    paired = simulate_emax(mapping, values[mapping.field], device)
+    run = paired.run
     shape = tuple(int(n or 0) for n in program.shape)
     result = SimResult(
         design=design,
@@ -363,17 +362,17 @@ def _simulate_emax(
         output_points=prod(shape),
         sim_seconds=run.sim_seconds,
     )
-    return result, run, device
+    return result, paired, device
 
 
 def _simulate_cgra(
     config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
-) -> tuple[SimResult, CgraRun, Device]:
+) -> tuple[SimResult, CgraSimulation, Device]:
     """CGRA worker mappings run on their own simulator (``sim.cgra``): PEs, queues, loads and stores."""
+    from stencilmap.arch.simulate import simulate_cgra
     from stencilmap.design.cgra.mapping import fabric, map_cgra
     from stencilmap.model.cgra import roofline_workers_of
     from stencilmap.model.roofline import roofline_of
-    from stencilmap.sim.cgra import simulate_cgra
 
     if config.trace is not None or config.point.tile is not None:
         raise StencilmapError(
@@ -383,7 +382,8 @@ def _simulate_cgra(
     device = fabric(config.point.device).device
     shape = tuple(int(n or 0) for n in program.shape)
     roofline = roofline_of(program, shape, device, mapping.layers).attainable_gops
-    run = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
+    paired = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
+    run = paired.run
     size = np.dtype(mapping.dtype).itemsize
     result = SimResult(
         design=design,
@@ -399,7 +399,7 @@ def _simulate_cgra(
         output_points=run.bytes_written // size,
         sim_seconds=run.sim_seconds,
     )
-    return result, run, device
+    return result, paired, device
 
 
 #: The simulators of the architectures that have their own (``arch.Arch.simulator``); the others run on
@@ -407,7 +407,8 @@ def _simulate_cgra(
 _OWN_SIMULATORS: dict[
     str,
     Callable[
-        [SimulateConfig, Program, Mapping[str, Array], Design], tuple[SimResult, EmaxRun | CgraRun, Device]
+        [SimulateConfig, Program, Mapping[str, Array], Design],
+        tuple[SimResult, EmaxSimulation | CgraSimulation, Device],
     ],
 ] = {"emax": _simulate_emax, "cgra": _simulate_cgra}
 

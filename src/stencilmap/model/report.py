@@ -19,7 +19,7 @@ from stencilmap.point import DesignPoint
 from stencilmap.program import Program
 
 if TYPE_CHECKING:
-    from stencilmap.design.partition import Partition, Partitioned
+    from stencilmap.model.partition import Partition, Partitioned
 
 JsonScalar = int | float | str | bool | None
 
