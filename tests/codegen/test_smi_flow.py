@@ -171,3 +171,46 @@ def test_the_topology_is_a_chain_with_two_links_per_neighbour_and_ranks_in_devic
             ]
             assert len(linked) == 2
         assert all(re.fullmatch(r"fpga-\d{4}:acl0:ch[0-3]", e) for e in ends)
+
+
+#: SMI's smi_target as far as CMakeLists.txt relies on it: its signature, and the routing target it creates
+#: (named after the last program, as SMI's loop variable leaves it); each call recorded for the test.
+SMI_TARGET = """\
+cmake_minimum_required(VERSION 3.10)
+project(smi_shape NONE)
+set(SMI_TARGET_BOARD p520_max_sg280l)
+set(IntelFPGAOpenCL_AOC aoc)
+function(smi_target TARGET_NAME CONNECTION_FILE HOST_SOURCE KERNELS NUM_RANKS)
+  foreach(KERNEL IN ITEMS ${KERNELS})
+    get_filename_component(KERNEL_NAME ${KERNEL} NAME_WE)
+  endforeach()
+  add_custom_target(${TARGET_NAME}_${KERNEL_NAME}_routing)
+  file(APPEND ${CMAKE_BINARY_DIR}/calls.txt "${TARGET_NAME}|${CONNECTION_FILE}|${HOST_SOURCE}|${KERNELS}|${NUM_RANKS}|${ARGN}\\n")
+endfunction()
+add_subdirectory(OUT out)
+"""
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+@pytest.mark.parametrize("devices", [2, 3])
+def test_cmakelists_calls_smi_target_as_smis_examples_do(devices: int, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    files = _write(HEAT, {"devices": devices}, 4, None, out)
+    top = files["host.cpp"].split("Host of ", 1)[1].split()[0]
+    programs = program_names(top, devices)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text(SMI_TARGET.replace("OUT", str(out)))
+    done = subprocess.run(
+        ["cmake", "-S", str(project), "-B", str(tmp_path / "build")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = (tmp_path / "build" / "calls.txt").read_text().splitlines()
+    kernels = ";".join(str(out / kernel_file(p)) for p in programs)
+    assert calls == [f"{top}|{out / 'topology.json'}|{out / 'host.cpp'}|{kernels}|{devices}|8;8;ON"]
+    for path in (out / "topology.json", out / "host.cpp", *(out / kernel_file(p) for p in programs)):
+        assert path.is_file()

@@ -104,6 +104,9 @@ def makefile(top: str, programs: tuple[str, ...]) -> str:
 #   make aocx SMI=<SMI checkout> BOARD=b  every program's bitstream ($(BUILD)/<program>/<program>.aocx)
 #   make emulate                          all devices in one g++ channel emulation (an SMI stand-in)
 # Run: cd $(BUILD) && mpirun -np {n} ./{top}_host DATA_DIR OUT_DIR [emulator]
+# SMI's code generator needs click, jinja2, bitstring and networkx < 3.5 (SMI/codegen/requirements.txt;
+# its `route` indexes the dict that networkx 2's all-pairs shortest_path returned, an iterator since 3.5),
+# and SMI's clang source rewriter built (SMI's CMake target `rewriter`).
 SMI ?=
 REWRITER ?= $(SMI)/build/source-rewriter/rewriter
 HLSLIB ?= $(SMI)/hlslib/include
