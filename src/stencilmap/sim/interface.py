@@ -38,6 +38,9 @@ class SimConfig:
     #: PE expressions: compiled to straight-line C when the run repays the compilation ("auto"), or
     #: always / never. Results are identical either way; only the speed differs.
     evaluators: Literal["auto", "compile", "interpret"] = "auto"
+    #: Run each SODA reuse chain (taps and FIFOs linked by ``next``) as one ring buffer while it is
+    #: steady, or every module by itself. Results are identical either way; only the speed differs.
+    fuse_chains: bool = True
 
 
 #: "auto" compiles the PE expressions from this many expected PE firings on (~0.3 s of interpretation).
@@ -110,7 +113,7 @@ def simulate(
     """
     start_time = time.perf_counter()
     model = lower(design, program, inputs, config.bytes_per_cycle_per_bank)
-    packed = pack(model)
+    packed = pack(model, config.fuse_chains)
     n_mod = len(model.module_names)
     trace = np.zeros((max(0, config.trace_cycles), n_mod), np.int8)
     occupancy = np.zeros((max(0, config.trace_cycles), len(design.channels)), np.int64)
@@ -121,7 +124,7 @@ def simulate(
     loop_start = time.perf_counter()
     while status == K.RUNNING and now < limit:
         chunk = min(config.chunk_cycles, limit - now)
-        status, now, fired = engine.run(packed, trace, occupancy, 0, now, chunk)
+        status, now, fired, _ = engine.run(packed, trace, occupancy, 0, now, chunk)
         firings += fired
         if progress is not None:
             progress(now, expected)
