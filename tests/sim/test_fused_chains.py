@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
@@ -27,6 +29,7 @@ from stencilmap.sim.layout import pack
 from stencilmap.sim.model import lower
 from tests.conftest import CORPUS_SODA, CORPUS_STENCILFLOW, EXAMPLE_FILES, corpus_or_skip
 from tests.sim.helpers import built, inputs_for, lanes_config, load_small, points, soda
+from tests.sim.test_properties import iterated, known_defect
 
 PROGRAMS: list[Path] = corpus_or_skip(CORPUS_SODA + CORPUS_STENCILFLOW) + EXAMPLE_FILES
 LANES = {"soda": (1, 2, 4), "stencilflow": (1,), "pcm": (2,)}
@@ -160,3 +163,27 @@ def test_stencilflow_chain_without_taps_is_untouched() -> None:
     program, design = built(soda(JACOBI, (20, 40)), "stencilflow", BuildConfig(vector=2))
     assert fused_share(program, design, SimConfig()) == 0.0
     compare(program, design, SimConfig())
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    iterated(),
+    st.integers(1, 4),
+    st.sampled_from([None, 3.0, 8.0, 20.0]),
+    st.sampled_from([5, 64, 200_000]),
+)
+def test_random_soda_programs_fused_equal_module_by_module(
+    program: Program, k: int, bandwidth: float | None, chunk: int
+) -> None:
+    """Random programs (``tests.strategies``), chained 1–3 times, under SODA with k = 1–4 PEs, memory
+    bandwidth limits and chunk lengths: both paths agree on everything."""
+    try:
+        program, design = built(program, "soda", lanes_config("soda", k))
+    except StencilmapError:
+        assume(False)
+    assume(not known_defect(program, design))
+    try:
+        compare(program, design, SimConfig(bytes_per_cycle_per_bank=bandwidth, chunk_cycles=chunk))
+    except StencilmapError as exc:
+        assume("border: preserve" not in exc.message)  # the simulator's stated limits
+        raise
