@@ -10,10 +10,15 @@
  *                fires (inputs hold a beat, outputs have room, bandwidth is available) and does so;
  *  3. commit   - implicit: a channel stamps the cycle of its last push and pop, and the evaluate phase
  *                discounts both (a token pushed this cycle is not yet visible to its consumer, a slot
- *                freed this cycle not yet to its producer). That is registered-FIFO timing,
- *                independent of the order in which modules are evaluated, so phase 2 runs the modules
- *                kind by kind (a tight loop per kind); memory ports alone keep the design's order,
- *                since they share a bank's credit in that order.
+ *                freed this cycle not yet to its producer). That is registered-FIFO timing: every
+ *                module's decision is independent of the order in which modules are evaluated, so
+ *                phase 2 runs the modules kind by kind (a tight loop per kind); memory ports alone keep
+ *                the design's order, since they share a bank's credit in that order. (A channel's peak
+ *                does see the order: a push before the same cycle's pop counts one beat more. The
+ *                order is fixed, and reuse chains keep it.)
+ *
+ * SODA reuse chains (taps linked by ``next`` through FIFOs) run as one ring buffer each while steady
+ * (see "reuse chains" below; I[H_FUSE] turns that on), with results identical to module by module.
  *
  * Adding a module kind: a K_* constant in memory.py, its lowering in model.py, a function here, and
  * one line in the kind table of phase 2.
