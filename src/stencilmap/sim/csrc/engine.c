@@ -707,7 +707,8 @@ static void chain_enter(const Ctx *x, Chain *c) {
     }
     u64 r = c->mask + 1, age = 0;
     for (j = 0; j < c->n_st; j++)
-        for (i64 i = store_count(x, &c->st[j]) - 1; i >= 0; i--) c->ring[(r - 1 - age++) & c->mask] = *store_at(x, &c->st[j], i);
+        for (i64 i = store_count(x, &c->st[j]) - 1; i >= 0; i--)
+            c->ring[(r - 1 - age++) & c->mask] = *store_at(x, &c->st[j], i);
     c->r = r;
     c->n_emit = n_emit;
     c->n_out = 0;
@@ -729,7 +730,8 @@ static void chain_leave(const Ctx *x, Chain *c, i64 now) {
     u64 age = 0;
     for (i64 j = 0; j < c->n_st; j++) {
         Store *s = &c->st[j];
-        for (i64 i = store_count(x, s) - 1; i >= 0; i--) *store_at(x, s, i) = c->ring[(c->r - 1 - age++) & c->mask];
+        for (i64 i = store_count(x, s) - 1; i >= 0; i--)
+            *store_at(x, s, i) = c->ring[(c->r - 1 - age++) & c->mask];
         if (!s->ch) continue;
         s->ch[C_PUSH] = s->ch[C_POP] = now - 1; /* pushed and popped every steady cycle */
         i64 peak = s->ch[C_COUNT] + s->push_first;
@@ -800,7 +802,8 @@ static int chains_build(const Ctx *x, i64 n_mod, i64 n_ch, char *member, Chain *
         for (i64 m = 0; m < n_mod; m++) {
             if (MP(m, M_KIND) != K_TAP || MP(m, M_P + 3) < 0) continue;
             i64 q = consumer[MP(m, M_P + 3)];
-            for (i64 hops = 0; q >= 0 && MP(q, M_KIND) == K_FIFO && MP(q, M_OUT1) > MP(q, M_OUT0) && hops < n_mod; hops++)
+            for (i64 hops = 0; q >= 0 && MP(q, M_KIND) == K_FIFO && MP(q, M_OUT1) > MP(q, M_OUT0) && hops < n_mod;
+                 hops++)
                 q = consumer[LS(MP(q, M_OUT0))];
             if (q >= 0) below[q] = 1;
         }
@@ -837,7 +840,8 @@ static int chains_build(const Ctx *x, i64 n_mod, i64 n_ch, char *member, Chain *
         c->emits = malloc((size_t)n_tap);
         c->ring = malloc(sizeof(double) * size);
         n_chain += 1;
-        if (!c->mods || !c->order || !c->st || !c->tap || !c->tap_st || !c->em_n || !c->out || !c->em_d || !c->emits || !c->ring) {
+        if (!c->mods || !c->order || !c->st || !c->tap || !c->tap_st || !c->em_n || !c->out || !c->em_d ||
+            !c->emits || !c->ring) {
             ok = 0;
             break;
         }
@@ -856,7 +860,8 @@ static int chains_build(const Ctx *x, i64 n_mod, i64 n_ch, char *member, Chain *
         for (i64 i = 0; i < n; i++) rank[c->order[i]] = i;
         for (i64 j = 0; j < n_st; j++) {
             c->st[j] = st[j];
-            if (st[j].ch) c->st[j].push_first = rank[st[j].mod] < rank[consumer[(st[j].ch - x->I - x->ch) / CCOLS]];
+            if (st[j].ch)
+                c->st[j].push_first = rank[st[j].mod] < rank[consumer[(st[j].ch - x->I - x->ch) / CCOLS]];
         }
         for (i64 i = 0, k = 0, j = 0; i < n; i++) {
             c->mods[i] = mods[i];
