@@ -243,7 +243,9 @@ def opencl(api: Api, top: str, kernels: list[tuple[str, tuple[Port, ...]]]) -> s
         _checks(w, api)
         w.line('const char* path = std::getenv("STENCILMAP_AOCX");')
         w.line(f'std::ifstream bin(path ? path : "{top}.aocx", std::ios::binary);')
-        w.line(f'if (!bin) {{ std::fprintf(stderr, "{api.name}: cannot read the .aocx\\n"); return 2; }}')
+        w.line(
+            f'if (!bin) {{ std::fprintf(stderr, "{api.name}: cannot read the bitstream file\\n"); return 2; }}'
+        )
         w.line(
             "std::vector<unsigned char> image((std::istreambuf_iterator<char>(bin)), std::istreambuf_iterator<char>());"
         )
