@@ -221,3 +221,37 @@ def test_make_csim_and_the_c_binding_in_a_verified_folder(path: Path, tmp_path: 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
 def test_make_csim_and_the_c_binding_on_the_corpus(path: Path, tmp_path: Path) -> None:
     _build_and_call(path, tmp_path)
+
+
+# ------------------------------------- the XRT and OpenCL bindings compile (against stand-in APIs)
+
+STANDINS = Path(__file__).parent / "standins"
+SYNTAX = [
+    ("jacobi2d.soda", "soda", "hls", "_xrt.cpp"),
+    ("dag_listing1.json", "stencilflow", "hls", "_xrt.cpp"),
+    ("laplace2d.soda", "pcm", "opencl", "_opencl.cpp"),
+    ("dag_listing1.json", "stencilflow", "opencl", "_opencl.cpp"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "arch", "target", "suffix"), SYNTAX, ids=[f"{s[0]}-{s[1]}-{s[2]}" for s in SYNTAX]
+)
+def test_the_bindings_compile_against_the_runtime_apis(
+    name: str, arch: str, target: str, suffix: str, tmp_path: Path
+) -> None:
+    """The XRT and OpenCL implementations of the binding and the hosts, compiled ``-fsyntax-only``
+    against declarations of the runtimes' calls (``standins/``: shapes only, no runtime here)."""
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is needed")
+    gen = _generate(ROOT / "examples" / name, arch, target)
+    write(gen, tmp_path)
+    sources = [n for n, _ in gen.files if n.startswith("api/") and n.endswith(suffix)] + ["host.cpp"]
+    assert len(sources) == 2, sources
+    for src in sources:
+        done = subprocess.run(
+            ["g++", "-std=c++17", "-fsyntax-only", f"-I{STANDINS}", f"-I{tmp_path}", str(tmp_path / src)],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]

@@ -2,9 +2,13 @@
 
 One function per module of the Design IR (``kernel_cpp``), joined by ``hls::stream`` channels declared
 with the design's depths; a top function under ``#pragma HLS dataflow`` calls them in dataflow order.
-Memory ports are ``m_axi`` with one bundle per DRAM bank, their words ``ap_uint<burst width>`` beats;
-``connectivity.cfg`` maps the bundles to banks for ``v++``. Tiles (SODA §4.2) are streamed by the
-readers and writers from the placement the design records. FIFO segments and delay buffers are copy
+The top function has C linkage (``extern "C"``, UG1393 "C/C++ Kernels"). Memory ports are ``m_axi``,
+each its own bundle (inputs and outputs separate AXI masters), their words ``ap_uint<burst width>``
+beats; ``connectivity.cfg`` connects each port to its bank for ``v++``. Writers assemble whole words and
+write each once: no output port is read. ``hls.tcl``, the ``Makefile`` and ``connectivity.cfg`` carry the
+``--device`` file's part, clock and memory (``host_files.Board``); ``api/`` holds the C binding
+(``binding``). Tiles (SODA §4.2) are streamed by the readers and writers from the placement the design
+records. FIFO segments and delay buffers are copy
 loops whose storage is their input stream's depth (the design's channel depth plus the segment's).
 """
 
