@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -255,3 +256,22 @@ def test_the_bindings_compile_against_the_runtime_apis(
             text=True,
         )
         assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_make_csim_after_codegen_verify(tmp_path: Path) -> None:
+    """The folder ``stencilmap codegen --verify`` writes (with its ``csim/``): ``make csim`` builds and
+    runs there, and its output is the one ``--verify`` saved."""
+    if shutil.which("make") is None or shutil.which("g++") is None:
+        pytest.skip("make and g++ are needed")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "stencilmap", "codegen", str(ROOT / "examples" / "jacobi2d.soda"), "--target",
+         "hls", "--unroll", "2", "--shape", "24,32", "--device", "u280", "--out", str(out), "--verify"],
+        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (out / "csim").is_dir() and "set_part {xcu280-fsvh2892-2L-e}" in (out / "hls.tcl").read_text()
+    _make(out, "csim")
+    saved = np.load(out / "csim" / "w.npy")
+    got = np.fromfile(out / "out" / "w.bin", saved.dtype).reshape(saved.shape)
+    assert np.array_equal(got, saved, equal_nan=True)
