@@ -22,12 +22,10 @@ def host(
     ports: tuple[Port, ...],
     kernels: list[str],
     aocx: str,
-    smi_kernels: list[str] | None = None,
-    rank: int = 0,
 ) -> str:
     """``host KERNEL.aocx DATA_DIR OUT_DIR``; ``kernels``: "kernel" for the one kernel ``top``, else the
-    names of the memory kernels to launch (autorun kernels start by themselves); ``smi_kernels``: the
-    SMI endpoints of device ``rank`` of a partitioned design, launched with its ``SMI_Comm``."""
+    names of the memory kernels to launch (autorun kernels start by themselves). A design split over
+    devices has SMI's host instead (``smi_host``)."""
     w = Writer()
     w.line(f"// OpenCL host of {top} for an Intel FPGA board (stencilmap).")
     w.line("// Usage: host KERNEL.aocx DATA_DIR OUT_DIR (raw little-endian <field>.bin files).")
@@ -38,12 +36,6 @@ def host(
     w.line("#include <string>")
     w.line("#include <vector>")
     w.line()
-    if smi_kernels:
-        w.line("// SMI kernels take this rank's SMI_Comm from SMI's host runtime (SmiInit of SMI's code")
-        w.line("// generator for this program, with its routing tables): define SM_SMI_COMM_INIT to give it.")
-        w.line("#if !defined(SM_SMI_COMM_INIT)")
-        w.line('#error "define SM_SMI_COMM_INIT(rank, program, ctx, device) as SMI\'s host initialisation"')
-        w.line("#endif")
     w.line(
         '#define CHECK(x) do { cl_int e_ = (x); if (e_ != CL_SUCCESS) { std::fprintf(stderr, "%s: %d\\n", #x, e_); return 1; } } while (0)'
     )
@@ -91,7 +83,6 @@ def host(
                 w.line("cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);")
                 w.line("CHECK(clEnqueueTask(q, k, 0, nullptr, nullptr));")
                 w.line("queues.push_back(q); launched.push_back(k); }")
-        _launch_smi(w, smi_kernels or [], rank)
         w.line("for (cl_command_queue q : queues) CHECK(clFinish(q));")
         for p in ports:
             if p.direction == "out":
@@ -199,19 +190,6 @@ Build on a board (needs the Intel FPGA SDK for OpenCL; `BOARD` defaults to the d
 instead of a board. Every loop but the main pipeline loop is unrolled (`SM_UNROLL`, `#pragma unroll`
 under `aoc`).
 """
-
-
-def _launch_smi(w: Writer, kernels: list[str], rank: int) -> None:
-    """Launch device ``rank``'s SMI endpoint kernels, each with the rank's communicator."""
-    if kernels:
-        w.line(f"SMI_Comm comm = SM_SMI_COMM_INIT({rank}, program, ctx, device);")
-    for k in kernels:
-        w.line(f'{{ cl_kernel k = clCreateKernel(program, "{k}", &err); CHECK(err);')
-        with w.indent():
-            w.line("CHECK(clSetKernelArg(k, 0, sizeof(SMI_Comm), &comm));")
-            w.line("cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);")
-            w.line("CHECK(clEnqueueTask(q, k, 0, nullptr, nullptr));")
-            w.line("queues.push_back(q); launched.push_back(k); }")
 
 
 def _serves(kernel: str, p: Port) -> bool:
