@@ -219,7 +219,7 @@ def run_cpu(
         raise StencilmapError(f"tile must have {len(shape)} positive sizes, got {list(tile)}")
     tile = tuple(min(t, n) for t, n in zip(tile, shape, strict=True))
     nt = cost.use_nt(plan, shape) if nt is None else nt
-    runner = _Runner(cp, plan, shape, values)
+    runner = _Runner(cp, plan, shape, values, blocks=-(-program.iterate // steps))
     start = time.perf_counter()
     done = 0
     while done < program.iterate:
@@ -250,7 +250,14 @@ def checked_inputs(program: Program, inputs: Mapping[str, Array]) -> dict[str, A
 class _Runner:
     """The arrays of a whole-grid run: inputs, ping-pong state, outputs and their masks."""
 
-    def __init__(self, cp: CompiledProgram, plan: Plan, shape: tuple[int, ...], values: dict[str, Array]):
+    def __init__(
+        self,
+        cp: CompiledProgram,
+        plan: Plan,
+        shape: tuple[int, ...],
+        values: dict[str, Array],
+        blocks: int = 2,
+    ):
         self.cp, self.plan, self.shape = cp, plan, shape
         prog = plan.program
         self.values = dict(values)
@@ -264,11 +271,12 @@ class _Runner:
             self.spare = {
                 o: (_aligned(shape, self.outputs[o].dtype), _like(self.out_masks[o])) for _, o in plan.pairs
             }
-        for arr in [*self.outputs.values(), *self.out_masks.values(), *[a for a, _ in self.spare.values()]]:
+        # Touch the pages now: page faults are setup, not kernel time (and serialise threads). The spare
+        # buffers are written only from the second block on: one block leaves them untouched (not even mapped).
+        spares = [a for a, _ in self.spare.values()] if blocks > 1 else []
+        for arr in [*self.outputs.values(), *self.out_masks.values(), *spares]:
             if arr is not None:
-                arr.fill(
-                    0
-                )  # touch the pages now: page faults are setup, not kernel time (and serialise threads)
+                arr.fill(0)
         self.params = [np.ascontiguousarray(values[p.name]) for p in prog.params]
 
     def step(self, steps: int, tile: Sequence[int], threads: int, wave: bool, nt: bool) -> None:
