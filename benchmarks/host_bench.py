@@ -149,8 +149,11 @@ def numba_kernel(rank: int) -> Callable[..., Any]:
 Runner = Callable[[], float]  # one timed run: seconds
 
 
-def numba_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any]:
-    import numba
+def numba_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any] | None:
+    try:
+        import numba
+    except ImportError:
+        return None
 
     numba.set_num_threads(threads)
     fn = numba_kernel(len(p.shape))
@@ -325,8 +328,9 @@ def measure(p: Problem, threads: int, repeat: int, ref_steps: int) -> list[Row]:
     res, timing = run_cpu(prog, values, threads=threads)
     ours_first = time.perf_counter() - t0
     runners: dict[str, tuple[Runner, float | None, float | None, str]] = {}
-    once, first, out = numba_runner(p, v, threads)
-    runners["Numba prange loop"] = (once, first, diff(out), "")
+    found_numba = numba_runner(p, v, threads)
+    if found_numba is not None:
+        runners["Numba prange loop"] = (found_numba[0], found_numba[1], diff(found_numba[2]), "")
     found = pystencils_runner(p, v, threads)
     if found is not None:
         runners["pystencils"] = (found[0], found[1], diff(found[2]), "")
@@ -347,6 +351,8 @@ def measure(p: Problem, threads: int, repeat: int, ref_steps: int) -> list[Row]:
     rows = [Row(p.name, "NumPy reference", ref_rate, None, 0.0, f"{short.iterate} steps timed")]
     for name, (_, first_s, d, note) in runners.items():
         rows.append(Row(p.name, name, p.cells / best[name] / 1e9, first_s, d, note))
+    if found_numba is None:
+        rows.append(Row(p.name, "Numba prange loop", 0.0, None, None, "not installed"))
     if found is None:
         rows.append(Row(p.name, "pystencils", 0.0, None, None, "not installed"))
     if found_devito is None:
