@@ -28,7 +28,7 @@ def main() -> None:
     rows = []
     for name, device, shape, iterations in CASES:
         cfg = ExploreConfig(
-            EXAMPLES / name, device, iterations=iterations, shape=shape, max_iterate=1024,
+            program=EXAMPLES / name, device=device, iterations=iterations, shape=shape, max_iterate=1024,
             tiles_per_axis=24, simulate=False,
         )  # fmt: skip
         best = float("inf")

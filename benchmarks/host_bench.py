@@ -5,8 +5,8 @@ Usage: .venv/bin/python benchmarks/host_bench.py [--threads 2] [--repeat 3] [--q
 Problems (issue 12): 2-D 5-point Jacobi 4096² × 50 steps, 3-D 7-point Jacobi 256³ × 20 steps, one step of the
 3-D 7-point stencil on 256³ (``--quick`` divides the sizes and steps for a smoke run). Rows: the NumPy
 reference (fewer steps, rate extrapolated: it is the oracle, not a contender), a Numba ``prange`` loop as
-users write it, pystencils and Devito when installed (``pip install -e '.[bench]'``), and stencilmap's cpu
-backend. Columns: GCell/s (best of N), % of STREAM (8 bytes moved per cell per step over the copy bandwidth
+users write it, pystencils, Devito and Halide when installed (``pip install -e '.[bench]'``), and stencilmap's
+cpu backend. Columns: GCell/s (best of N), % of STREAM (8 bytes moved per cell per step over the copy bandwidth
 measured now, with the same threads: above 100 % only by fusing steps), first-call seconds (compile + one
 run), and the max |difference| to the reference over the whole output. Timed runs of the executors are
 interleaved round by round (a shared machine's load then falls on all alike); compare rows of one run only.
@@ -149,8 +149,11 @@ def numba_kernel(rank: int) -> Callable[..., Any]:
 Runner = Callable[[], float]  # one timed run: seconds
 
 
-def numba_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any]:
-    import numba
+def numba_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any] | None:
+    try:
+        import numba
+    except ImportError:
+        return None
 
     numba.set_num_threads(threads)
     fn = numba_kernel(len(p.shape))
@@ -241,6 +244,68 @@ def devito_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any]
     return (lambda: once_()[0]), first, np.array(out)
 
 
+def halide_runner(p: Problem, v: Any, threads: int) -> tuple[Runner, float, Any] | None:
+    """The same Jacobi as a Halide pipeline (JIT), one step per ``realize`` into the interior of the other
+    of two buffers (the boundary keeps the input, as ``border: preserve`` does), with the schedule of
+    Halide's own blur app for CPUs (Ragan-Kelley et al., PLDI 2013, Fig. 1: rows in strips of 32 in
+    parallel, the inner axis vectorised; 16 float lanes for AVX-512). Threads: ``HL_NUM_THREADS`` (``main``)."""
+    try:
+        import halide as hl  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    rank = len(p.shape)
+    src = hl.ImageParam(hl.Float(32), rank, "src")
+    xs = [hl.Var(f"x{a}") for a in range(rank)]  # xs[0] is Halide's x: NumPy's last axis
+    out = hl.Func("out")
+    coeff = np.float32(0.2 if rank == 2 else 0.142857)
+
+    def at(axis: int, o: int) -> Any:  # v at the point moved by o along NumPy axis ``axis``
+        return src[[x + (o if a == rank - 1 - axis else 0) for a, x in enumerate(xs)]]
+
+    # the program's order of the sum (strict_float below keeps Halide from reordering it: bit-exact)
+    if rank == 2:
+        terms = [at(0, -1), at(1, -1), at(0, 0), at(1, 1), at(0, 1)]
+    else:
+        terms = [at(0, -1), at(1, -1), at(2, -1), at(0, 0), at(2, 1), at(1, 1), at(0, 1)]
+    total = terms[0]
+    for t in terms[1:]:
+        total = total + t
+    out[xs] = hl.strict_float(total * hl.f32(float(coeff)))  # no reordering of the sum
+    outer, inner = hl.Var("yo"), hl.Var("yi")
+    if rank == 2:
+        out.split(xs[1], outer, inner, 32).parallel(outer).vectorize(xs[0], 16)
+    else:
+        out.parallel(xs[2]).vectorize(xs[0], 16)
+    t0 = time.perf_counter()
+    out.compile_jit()
+    first = time.perf_counter() - t0
+    x, y = v.copy(), v.copy()
+    bufs = [hl.Buffer(x), hl.Buffer(y)]
+    interiors = []
+    for b in bufs:
+        inner_b = b
+        for d in range(rank):
+            inner_b = inner_b.cropped(d, 1, inner_b.dim(d).extent() - 2)
+        interiors.append(inner_b)
+
+    def run() -> Any:
+        for k in range(p.steps):
+            src.set(bufs[k % 2])
+            out.realize(interiors[(k + 1) % 2])
+        return (x, y)[p.steps % 2]
+
+    def once() -> float:
+        x[...] = v
+        y[...] = v
+        t = time.perf_counter()
+        run()
+        return time.perf_counter() - t
+
+    x[...] = v
+    y[...] = v
+    return once, first, run().copy()
+
+
 # ----------------------------------------------------------------------------------------------- main
 
 
@@ -263,14 +328,18 @@ def measure(p: Problem, threads: int, repeat: int, ref_steps: int) -> list[Row]:
     res, timing = run_cpu(prog, values, threads=threads)
     ours_first = time.perf_counter() - t0
     runners: dict[str, tuple[Runner, float | None, float | None, str]] = {}
-    once, first, out = numba_runner(p, v, threads)
-    runners["Numba prange loop"] = (once, first, diff(out), "")
+    found_numba = numba_runner(p, v, threads)
+    if found_numba is not None:
+        runners["Numba prange loop"] = (found_numba[0], found_numba[1], diff(found_numba[2]), "")
     found = pystencils_runner(p, v, threads)
     if found is not None:
         runners["pystencils"] = (found[0], found[1], diff(found[2]), "")
     found_devito = devito_runner(p, v, threads)
     if found_devito is not None:
         runners["Devito"] = (found_devito[0], found_devito[1], diff(found_devito[2]), "")
+    found_halide = halide_runner(p, v, threads)
+    if found_halide is not None:
+        runners["Halide"] = (found_halide[0], found_halide[1], diff(found_halide[2]), "")
     note = "compiled" if timing.compiled else "from cache"
     runners["stencilmap cpu"] = (
         lambda: run_cpu(prog, values, threads=threads)[1].compute_seconds, ours_first, diff(res.outputs["w"]), note,
@@ -282,10 +351,14 @@ def measure(p: Problem, threads: int, repeat: int, ref_steps: int) -> list[Row]:
     rows = [Row(p.name, "NumPy reference", ref_rate, None, 0.0, f"{short.iterate} steps timed")]
     for name, (_, first_s, d, note) in runners.items():
         rows.append(Row(p.name, name, p.cells / best[name] / 1e9, first_s, d, note))
+    if found_numba is None:
+        rows.append(Row(p.name, "Numba prange loop", 0.0, None, None, "not installed"))
     if found is None:
         rows.append(Row(p.name, "pystencils", 0.0, None, None, "not installed"))
     if found_devito is None:
         rows.append(Row(p.name, "Devito", 0.0, None, None, "not installed"))
+    if found_halide is None:
+        rows.append(Row(p.name, "Halide", 0.0, None, None, "not installed"))
     return rows
 
 
@@ -300,6 +373,7 @@ def main() -> None:
     os.environ.setdefault("DEVITO_LANGUAGE", "openmp")
     os.environ.setdefault("DEVITO_LOGGING", "WARNING")
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    os.environ["HL_NUM_THREADS"] = str(args.threads)  # Halide's thread pool, read at its first use
     div = 4 if args.quick else 1
     problems = [
         Problem(f"2-D 5-pt {4096 // div}² × {50 // div}", J2D, (4096 // div, 4096 // div), 50 // div),

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from itertools import product
+from itertools import pairwise, product
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stencilmap.analysis.sharing import Read, asap, schedule, shared_buffers
+from stencilmap.analysis.sharing import Read, asap, schedule, shared_buffers, solve_count
 from stencilmap.analysis.storage import per_reader_storage, shared_storage, soda_method_storage
 from stencilmap.analysis.timing import pipeline_timing
 from stencilmap.design.common import live_graph
@@ -57,6 +57,46 @@ def test_schedule_is_optimal(case: tuple[tuple[Read, ...], dict[str, int], int])
         storage(reads, compute, k, dict(zip(names, combo, strict=True)))
         for combo in product(*(range(latency - compute[v] + 1) for v in names))
         if feasible(reads, compute, dict(zip(names, combo, strict=True)), latency)
+    )
+    assert storage(reads, compute, k, s) == best
+
+
+def test_one_sharing_problem_is_solved_once() -> None:
+    """Explore asks for the same schedule per design point: the second ask is answered without a solve,
+    with the same starts (a fresh dict: the caller may change it); another k is another problem."""
+    reads = (
+        Read("in_once", "mid_once", "in_once", (-3, 0, 2), 1),
+        Read("mid_once", "out_once", "mid_once", (-1, 1), 0),
+        Read("in_once", "out_once", "in_once", (4,), 2),
+    )
+    compute = {"in_once": 0, "mid_once": 2, "out_once": 1}
+    first = schedule(reads, compute, 2)
+    solved = solve_count()
+    again = schedule(reads, dict(reversed(compute.items())), 2)
+    assert again == first and list(again) == list(first) and again is not first
+    assert solve_count() == solved
+    again["out_once"] = -1
+    assert schedule(reads, compute, 2) == first
+    schedule(reads, compute, 3)
+    assert solve_count() == solved + 2  # least storage, then earliest
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=2, max_size=4), st.integers(1, 3), st.integers(-9, 9))
+def test_a_chain_is_scheduled_as_soon_as_possible_without_a_solve(lam: list[int], k: int, low: int) -> None:
+    """Every node reads one producer (iterated stencils, heat3d): ASAP gives every read its least lag, so it
+    is the optimum with no solve — checked against every schedule, as ``test_schedule_is_optimal``."""
+    nodes = [f"c{i}" for i in range(len(lam))]
+    compute = dict(zip(nodes, lam, strict=True)) | {nodes[0]: 0}
+    reads = tuple(Read(u, v, u, (low - i, low + 2), i % 3) for i, (u, v) in enumerate(pairwise(nodes)))
+    solved = solve_count()
+    s = schedule(reads, compute, k)
+    assert solve_count() == solved and s == asap(reads, compute)
+    latency = max(s[v] + compute[v] for v in s)
+    best = min(
+        storage(reads, compute, k, dict(zip(nodes, combo, strict=True)))
+        for combo in product(*(range(latency - compute[v] + 1) for v in nodes))
+        if feasible(reads, compute, dict(zip(nodes, combo, strict=True)), latency)
     )
     assert storage(reads, compute, k, s) == best
 

@@ -174,3 +174,28 @@ def test_omp_num_threads_sets_the_default(
 
     monkeypatch.setenv("OMP_NUM_THREADS", value)
     assert default_threads() == (threads if threads is not None else len(os.sched_getaffinity(0)))
+
+
+def test_gcc_alone_gets_the_no_epilogue_param(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--param`` is gcc's (also when called ``cc``); another compiler gets the portable flags only."""
+    from stencilmap import native
+    from stencilmap.backends import cpu
+
+    versions = {
+        "/usr/bin/cc": "/usr/bin/cc\ncc (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022 Free Software Foundation, Inc.",
+        "/usr/bin/clang": "/usr/bin/clang\nDebian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu",
+    }
+    monkeypatch.setattr(native, "compiler_identity", versions.__getitem__)
+    assert cpu.flags("/usr/bin/cc") == (*cpu.FLAGS, *cpu.GCC_FLAGS)
+    assert cpu.flags("/usr/bin/clang") == cpu.FLAGS
+
+
+def test_a_large_window_program_equals_the_reference() -> None:
+    """More than 32 reads (the edge at -O1, no vectorised epilogue): rows that end off a vector's multiple."""
+    terms = " + ".join(f"v({i}, {j}) * {i * 7 + j + 1}.5f" for i in range(-3, 4) for j in range(-3, 3))
+    p = parse_soda(f"kernel: big\ninput float: v(37, *)\noutput float: w(0, 0) = {terms}\nborder: ignore\n")
+    for shape in ((23, 37), (9, 53)):
+        prog = bind_shape(p, {}, shape)
+        values = make_inputs(prog, {}, 1, None)
+        got, _ = run_cpu(prog, values, threads=2)
+        assert_matches(prog, run_reference(prog, values), got)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -201,11 +202,25 @@ def schedule(reads: tuple[Read, ...], compute: Mapping[str, int], k: int) -> dic
     t_u = s_u + λ_u: s_v − t_u ≥ ρ_uv; t_v ≤ L; M_u ≥ k·(s_v − t_u) − a_min,uv. Solved exactly by a
     mixed-integer solver (HiGHS through ``scipy.optimize.milp``): first the least Σ M_u, then among
     those schedules the least Σ s_v (the earliest).
+
+    Where the as-soon-as-possible schedule already gives every read its least lag (s_v − t_u = ρ_uv:
+    every chain, every node with one producer), it is the answer without a solve: each M_u is then at its
+    lower bound max_v (k·ρ_uv − a_min,uv), and every feasible schedule is componentwise no earlier, so it is
+    the one earliest optimum. Explore asks for the same problem many times (the design points of one stream
+    shape), so solutions are also kept per (reads, compute, k); ``solve_count`` counts the solves.
     """
+    return dict(_schedule(reads, tuple(sorted(compute.items())), k))
+
+
+@lru_cache(maxsize=4096)
+def _schedule(
+    reads: tuple[Read, ...], compute_items: tuple[tuple[str, int], ...], k: int
+) -> tuple[tuple[str, int], ...]:
+    compute = dict(compute_items)
     early = asap(reads, compute)
     nodes = list(early)
-    if not reads:
-        return early
+    if all(early[r.consumer] == early[r.producer] + compute[r.producer] + r.reach for r in reads):
+        return tuple(early.items())  # least lags and earliest at once (see ``schedule``); no reads too
     latency = max(early[v] + compute[v] for v in nodes)
     producers = list(dict.fromkeys(r.producer for r in reads))
     col = {v: i for i, v in enumerate(nodes)}
@@ -231,10 +246,19 @@ def schedule(reads: tuple[Read, ...], compute: Mapping[str, int], k: int) -> dic
     least = LinearConstraint(storage[None, :], -np.inf, round(float(storage @ best)))
     earliest = np.array([1.0] * len(nodes) + [0.0] * len(producers))
     x = _solve(earliest, [feasible, least], integral, bounds)
-    return {v: round(float(x[col[v]])) for v in nodes}
+    return tuple((v, round(float(x[col[v]]))) for v in nodes)
+
+
+_SOLVES = [0]
+
+
+def solve_count() -> int:
+    """Integer programs solved in this process (two per schedule neither cached nor as soon as possible)."""
+    return _SOLVES[0]
 
 
 def _solve(cost: Any, constraints: list[LinearConstraint], integral: Any, bounds: Bounds) -> Any:
+    _SOLVES[0] += 1
     res = milp(cost, constraints=constraints, integrality=integral, bounds=bounds)
     if res.x is None:  # the as-soon-as-possible schedule is feasible: only the solver can fail here
         raise StencilmapError(f"the shared reuse buffers' schedule failed: {res.message}")

@@ -105,13 +105,15 @@ def _best_tile(
     passes = -(-iterate // steps) / max(1, iterate)
     best = Choice(scheme, steps, tuple(shape), math.inf)
     wave = scheme == "wave"
+    profile = _wave_profile(plan, shape, steps) if wave else ([], 0)
     for tile in _candidates(shape, wave):
-        fit = _wave_fits(plan, shape, steps, tile) if wave else _tiles_fit(plan, shape, tile, per_r)
+        fit = _wave_penalty(profile, shape, tile) if wave else _tiles_fit(plan, shape, tile, per_r)
         if fit is None:
             continue
+        # math.prod multiplies left to right as np.prod does for so few factors: the same floats, faster.
         work = np.mean(
             [
-                np.prod([min(n, t + m[a]) / t for a, (n, t) in enumerate(zip(shape, tile, strict=True))])
+                math.prod([min(n, t + m[a]) / t for a, (n, t) in enumerate(zip(shape, tile, strict=True))])
                 for m in per_r
             ]
         )
@@ -120,9 +122,9 @@ def _best_tile(
         cost = float(work) + KAPPA * passes * (1 + amp) / 2 + fit
         cost += ROW_COST / min(shape[-1], tile[-1] + per_r[-1][-1]) if len(shape) > 1 else 0.0
         count = _count(tile, shape)
-        cost += 256 / float(np.prod(tile))  # a tile's scheduling ≈ 256 points
+        cost += 256 / float(math.prod(tile))  # a tile's scheduling ≈ 256 points
         if wave:
-            cost += PLANE_COST / float(np.prod(tile[1:]))
+            cost += PLANE_COST / float(math.prod(tile[1:]))
         cost += 1.0 if count < threads else (0.1 if count < 2 * threads else 0.0)
         if cost < best.cost:
             best = Choice(scheme, steps, tile, cost)
@@ -140,14 +142,14 @@ def _tiles_fit(plan: Plan, shape: Sequence[int], tile: Sequence[int], per_r: lis
     return 0.0 if int(np.prod(ext)) * per_cell <= TILE_BYTES else None
 
 
-def _wave_fits(plan: Plan, shape: Sequence[int], steps: int, tile: Sequence[int]) -> float | None:
-    """The L3 penalty of the wavefront's rings and input planes (None when they exceed ``WAVE_BYTES``)."""
+def _wave_profile(plan: Plan, shape: Sequence[int], steps: int) -> tuple[list[int], int]:
+    """What the wavefront's working set depends on apart from the tile: every field's largest halo per axis
+    and the bytes its rings and input planes hold per point of a plane (computed once per ``steps``)."""
     halo = [0] * len(shape)
     for table in margins(plan, steps):
         for m in table.values():
             if m is not None:
                 halo = [max(h, lo + hi) for h, (lo, hi) in zip(halo, m, strict=True)]
-    plane = int(np.prod([min(n, t + h) for n, t, h in zip(shape[1:], tile[1:], halo[1:], strict=True)]))
     rings = ring_sizes(plan, steps)
     size = {st.name: np.dtype(st.dtype).itemsize + (1 if st.name in plan.masked else 0) for st in plan.order}
     total = sum(k * size[st.name] for row in rings for k, st in zip(row, plan.order, strict=True))
@@ -155,7 +157,15 @@ def _wave_fits(plan: Plan, shape: Sequence[int], steps: int, tile: Sequence[int]
     total += (r0 + r1 + 1) * sum(np.dtype(i.dtype).itemsize for i in plan.program.inputs)
     if use_nt(plan, shape):  # the staging plane of each output
         total += sum(np.dtype(plan.program.field_dtype(o)).itemsize for o in plan.program.outputs)
-    total *= plane
+    return halo, int(total)
+
+
+def _wave_penalty(profile: tuple[list[int], int], shape: Sequence[int], tile: Sequence[int]) -> float | None:
+    halo, per_point = profile
+    plane = 1
+    for n, t, h in zip(shape[1:], tile[1:], halo[1:], strict=True):
+        plane *= min(n, t + h)
+    total = per_point * plane
     if total > WAVE_BYTES:
         return None
     return L3_COST if total > TILE_BYTES else 0.0
@@ -200,4 +210,4 @@ def _candidates(shape: Sequence[int], wave: bool) -> list[tuple[int, ...]]:
 
 
 def _count(tile: Sequence[int], shape: Sequence[int]) -> int:
-    return int(np.prod([-(-n // t) for n, t in zip(shape, tile, strict=True)]))
+    return math.prod([-(-n // t) for n, t in zip(shape, tile, strict=True)])

@@ -15,6 +15,7 @@ gets None. Everything is computed once per program here, so the C driver only in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from stencilmap.program.expr import Ref, refs
 from stencilmap.program.graph import stencil_order
@@ -35,6 +36,15 @@ class Plan:
     pairs: tuple[tuple[str, str], ...]  # (input, output) pairs that iterate or preserve
     feeds: bool  # iterate > 1: each pair's output feeds its input (``Program.feeds``)
     masked: frozenset[str]  # fields that may hold undefined points
+
+    # Facts derived once per plan (``reach``, ``margins``): the cost model asks for them per candidate.
+    @cached_property
+    def reach_memo(self) -> dict[tuple[int, str], tuple[Stencil, Margin | None]]:
+        return {}
+
+    @cached_property
+    def margin_rows(self) -> list[dict[str, Margin | None]]:
+        return []
 
     def index(self, name: str) -> int:
         return self.fields.index(name)
@@ -111,6 +121,15 @@ def stencil_refs(st: Stencil) -> tuple[Ref, ...]:
 
 def reach(plan: Plan, st: Stencil, field: str) -> Margin | None:
     """How far below and above a point ``st`` reads ``field``, per iteration axis; None if it does not."""
+    hit = plan.reach_memo.get((id(st), field))
+    if hit is not None and hit[0] is st:
+        return hit[1]
+    value = _reach(plan, st, field)
+    plan.reach_memo[(id(st), field)] = (st, value)  # holding ``st`` keeps its id from being reused
+    return value
+
+
+def _reach(plan: Plan, st: Stencil, field: str) -> Margin | None:
     rank = plan.program.rank
     lo, hi = [0] * rank, [0] * rank
     found = False
@@ -149,7 +168,16 @@ def _union(a: Margin | None, b: Margin | None) -> Margin | None:
 
 
 def margins(plan: Plan, steps: int) -> list[dict[str, Margin | None]]:
-    """``result[r][field]``: the margin each field is needed with when ``r`` steps of the block follow."""
+    """``result[r][field]``: the margin each field is needed with when ``r`` steps of the block follow.
+    Row ``r`` depends on rows below it only, so the rows are computed once per plan and shared by every
+    ``steps`` (each call gets its own dicts)."""
+    rows = plan.margin_rows
+    if len(rows) < steps:
+        rows[:] = _margins(plan, steps)
+    return [dict(row) for row in rows[:steps]]
+
+
+def _margins(plan: Plan, steps: int) -> list[dict[str, Margin | None]]:
     rank = plan.program.rank
     zero: Margin = tuple((0, 0) for _ in range(rank))
     out: list[dict[str, Margin | None]] = []

@@ -1,0 +1,306 @@
+"""GPU execution speed (issue 26 item 6): stencilmap's ``gpu`` backend against CuPy and Numba-CUDA.
+
+Usage: python benchmarks/gpu_bench.py [--repeat 5] [--quick] [--json results.json]
+
+Rows, every one measured in the same run on the same device:
+
+* device copy bandwidth (``cupy.copyto`` of a 1 GiB float32 array: read + write bytes over the time);
+* one step of the 3-D 7-point Jacobi on 512³ (``border: preserve``): GCell/s and % of the copy bandwidth
+  (8 bytes per cell: one read, one write; goal ≥ 85 %);
+* the iterative 2-D 5-point Jacobi 8192² × 100 and 3-D 7-point 512³ × 20: GCell/s.
+
+Executors: stencilmap ``run_gpu`` (its kernel time: compilation and transfers excluded), a CuPy array
+expression (slices, as users write it), a hand-written CuPy ``RawKernel`` and a Numba-CUDA ``@cuda.jit``
+kernel, all in float32 with the same operation order. Correctness: every executor's output on a small grid
+(64² × 3, 32³ × 3) against the NumPy reference (max |difference|; stencilmap's must be 0). Without CuPy or a
+CUDA device it prints why and exits 0 (``--json`` then records ``"skipped"``). Timings are the best of
+``--repeat`` runs, each synchronised with CUDA events. About a minute on an H100/H200.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+J2D = """kernel: jacobi2d
+input float: v(64, *)
+output float: w(0, 0) = (v(0, -1) + v(-1, 0) + v(0, 0) + v(1, 0) + v(0, 1)) * 0.2f
+iterate: 2
+border: preserve
+"""
+J3D = """kernel: jacobi3d
+input float: v(32, 32, *)
+output float: w(0, 0, 0) = (v(0, 0, -1) + v(0, -1, 0) + v(-1, 0, 0) + v(0, 0, 0) + v(1, 0, 0)
+  + v(0, 1, 0) + v(0, 0, 1)) * 0.142857f
+iterate: 2
+border: preserve
+"""
+C2D = np.float32(0.2)
+C3D = np.float32(0.142857)
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    text: str
+    shape: tuple[int, ...]
+    steps: int
+
+
+def problems(quick: bool) -> list[Problem]:
+    s = 4 if quick else 1
+    return [
+        Problem("3-D 7-pt one step", J3D, (512 // s, 512 // s, 512 // s), 1),
+        Problem("2-D 5-pt iterative", J2D, (8192 // s, 8192 // s), 100 // s),
+        Problem("3-D 7-pt iterative", J3D, (512 // s, 512 // s, 512 // s), 20 // s),
+    ]
+
+
+def program(text: str, shape: tuple[int, ...], steps: int) -> Any:
+    from stencilmap.program.data import bind_shape
+    from stencilmap.program.soda import parse_soda
+
+    return replace(bind_shape(parse_soda(text, "bench.soda"), {}, shape), iterate=steps)
+
+
+# ------------------------------------------------------------------------------------------- the peers
+
+
+def cupy_slices(cp: Any, v: Any, steps: int) -> Any:
+    """The array expression users write: interior by slices, the border kept (``border: preserve``)."""
+    a, b = v.copy(), v.copy()
+    for _ in range(steps):
+        if v.ndim == 2:
+            b[1:-1, 1:-1] = (a[1:-1, :-2] + a[:-2, 1:-1] + a[1:-1, 1:-1] + a[2:, 1:-1] + a[1:-1, 2:]) * C2D
+        else:
+            b[1:-1, 1:-1, 1:-1] = (
+                a[1:-1, 1:-1, :-2]
+                + a[1:-1, :-2, 1:-1]
+                + a[:-2, 1:-1, 1:-1]
+                + a[1:-1, 1:-1, 1:-1]
+                + a[2:, 1:-1, 1:-1]
+                + a[1:-1, 2:, 1:-1]
+                + a[1:-1, 1:-1, 2:]
+            ) * C3D
+        a, b = b, a
+    return a
+
+
+RAW = r"""
+extern "C" __global__ void j2d(const float *__restrict__ a, float *__restrict__ b, long long n0, long long n1) {
+  long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x, i = blockIdx.y;
+  if (j >= n1) return;
+  long long p = i * n1 + j;
+  if (i == 0 || j == 0 || i == n0 - 1 || j == n1 - 1) { b[p] = a[p]; return; }
+  b[p] = (a[p - 1] + a[p - n1] + a[p] + a[p + n1] + a[p + 1]) * 0.2f;
+}
+extern "C" __global__ void j3d(const float *__restrict__ a, float *__restrict__ b, long long n0, long long n1,
+                               long long n2) {
+  long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x, j = blockIdx.y, i = blockIdx.z;
+  if (k >= n2) return;
+  long long s = n1 * n2, p = i * s + j * n2 + k;
+  if (i == 0 || j == 0 || k == 0 || i == n0 - 1 || j == n1 - 1 || k == n2 - 1) { b[p] = a[p]; return; }
+  b[p] = (a[p - 1] + a[p - n2] + a[p - s] + a[p] + a[p + s] + a[p + n2] + a[p + 1]) * 0.142857f;
+}
+"""
+
+
+def cupy_raw(cp: Any) -> Callable[[Any, Any, int], Any]:
+    module = cp.RawModule(code=RAW)
+    k2, k3 = module.get_function("j2d"), module.get_function("j3d")
+
+    def run(cp_: Any, v: Any, steps: int) -> Any:
+        a, b = v.copy(), cp.empty_like(v)
+        for _ in range(steps):
+            if v.ndim == 2:
+                n0, n1 = v.shape
+                k2(((n1 + 255) // 256, n0), (256,), (a, b, np.int64(n0), np.int64(n1)))
+            else:
+                n0, n1, n2 = v.shape
+                k3(((n2 + 255) // 256, n1, n0), (256,), (a, b, np.int64(n0), np.int64(n1), np.int64(n2)))
+            a, b = b, a
+        return a
+
+    return run
+
+
+def numba_cuda() -> Callable[[Any, Any, int], Any] | None:
+    try:
+        from numba import cuda
+    except ImportError:
+        return None
+
+    @cuda.jit  # type: ignore[misc]
+    def j2d(a: Any, b: Any) -> None:
+        i, j = cuda.grid(2)
+        n0, n1 = a.shape
+        if i < n0 and j < n1:
+            if i == 0 or j == 0 or i == n0 - 1 or j == n1 - 1:
+                b[i, j] = a[i, j]
+            else:
+                b[i, j] = (a[i, j - 1] + a[i - 1, j] + a[i, j] + a[i + 1, j] + a[i, j + 1]) * C2D
+
+    @cuda.jit  # type: ignore[misc]
+    def j3d(a: Any, b: Any) -> None:
+        i, j, k = cuda.grid(3)
+        n0, n1, n2 = a.shape
+        if i < n0 and j < n1 and k < n2:
+            if i == 0 or j == 0 or k == 0 or i == n0 - 1 or j == n1 - 1 or k == n2 - 1:
+                b[i, j, k] = a[i, j, k]
+            else:
+                b[i, j, k] = (
+                    a[i, j, k - 1]
+                    + a[i, j - 1, k]
+                    + a[i - 1, j, k]
+                    + a[i, j, k]
+                    + a[i + 1, j, k]
+                    + a[i, j + 1, k]
+                    + a[i, j, k + 1]
+                ) * C3D
+
+    def run(cp: Any, v: Any, steps: int) -> Any:
+        a, b = v.copy(), cp.empty_like(v)
+        for _ in range(steps):
+            if v.ndim == 2:
+                n0, n1 = v.shape
+                j2d[((n0 + 7) // 8, (n1 + 31) // 32), (8, 32)](a, b)
+            else:
+                n0, n1, n2 = v.shape
+                j3d[((n0 + 1) // 2, (n1 + 3) // 4, (n2 + 63) // 64), (2, 4, 64)](a, b)
+            a, b = b, a
+        return a
+
+    return run
+
+
+# ------------------------------------------------------------------------------------------- measuring
+
+
+def timed(cp: Any, fn: Callable[[], Any], repeat: int) -> float:
+    """Best seconds of ``repeat`` calls, between CUDA events (after one warm-up call)."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        best = min(best, cp.cuda.get_elapsed_time(start, end) / 1e3)
+    return best
+
+
+def copy_bandwidth(cp: Any, repeat: int, quick: bool) -> float:
+    n = (1 << 28) // (16 if quick else 1)
+    a, b = cp.ones(n, cp.float32), cp.empty(n, cp.float32)
+    return 2 * 4 * n / timed(cp, lambda: cp.copyto(b, a), repeat)
+
+
+def stencilmap_gpu(prog: Any, v: np.ndarray) -> tuple[float, np.ndarray]:
+    from stencilmap.backends.gpu import run_gpu
+
+    ex = run_gpu(prog, {"v": v})
+    return ex.compute_seconds, ex.result.outputs["w"]
+
+
+def check(cp: Any, peers: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Max |difference| to the NumPy reference on small grids, per problem rank and executor."""
+    from stencilmap.backends.reference import run_reference
+
+    out: dict[str, dict[str, float]] = {}
+    rng = np.random.default_rng(0)
+    for text, shape in ((J2D, (64, 64)), (J3D, (32, 32, 32))):
+        prog = program(text, shape, 3)
+        v = rng.random(shape, dtype=np.float32)
+        ref = run_reference(prog, {"v": v}).outputs["w"]
+        row = {"stencilmap gpu": float(np.max(np.abs(stencilmap_gpu(prog, v)[1] - ref)))}
+        for who, fn in peers.items():
+            row[who] = float(np.max(np.abs(cp.asnumpy(fn(cp, cp.asarray(v), 3)) - ref)))
+        out[f"{len(shape)}-D"] = row
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="grids and steps divided by 4 (a smoke run)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results to this JSON file")
+    args = parser.parse_args()
+    results: dict[str, Any] = {"quick": args.quick, "repeat": args.repeat}
+    try:
+        import cupy as cp
+
+        count = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # no CuPy, or no driver/device: CuPy raises its own errors
+        count, why = 0, f"{type(exc).__name__}: {exc}"
+    else:
+        why = "no CUDA device"
+    if count < 1:
+        print(f"gpu_bench: skipped ({why})")
+        if args.json:
+            args.json.write_text(json.dumps({**results, "skipped": why}, indent=2) + "\n", encoding="utf-8")
+        return 0
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    results["device"] = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    peers: dict[str, Any] = {"CuPy slices": cupy_slices, "CuPy RawKernel": cupy_raw(cp)}
+    nb = numba_cuda()
+    if nb is not None:
+        peers["Numba-CUDA"] = nb
+    try:  # the peers still run where stencilmap's own dependencies are missing
+        import stencilmap.backends.gpu
+        import stencilmap.program.soda  # noqa: F401
+    except Exception as exc:
+        results["stencilmap_unavailable"] = f"{type(exc).__name__}: {exc}"
+        print(f"gpu_bench: stencilmap rows skipped ({results['stencilmap_unavailable']})")
+    ours = "stencilmap_unavailable" not in results
+    started = time.perf_counter()
+    bw = copy_bandwidth(cp, args.repeat, args.quick)
+    results["copy_GBps"] = bw / 1e9
+    results["max_abs_diff"] = check(cp, peers) if ours else {}
+    rows = []
+    rng = np.random.default_rng(1)
+    for pb in problems(args.quick):
+        v = rng.random(pb.shape, dtype=np.float32)
+        cells = float(np.prod(pb.shape)) * pb.steps
+        times: dict[str, float] = {}
+        if ours:  # run_gpu times its kernels alone (its own events would add nothing: it synchronises)
+            prog = program(pb.text, pb.shape, pb.steps)
+            times["stencilmap gpu"] = min(
+                stencilmap_gpu(prog, v)[0] for _ in range(max(2, args.repeat // 2 + 1))
+            )
+        dv = cp.asarray(v)
+        for who, fn in peers.items():
+            times[who] = timed(cp, lambda fn=fn, dv=dv, n=pb.steps: fn(cp, dv, n), args.repeat)
+        for who, t in times.items():
+            rate = cells / t / 1e9
+            rows.append(
+                {
+                    "problem": f"{pb.name} {'×'.join(map(str, pb.shape))} × {pb.steps}",
+                    "executor": who,
+                    "seconds": t,
+                    "GCell/s": rate,
+                    "pct_copy": 100 * 8 * rate * 1e9 / bw,
+                }
+            )
+    results["rows"] = rows
+    results["seconds"] = time.perf_counter() - started
+    print(f"device: {results['device']}; copy {bw / 1e9:.0f} GB/s (read + write); best of {args.repeat}")
+    print(f"{'problem':44s} {'executor':16s} {'GCell/s':>9s} {'% copy':>7s}")
+    for r in rows:
+        print(f"{r['problem']:44s} {r['executor']:16s} {r['GCell/s']:9.2f} {r['pct_copy']:7.1f}")
+    print("max |diff| vs NumPy reference:", json.dumps(results["max_abs_diff"]))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
