@@ -71,8 +71,8 @@ def preserve_box(
     assert paired is not None  # verify: a feedback pair names an input
     centre = port_name(paired.name, (0,) * len(paired.axes))
     if centre not in ports:
-        raise StencilmapError(
-            f"border: preserve needs output '{stencil}' to read '{paired.name}' at its centre"
+        raise StencilmapError(  # the design taps the centre of a kept input it reads (``access_sets``)
+            f"border: preserve needs output '{stencil}' to read input '{paired.name}'"
         )
     halo = accumulated_halos(replace(program, iterate=1))[node_name(stencil, 1, 1)]
     return centre, tuple(halo.low), tuple(halo.high)

@@ -390,10 +390,10 @@ class _Builder:
         paired = p.input(paired_name)
         assert paired is not None  # verify: a feedback pair names an input
         centre = port_name(paired.name, (0,) * len(paired.axes))
-        if centre not in ports:
+        if centre not in ports:  # the design taps the centre of a kept input it reads (``access_sets``)
             raise StencilmapError(
-                f"border: preserve needs output '{stencil}' to read input '{paired.name}' at its centre; "
-                "the simulator cannot keep boundary values otherwise"
+                f"border: preserve needs output '{stencil}' to read input '{paired.name}' "
+                "(the simulator keeps that input's values at the border)"
             )
         halo = accumulated_halos(replace(p, iterate=1))[node_name(stencil, 1, 1)]
         rank = len(self.shape)
