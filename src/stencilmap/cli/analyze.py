@@ -100,6 +100,8 @@ def analyze_cmd(
     else:
         if point.fuse:
             click.echo(fused_line(report.fused))
+            if report.fusion_cost is not None:
+                click.echo(f"fusion cost: {report.fusion_cost}")
         print_analysis(report, make_console())
 
 
@@ -152,6 +154,7 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
         dot=str(report.dot) if report.dot is not None else None,
         total_buffer_elements=design_buffer_elements(report),
         fused=[list(pair) for pair in report.fused],
+        fusion_cost=report.fusion_cost,
     )
     if report.partition is not None:
         out["partition"] = report.partition.to_json()

@@ -308,6 +308,7 @@ class PcmKernel:
                 with w.block("if (n >= 0 && addr < N_POINTS)"):
                     self._coords(w, "addr")
                     args = self._port_values(w, st)
+                    args += self.exprs.guard_values(st, tuple(f"S{a}" for a in range(len(self.shape))))
                     w.line(f"value = compute_{name}({', '.join(args)});")
                     self._preserve(w, st)
                 w.line(f"y_{name}[t][j] = value;")

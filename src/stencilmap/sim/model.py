@@ -21,7 +21,7 @@ from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 from stencilmap.sim import memory as K
-from stencilmap.sim.bytecode import compile_stencil, round_value
+from stencilmap.sim.bytecode import POINT_TEMPS, compile_stencil, round_value
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -519,7 +519,7 @@ class _Builder:
             fire_state=np.zeros(n_mod, np.int64),
             scratch=np.zeros(scratch_len, np.float64),
             stack=np.zeros(self.max_code + 8, np.float64),
-            temps=np.zeros(self.max_temps + 1, np.float64),
+            temps=np.zeros(max(self.max_temps + 1, POINT_TEMPS), np.float64),
         )
         return SimModel(
             self.design,
