@@ -44,6 +44,8 @@ class Fusion:
     #: the cost of the program before and after (None when nothing fused)
     before: Cost | None = None
     after: Cost | None = None
+    #: the pairs of ``fused`` fused under an ``InBounds`` guard (a ``constant``/``copy`` read at o ≠ 0)
+    guarded: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +85,18 @@ def fuse(program: Program, guards: bool = True, by_cost: bool = True) -> Fusion:
     whose PEs compute no such test: CGRA, EMAX); ``by_cost=False`` takes every exact fusion (tests)."""
     start = program
     fused: list[tuple[str, str]] = []
+    guarded: list[tuple[str, str]] = []
     refused: dict[tuple[str, str], str] = {}
     while (step := _next(program, refused, guards, by_cost)) is not None:
+        producer, consumer = program.stencil(step[0]), program.stencil(step[1])
+        assert producer is not None and consumer is not None
+        if _guarded(program, producer, consumer):
+            guarded.append(step)
         program = _fused(program, *step)
         fused.append(step)
     costs = (cost(start), cost(program)) if fused else (None, None)
-    return Fusion(program, tuple(fused), tuple((p, c, why) for (p, c), why in refused.items()), *costs)
+    why = tuple((p, c, reason) for (p, c), reason in refused.items())
+    return Fusion(program, tuple(fused), why, *costs, tuple(guarded))
 
 
 def fuse_if(program: Program, on: bool, arch: str | None = None) -> Fusion:
