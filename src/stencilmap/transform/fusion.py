@@ -94,9 +94,10 @@ def fuse(program: Program, guards: bool = True, by_cost: bool = True) -> Fusion:
             guarded.append(step)
         program = _fused(program, *step)
         fused.append(step)
-    costs = (cost(start), cost(program)) if fused else (None, None)
     why = tuple((p, c, reason) for (p, c), reason in refused.items())
-    return Fusion(program, tuple(fused), why, *costs, tuple(guarded))
+    if not fused:
+        return Fusion(program, (), why)
+    return Fusion(program, tuple(fused), why, cost(start), cost(program), tuple(guarded))
 
 
 def fuse_if(program: Program, on: bool, arch: str | None = None) -> Fusion:
