@@ -160,3 +160,18 @@ def test_preserve_without_a_centre_read(arch: str, target: str, tmp_path: Path, 
     program, design = built(program, arch, config)
     run = run_generated(program, design, target, tmp_path, csim_cache)
     assert run.validation.valid and run.validation.bit_exact, explain(run)
+
+
+@pytest.mark.parametrize("kind", ["constant", "copy"])
+@pytest.mark.parametrize(("arch", "target"), [("soda", "hls"), ("pcm", "opencl")])
+def test_preserve_with_constant_and_copy_boundaries(
+    kind: str, arch: str, target: str, tmp_path: Path, csim_cache: Path
+) -> None:
+    """``border: preserve`` where a constant or copy boundary reads a field defined everywhere: the kept
+    ring is the box the shrink reads leave (``analysis.halos.defined_halo``)."""
+    from tests.sim.test_preserve_centreless import mixed
+
+    needs_runtime(arch, target)
+    program, design = built(mixed(kind), arch, BuildConfig(unroll=2, iterate=2))
+    run = run_generated(program, design, target, tmp_path, csim_cache)
+    assert run.validation.valid and run.validation.bit_exact, explain(run)

@@ -377,15 +377,13 @@ class _Builder:
         paired_name = next((inp for inp, out in p.feeds() if out == stencil), None)
         if p.border != "preserve" or paired_name is None:
             return
-        from dataclasses import replace
+        from stencilmap.analysis.halos import defined_halo
 
-        from stencilmap.analysis.dag import node_name
-        from stencilmap.analysis.halos import accumulated_halos
-
-        if any(b.kind != "shrink" for s in p.stencils for _, b in s.boundary):
+        halo = defined_halo(p, stencil)
+        if halo is None:
             raise StencilmapError(
-                "simulating border: preserve with constant or copy boundaries is not supported "
-                "(the kept region is exact for shrink boundaries, SODA's only kind)"
+                "simulating border: preserve is not supported where a constant or copy boundary reads, away "
+                "from the point, a field not defined everywhere (the kept region is not a box)"
             )
         paired = p.input(paired_name)
         assert paired is not None  # verify: a feedback pair names an input
@@ -395,7 +393,6 @@ class _Builder:
                 f"border: preserve needs output '{stencil}' to read input '{paired.name}' "
                 "(the simulator keeps that input's values at the border)"
             )
-        halo = accumulated_halos(replace(p, iterate=1))[node_name(stencil, 1, 1)]
         rank = len(self.shape)
         lo = [0, 0, 0]
         hi = [0, 0, 0]

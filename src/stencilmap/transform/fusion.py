@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from stencilmap.analysis.halos import everywhere_defined
 from stencilmap.program.expr import Cast, Const, Expr, InBounds, Ref, Select, Var, map_expr, refs, shift
 from stencilmap.program.graph import reads
 from stencilmap.program.ir import Boundary, Program, Stencil, Temp
@@ -195,32 +196,6 @@ def _why_not_guarded(program: Program, producer: Stencil) -> str | None:
         if not everywhere_defined(program, f):
             return f"read at a nonzero offset, and '{f}', which the producer reads, is not defined everywhere"
     return None
-
-
-def everywhere_defined(program: Program, name: str) -> bool:
-    """Whether every point of field ``name`` is defined in every pass: inputs are (and so, by induction
-    over ``iterate``, an input fed by an output defined everywhere when its inputs are); a stencil is
-    when every read it makes is in bounds (offset 0), or has a ``constant`` or ``copy`` boundary, of a
-    field defined everywhere."""
-    fed = {i: o for i, o in program.feeds()} if program.iterate > 1 and program.border == "ignore" else {}
-    seen: dict[str, bool] = {}
-
-    def defined(field: str) -> bool:
-        if field in seen:
-            return seen[field]
-        seen[field] = True  # an input fed by its own pass's output: the induction hypothesis
-        st = program.stencil(field)
-        if st is None:
-            ok = defined(fed[field]) if field in fed else True
-        else:
-            ok = all(
-                (not any(r.offset) or st.boundary_of(r.field).kind != "shrink") and defined(r.field)
-                for r in _refs(st)
-            )
-        seen[field] = ok
-        return ok
-
-    return defined(name)
 
 
 def _refs(stencil: Stencil) -> list[Ref]:
