@@ -12,17 +12,22 @@ producer, the producer's temporaries and expression, shifted by o, become tempor
 (the last one typed as the producer's field, so its value is rounded exactly as storing it did), and the
 read becomes that temporary. Operation order is unchanged, so results are bit-exact.
 
-Boundary semantics must stay exact, and the IR has no in-bounds predicate, so a read at o ≠ 0 is fused
-only where the reference gives the same answer without one:
+Boundary semantics stay exact:
 
 * o = 0 is always in bounds; the producer's own boundaries apply at the consumer's point, which is the
   producer's point, so ``constant``, ``copy`` and ``shrink`` all carry over;
-* o ≠ 0 needs ``shrink`` everywhere: the consumer on the producer, and the producer on every field it
-  reads. Then the original point is defined iff x + o and every x + o + a are in bounds (undefinedness
-  propagates), the fused one iff every x + o + a is; the two agree when the producer's reads span 0 on
-  every axis (some a_d ≤ 0 and some a_d ≥ 0), since x + o then lies between in-bounds points. A
-  ``constant`` or ``copy`` boundary at o ≠ 0 would need the producer's value out of bounds (the boundary
-  value, not the expression) or its own centre (x + o, not x): refused, with the reason.
+* o ≠ 0 under ``shrink`` needs ``shrink`` everywhere: the consumer on the producer, and the producer on
+  every field it reads. Then the original point is defined iff x + o and every x + o + a are in bounds
+  (undefinedness propagates), the fused one iff every x + o + a is; the two agree when the producer's
+  reads span 0 on every axis (some a_d ≤ 0 and some a_d ≥ 0), since x + o then lies between in-bounds
+  points;
+* o ≠ 0 under ``constant`` v or ``copy`` is guarded with the IR's in-bounds predicate: the producer's value
+  becomes ``InBounds(o) ? producer at o : v`` (``copy``: ``: producer at 0``, the reader's centre), and a
+  read the producer makes of a ``copy``-boundary field at o + a becomes ``InBounds(o + a) ? f[o + a] :
+  f[o]`` (its centre is x + o, not x). A point's definedness counts the reads of both branches, so every
+  read the inlined producer makes must be defined wherever it lands: ``constant``/``copy`` boundaries on
+  its fields, each defined everywhere (``analysis.halos.everywhere_defined``); otherwise refused, with the
+  reason. Such a fusion duplicates the producer per guarded offset: it is taken by cost (``NODE_OPS``).
 """
 
 from __future__ import annotations
