@@ -1,10 +1,13 @@
-"""What StencilFlow §V-B fusion (``--fuse``) changes on the corpus: stencils, latency L, on-chip buffers.
+"""What StencilFlow §V-B fusion (``--fuse``) changes on the corpus: stencils, latency L, on-chip buffers, ops.
 
 Usage: .venv/bin/python benchmarks/fusion_table.py [--corpus DIR] [--markdown]
 
 Every corpus program where something fuses, at its own shape and hints: StencilFlow programs on the
 StencilFlow pipeline (internal + delay buffers, elements), SODA kernels on SODA (shared reuse buffers and
-their delays, ``analysis.storage``). L is the pipeline latency of ``analysis.timing`` in cycles.
+their delays, ``analysis.storage``). L is the pipeline latency of ``analysis.timing`` in cycles; ops are the
+operations per point of all stencils (``analysis.ops``). ``guarded``: the pairs fused under an
+``InBounds`` guard (a ``constant`` or ``copy`` read at a nonzero offset), which the cost decides
+(``transform.fusion.NODE_OPS``); the others are fused wherever exact, as before.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from table import print_table
 
+from stencilmap.analysis.ops import stencil_ops
 from stencilmap.analysis.storage import shared_storage
 from stencilmap.analysis.summary import analyze_program
 from stencilmap.design.common import live_graph
@@ -23,7 +27,7 @@ from stencilmap.program.ir import Program
 from stencilmap.transform import fuse
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-COLUMNS = ("program", "fused", "stencils", "latency L", "buffers")
+COLUMNS = ("program", "fused", "guarded", "stencils", "latency L", "buffers", "ops")
 
 
 def buffers(program: Program) -> int:
@@ -33,6 +37,10 @@ def buffers(program: Program) -> int:
         return facts.internal_buffer_elements + facts.delay_buffer_elements
     shape = tuple(int(n or 0) for n in program.shape)
     return shared_storage(program, live_graph(program).graph, shape, program.hints.unroll).total
+
+
+def ops(program: Program) -> int:
+    return sum(stencil_ops(s).total for s in program.stencils)
 
 
 def rows(corpus: Path) -> list[tuple[str, ...]]:
@@ -46,9 +54,11 @@ def rows(corpus: Path) -> list[tuple[str, ...]]:
         out.append((
             f"{path.parent.name}/{path.name}",
             str(len(fusion.fused)),
+            str(len(fusion.guarded)),
             f"{len(program.stencils)} → {len(after.stencils)}",
             f"{analyze_program(program).latency_cycles:,} → {analyze_program(after).latency_cycles:,}",
             f"{buffers(program):,} → {buffers(after):,}",
+            f"{ops(program):,} → {ops(after):,}",
         ))  # fmt: skip
     return out
 

@@ -138,3 +138,40 @@ def test_pcm_opencl_fdtd_feedback_by_name(p_cell: int, d: int, tmp_path: Path, c
     program = load_example(EXAMPLES / "fdtd2d_iterate.json")
     run = _verify(program, "pcm", "opencl", BuildConfig(unroll=p_cell, iterate=d), tmp_path, csim_cache)
     assert run.validation.bit_exact
+
+
+LAPLACE_PRESERVE = """\
+kernel: laplace_preserve
+burst width: 64
+unroll factor: 2
+input float: v(20, *)
+output float: w(0, 0) = 0.25f * (v(0, -1) + v(-1, 0) + v(1, 0) + v(0, 1))
+iterate: 3
+border: preserve
+"""
+
+
+@pytest.mark.parametrize(("arch", "target"), [("soda", "hls"), ("pcm", "opencl"), ("stencilflow", "opencl")])
+def test_preserve_without_a_centre_read(arch: str, target: str, tmp_path: Path, csim_cache: Path) -> None:
+    """The Laplace stencil reads no centre; the PE taps it to keep the border (``border: preserve``)."""
+    needs_runtime(arch, target)
+    program = soda(LAPLACE_PRESERVE, (12, 20))
+    config = BuildConfig(iterate=2) if arch == "stencilflow" else BuildConfig(unroll=2, iterate=2)
+    program, design = built(program, arch, config)
+    run = run_generated(program, design, target, tmp_path, csim_cache)
+    assert run.validation.valid and run.validation.bit_exact, explain(run)
+
+
+@pytest.mark.parametrize("kind", ["constant", "copy"])
+@pytest.mark.parametrize(("arch", "target"), [("soda", "hls"), ("pcm", "opencl")])
+def test_preserve_with_constant_and_copy_boundaries(
+    kind: str, arch: str, target: str, tmp_path: Path, csim_cache: Path
+) -> None:
+    """``border: preserve`` where a constant or copy boundary reads a field defined everywhere: the kept
+    ring is the box the shrink reads leave (``analysis.halos.defined_halo``)."""
+    from tests.sim.test_preserve_centreless import mixed
+
+    needs_runtime(arch, target)
+    program, design = built(mixed(kind), arch, BuildConfig(unroll=2, iterate=2))
+    run = run_generated(program, design, target, tmp_path, csim_cache)
+    assert run.validation.valid and run.validation.bit_exact, explain(run)

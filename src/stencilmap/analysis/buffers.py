@@ -40,7 +40,7 @@ def internal_buffers(
     if vector < 1:
         raise ValueError(f"vector width must be at least 1, got {vector}")
     out = []
-    for f in access_sets(stencil):
+    for f in access_sets(stencil, program):
         lin = linear_offsets(program, stencil, f, shape)
         out.append(InternalBuffer(stencil.name, f, lin[-1] - lin[0], len(lin), vector))
     return tuple(out)

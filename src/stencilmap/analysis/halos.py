@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stencilmap.analysis.dag import pass_graph
-from stencilmap.analysis.windows import stencil_windows
+from stencilmap.analysis.dag import node_name, pass_graph
+from stencilmap.analysis.windows import stencil_refs, stencil_windows
 from stencilmap.program.ir import Program, Stencil
 
 
@@ -81,3 +81,63 @@ def program_halo(program: Program) -> Halo:
     for h in accumulated_halos(program).values():
         halo = halo.union(h)
     return halo
+
+
+def everywhere_defined(program: Program, name: str) -> bool:
+    """Whether every point of field ``name`` is defined in every pass: inputs are (and so, by induction
+    over ``iterate``, an input fed by an output defined everywhere when its inputs are); a stencil is
+    when every read it makes is in bounds (offset 0), or has a ``constant`` or ``copy`` boundary, of a
+    field defined everywhere."""
+    fed = {i: o for i, o in program.feeds()} if program.iterate > 1 and program.border == "ignore" else {}
+    seen: dict[str, bool] = {}
+
+    def defined(field: str) -> bool:
+        if field in seen:
+            return seen[field]
+        seen[field] = True  # an input fed by its own pass's output: the induction hypothesis
+        st = program.stencil(field)
+        if st is None:
+            ok = defined(fed[field]) if field in fed else True
+        else:
+            ok = all(
+                (not any(r.offset) or st.boundary_of(r.field).kind != "shrink") and defined(r.field)
+                for r in stencil_refs(st)
+            )
+        seen[field] = ok
+        return ok
+
+    return defined(name)
+
+
+def defined_halo(program: Program, stencil: str) -> Halo | None:
+    """``border: preserve``: the halo of the box where ``stencil``'s output of one pass is defined, or None
+    when that region is not a box. Only ``shrink`` reads shrink it (a ``constant``/``copy`` read outside
+    the grid is defined); it is a box when every ``constant``/``copy`` read away from the point is of a
+    field defined everywhere (``everywhere_defined``), and then the accumulated halo of the shrink reads is
+    exact. All-shrink programs (SODA's): ``accumulated_halos``."""
+    from dataclasses import replace
+
+    one = replace(program, iterate=1)
+    for st in one.stencils:
+        for r in stencil_refs(st):
+            if (
+                any(r.offset)
+                and st.boundary_of(r.field).kind != "shrink"
+                and not everywhere_defined(one, r.field)
+            ):
+                return None
+    g = pass_graph(one)
+    acc: dict[str, Halo] = {}
+    for node in g.nodes:
+        halo = Halo.zero(one.rank)
+        if node.stencil is not None:
+            reach = field_halos(one, node.stencil)
+            for e in g.into(node.name):
+                own = (
+                    reach[e.field]
+                    if node.stencil.boundary_of(e.field).kind == "shrink"
+                    else Halo.zero(one.rank)
+                )
+                halo = halo.union(acc[e.producer] + own)
+        acc[node.name] = halo
+    return acc[node_name(stencil, 1, 1)]

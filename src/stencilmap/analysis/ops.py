@@ -25,6 +25,7 @@ from stencilmap.program.expr import (
     Call,
     Cast,
     Expr,
+    InBounds,
     Ref,
     Select,
     Unary,
@@ -75,7 +76,7 @@ class OpCounts:
 
 def is_constant(e: Expr) -> bool:
     """True when no field and no named value occurs in ``e``: it folds to a literal at compile time."""
-    return not any(isinstance(n, Ref | Var) for n in walk(e))
+    return not any(isinstance(n, Ref | Var | InBounds) for n in walk(e))
 
 
 def node_ops(e: Expr) -> tuple[tuple[str, int], ...]:
@@ -91,6 +92,9 @@ def node_ops(e: Expr) -> tuple[tuple[str, int], ...]:
         return (("cast", 1),)
     if isinstance(e, Call):
         return _call_ops(e)
+    if isinstance(e, InBounds):  # 0 <= p_d + o_d < n_d on every axis it moves along, and-ed
+        moved = sum(1 for o in e.offset if o)
+        return (("compare", 2 * moved), ("logic", max(0, 2 * moved - 1))) if moved else ()
     return ()
 
 
@@ -106,7 +110,7 @@ def constant_nodes(e: Expr) -> set[int]:
     """``id`` of every node of ``e`` that ``is_constant`` (found in one pass, children first)."""
     const: set[int] = set()
     for node in postorder(e):
-        if not isinstance(node, Ref | Var) and all(id(c) in const for c in children(node)):
+        if not isinstance(node, Ref | Var | InBounds) and all(id(c) in const for c in children(node)):
             const.add(id(node))
     return const
 

@@ -113,4 +113,6 @@ def stencil_reuse_buffers(
     program: Program, stencil: Stencil, shape: tuple[int, ...], k: int
 ) -> dict[str, ReuseBuffer]:
     """The reuse buffer of every field ``stencil`` reads, for ``k`` PEs, keyed by field name."""
-    return {f: reuse_buffer(linear_offsets(program, stencil, f, shape), k) for f in access_sets(stencil)}
+    return {
+        f: reuse_buffer(linear_offsets(program, stencil, f, shape), k) for f in access_sets(stencil, program)
+    }

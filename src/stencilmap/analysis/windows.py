@@ -43,22 +43,36 @@ def stencil_refs(stencil: Stencil) -> tuple[Ref, ...]:
     return tuple(out)
 
 
-def access_sets(stencil: Stencil) -> dict[str, tuple[Offset, ...]]:
+def preserved_input(program: Program, stencil: Stencil) -> str | None:
+    """Under ``border: preserve``, the input whose values ``stencil`` keeps where its pass leaves points
+    undefined (the input its output feeds), when the stencil reads it; else None."""
+    if program.border != "preserve":
+        return None
+    paired = next((i for i, o in program.feeds() if o == stencil.name), None)
+    if paired is None or paired not in {r.field for r in stencil_refs(stencil)}:
+        return None
+    return paired
+
+
+def access_sets(stencil: Stencil, program: Program | None = None) -> dict[str, tuple[Offset, ...]]:
     """The access set of every field a stencil reads (temporaries included): distinct offsets, sorted.
 
     A field with a ``copy`` boundary also needs its centre value (it replaces reads outside the grid),
-    so the hardware must deliver offset 0 even when the expression does not read it. A window entirely
-    behind the point in memory order (every offset lexicographically negative, e.g. ``a[i-1, j]`` alone)
-    is extended to the point too: a streaming consumer keeps pace with its stream, so its buffer runs
-    from the oldest element it reads to the one arriving now.
+    so the hardware must deliver offset 0 even when the expression does not read it; so does the input
+    ``border: preserve`` keeps (``preserved_input``, given ``program``): a stencil that does not read its
+    centre (a Laplace stencil) still taps it from its window to keep the boundary values. A window
+    entirely behind the point in memory order (every offset lexicographically negative, e.g.
+    ``a[i-1, j]`` alone) is extended to the point too: a streaming consumer keeps pace with its stream, so
+    its buffer runs from the oldest element it reads to the one arriving now.
     """
     sets: dict[str, set[Offset]] = {}
     for r in stencil_refs(stencil):
         sets.setdefault(r.field, set()).add(r.offset)
+    kept = preserved_input(program, stencil) if program is not None else None
     for name, offs in sets.items():
         rank = len(next(iter(offs)))
         zero = (0,) * rank
-        if rank and (stencil.boundary_of(name).kind == "copy" or max(offs) < zero):
+        if rank and (stencil.boundary_of(name).kind == "copy" or max(offs) < zero or name == kept):
             offs.add(zero)
     return {name: tuple(sorted(offs)) for name, offs in sorted(sets.items())}
 
@@ -87,7 +101,7 @@ def linearize(offset: Offset, axes: tuple[int, ...], shape: tuple[int, ...]) -> 
 def linear_offsets(program: Program, stencil: Stencil, field: str, shape: tuple[int, ...]) -> tuple[int, ...]:
     """The linearized access set {a^(s)} of ``field`` in ``stencil``, distinct and ascending."""
     axes = program.field_axes(field)
-    offsets = access_sets(stencil).get(field, ())
+    offsets = access_sets(stencil, program).get(field, ())
     return tuple(sorted({linearize(o, axes, shape) for o in offsets}))
 
 
@@ -104,7 +118,7 @@ def max_forward_offset(program: Program, stencil: Stencil, field: str, shape: tu
 def field_window(program: Program, stencil: Stencil, field: str) -> FieldWindow:
     """The window of one field read by one stencil."""
     axes = program.field_axes(field)
-    offsets = access_sets(stencil).get(field, ())
+    offsets = access_sets(stencil, program).get(field, ())
     low = [0] * program.rank
     high = [0] * program.rank
     for i, a in enumerate(axes):
@@ -115,4 +129,4 @@ def field_window(program: Program, stencil: Stencil, field: str) -> FieldWindow:
 
 def stencil_windows(program: Program, stencil: Stencil) -> tuple[FieldWindow, ...]:
     """The windows of every field a stencil reads, sorted by field name."""
-    return tuple(field_window(program, stencil, f) for f in access_sets(stencil))
+    return tuple(field_window(program, stencil, f) for f in access_sets(stencil, program))

@@ -20,12 +20,12 @@ from stencilmap.backends import ops
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import Binary, Call, Ref
 from stencilmap.program.ir import Program, Stencil
-from stencilmap.scalar import Param, Unsupported, lower
+from stencilmap.scalar import Inside, Param, Unsupported, lower
 from stencilmap.scalar import ctypes_ as sc
 from stencilmap.scalar.ctypes_ import Dialect
 from stencilmap.scalar.helpers import helpers_text
 from stencilmap.scalar.ops import EXACT_FUNCTIONS
-from stencilmap.scalar.render import Printer, render
+from stencilmap.scalar.render import Printer, inside_condition, render
 
 __all__ = ["CTYPES", "EXACT_FUNCTIONS", "Unsupported", "boundary_literal", "prelude", "stencil_lines"]
 
@@ -45,16 +45,21 @@ def prelude(program: Program, dialect: Dialect = "c99") -> str:
     """The helpers the program's stencils call (``scalar.helpers``), for the head of the generated file."""
     used: set[tuple[str, str]] = set()
     for st in program.stencils:
-        used |= render(lower(program, st), dialect, param=lambda p: "0")[1]  # helpers only
+        used |= render(lower(program, st), dialect, param=lambda p: "0", inside=lambda v: "1")[1]  # helpers
     return helpers_text(used, dialect)
 
 
 def stencil_lines(
-    program: Program, st: Stencil, read: Callable[[Ref], str], params: dict[str, str]
+    program: Program,
+    st: Stencil,
+    read: Callable[[Ref], str],
+    params: dict[str, str],
+    point: Callable[[int], tuple[str, str]] | None = None,
 ) -> tuple[list[str], str]:
     """The declarations of ``st``'s temporaries (``t0``, ``t1``, …) and the C expression of its value
     (of ``ctype(st.dtype)``); ``read`` gives the C expression of a field access, ``params`` the pointer of
-    each ``param`` array."""
+    each ``param`` array, ``point(a)`` the point's coordinate and the grid's size along axis a (two C
+    expressions) for fusion guards (``InBounds``)."""
 
     def param(p: Param) -> str:
         par = program.param(p.name)
@@ -63,7 +68,13 @@ def stencil_lines(
         return f"{params[p.name]}[{flat}]"
 
     kernel = lower(program, st)
-    printer = Printer(kernel, "c99", lambda r: read(Ref(r.field, r.offset)), param)
+
+    def inside(v: Inside) -> str:
+        if point is None:
+            raise Unsupported("a fusion guard (in_bounds) without the point")
+        return inside_condition(v, lambda a: point(a)[0], lambda a: point(a)[1])
+
+    printer = Printer(kernel, "c99", lambda r: read(Ref(r.field, r.offset)), param, inside)
     lines: list[str] = []
     for j, tmp in enumerate(kernel.temps):
         lines.append(f"const {ctype(tmp.dtype)} t{j} = {printer.expr(tmp.value)};")

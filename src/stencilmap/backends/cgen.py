@@ -233,7 +233,9 @@ def _body(plan: Plan, st: Stencil, checked: bool, ring: bool = False) -> list[st
         names[ref] = f"r{j}"
         lines += _read(plan, st, ref, f"r{j}", checked, ring)
     params = {p.name: f"p{j}" for j, p in enumerate(plan.program.params)}
-    temps, value = cexpr.stencil_lines(plan.program, st, lambda r: names[r], params)
+    temps, value = cexpr.stencil_lines(
+        plan.program, st, lambda r: names[r], params, lambda a: (_g(a), f"n{a}")
+    )
     lines += temps
     lines.append(f"{CTYPES[st.dtype]} v = {value};")
     keep = plan.preserve_input(st.name)

@@ -6,7 +6,8 @@ value, ``copy`` yields the centre value ``f[p]``, ``shrink`` makes the point und
 when every read of its expression (temporaries included) is defined, so undefined points propagate
 through the DAG. ``iterate: q`` applies the program q times, output i feeding input i (or as ``feedback`` names them;
 inputs fed by no output keep their values); with
-``border: preserve`` the undefined points of each pass keep the value of the matching input. Output
+``border: preserve`` the undefined points of each pass keep the value of the matching input.
+``InBounds(o)`` (fusion's guard) is true where ``p + o`` lies inside the grid. Output
 points left undefined are NaN (float) or 0 (integer); ``Result.defined`` holds the masks.
 """
 
@@ -21,7 +22,7 @@ import numpy.typing as npt
 
 from stencilmap.errors import StencilmapError
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
+from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, InBounds, Ref, Select, Unary, Var
 from stencilmap.program.graph import stencil_order
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import TypeEnv, infer, stencil_types
@@ -196,6 +197,8 @@ class _StencilEval:
         if isinstance(e, Call):
             args = [self.eval(a, env) for a in e.args]
             return ops.call(e.func, args, infer(e, env), semantics)
+        if isinstance(e, InBounds):  # p + offset inside the grid (defines nothing: no read)
+            return shifted(np.ones(self.shape, dtype=bool), e.offset)[1]
         raise TypeError(f"unknown expression {e!r}")
 
     def _var(self, e: Var) -> Array:

@@ -101,6 +101,8 @@ def analyze_cmd(
     else:
         if point.fuse:
             click.echo(fused_line(report.fused))
+            if report.fusion_cost is not None:
+                click.echo(f"fusion cost: {report.fusion_cost}")
         print_analysis(report, make_console())
 
 
@@ -159,6 +161,7 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
         delay_buffer_elements=built.delay,
         total_buffer_elements=built.total,
         fused=[list(pair) for pair in report.fused],
+        fusion_cost=report.fusion_cost,
     )
     if report.partition is not None:
         out["partition"] = report.partition.to_json()

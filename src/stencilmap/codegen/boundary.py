@@ -8,10 +8,9 @@ an output paired with input i, that input's value outside the box the pass's acc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from stencilmap.analysis.dag import node_name
-from stencilmap.analysis.halos import accumulated_halos
+from stencilmap.analysis.halos import defined_halo
 from stencilmap.design.common import port_name
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program, Stencil
@@ -65,14 +64,17 @@ def preserve_box(
     paired_name = next((inp for inp, out in program.feeds() if out == stencil), None)
     if program.border != "preserve" or paired_name is None:
         return None
-    if any(b.kind != "shrink" for s in program.stencils for _, b in s.boundary):
-        raise StencilmapError("border: preserve with constant or copy boundaries has no code generation")
+    halo = defined_halo(program, stencil)
+    if halo is None:
+        raise StencilmapError(
+            "border: preserve where a constant or copy boundary reads, away from the point, a field not "
+            "defined everywhere has no code generation (the kept region is not a box)"
+        )
     paired = program.input(paired_name)
     assert paired is not None  # verify: a feedback pair names an input
     centre = port_name(paired.name, (0,) * len(paired.axes))
     if centre not in ports:
-        raise StencilmapError(
-            f"border: preserve needs output '{stencil}' to read '{paired.name}' at its centre"
+        raise StencilmapError(  # the design taps the centre of a kept input it reads (``access_sets``)
+            f"border: preserve needs output '{stencil}' to read input '{paired.name}'"
         )
-    halo = accumulated_halos(replace(program, iterate=1))[node_name(stencil, 1, 1)]
     return centre, tuple(halo.low), tuple(halo.high)

@@ -18,10 +18,10 @@ import numpy.typing as npt
 from stencilmap.codegen.ctypes_ import Dialect, ctype, scalar_dialect
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program, Stencil
-from stencilmap.scalar import Param, Undefined, Unsupported, lower
+from stencilmap.scalar import Inside, Param, Undefined, Unsupported, lower
 from stencilmap.scalar.ctypes_ import literal
 from stencilmap.scalar.lower import literal_value
-from stencilmap.scalar.render import Printer
+from stencilmap.scalar.render import Printer, inside_condition
 
 
 def port_variable(port: str) -> str:
@@ -44,15 +44,36 @@ class ExprEmitter:
         value = literal_value(self.params[p.name][p.index].item(), p.dtype)
         return literal(value, p.dtype, scalar_dialect(self.dialect))
 
+    def guards(self, stencil: Stencil) -> tuple[tuple[int, ...], ...]:
+        """The offsets of the fusion guards (``InBounds``) of ``stencil``: the stencil function takes one
+        more argument per guard, after its ports, that the point plus the offset is inside the grid."""
+        try:
+            kernel = lower(self.program, stencil)
+        except Unsupported:
+            return ()
+        return tuple(dict.fromkeys(v.offset for v in kernel.values if isinstance(v, Inside)))
+
+    def guard_values(self, stencil: Stencil, shape: tuple[str, ...], point: str = "c") -> list[str]:
+        """The guard arguments of a call: ``point{a}`` the coordinates, ``shape`` the sizes as C text."""
+        return [
+            inside_condition(Inside(o), lambda a: f"{point}{a}", lambda a: shape[a])
+            for o in self.guards(stencil)
+        ]
+
     def stencil_function(self, stencil: Stencil, ports: tuple[str, ...], fname: str) -> str:
-        """``static inline T fname(ports…) { temps…; return value; }`` for ``stencil``."""
+        """``static inline T fname(ports…, guards…) { temps…; return value; }`` for ``stencil``."""
         from stencilmap.design.common import port_name
 
         names = {p: port_variable(p) for p in ports}
         if len(set(names.values())) != len(names):
             names = {p: f"in{n}" for n, p in enumerate(ports)}
+        guard = {o: f"inb{k}" for k, o in enumerate(self.guards(stencil))}
         args = ", ".join(
-            f"{ctype(self.program.field_dtype(p.partition('@')[0]), self.dialect)} {names[p]}" for p in ports
+            [
+                f"{ctype(self.program.field_dtype(p.partition('@')[0]), self.dialect)} {names[p]}"
+                for p in ports
+            ]
+            + [f"const int {g}" for g in guard.values()]
         )
         try:
             kernel = lower(self.program, stencil)
@@ -61,6 +82,7 @@ class ExprEmitter:
                 scalar_dialect(self.dialect),
                 lambda r: names[port_name(r.field, r.offset)],
                 self._param,
+                lambda v: guard[v.offset],
             )
             lines = [f"static inline {ctype(stencil.dtype, self.dialect)} {fname}({args or 'void'}) {{"]
             for tmp in kernel.temps:

@@ -427,6 +427,7 @@ class ModuleEmitter:
                 with w.block(f"if (addr < {self.lay.points}L)"):
                     coords(w, "addr", shape)
                     args = self._port_values(w, m, ins, ports, width)
+                    args += self.exprs.guard_values(st, tuple(f"{n}L" for n in shape))  # fusion guards
                     w.line(f"value = {fname}({', '.join(args)});")
                     self._preserve(w, m, ports, width, shape)
                 w.line(f"r{'.v[e]' if out.width > 1 else ''} = value;")

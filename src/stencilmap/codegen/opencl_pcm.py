@@ -66,16 +66,18 @@ class PcmKernel:
         self.chained = dict(program.feeds())  # input -> the output of the previous PCM feeding it
         self.exprs = ExprEmitter(program, {p.name: values[p.name] for p in program.params}, "opencl")
         self.ports = {
-            st.name: tuple(sorted(port_name(f, a) for f, offs in access_sets(st).items() for a in offs))
+            st.name: tuple(
+                sorted(port_name(f, a) for f, offs in access_sets(st, program).items() for a in offs)
+            )
             for st in self.order
         }
 
     def taps(self, st: Stencil, field: str) -> list[int]:
         axes = self.program.field_axes(field)
-        return sorted({linearize(a, axes, self.shape) for a in access_sets(st)[field]})
+        return sorted({linearize(a, axes, self.shape) for a in access_sets(st, self.program)[field]})
 
     def fields(self, st: Stencil) -> list[str]:
-        return sorted(access_sets(st))
+        return sorted(access_sets(st, self.program))
 
     def is_stencil(self, field: str) -> bool:
         return self.program.stencil(field) is not None
@@ -311,6 +313,7 @@ class PcmKernel:
                 with w.block("if (n >= 0 && addr < N_POINTS)"):
                     self._coords(w, "addr")
                     args = self._port_values(w, st)
+                    args += self.exprs.guard_values(st, tuple(f"S{a}" for a in range(len(self.shape))))
                     w.line(f"value = compute_{name}({', '.join(args)});")
                     self._preserve(w, st)
                 w.line(f"y_{name}[t][j] = value;")

@@ -110,7 +110,7 @@ class LaneBuilder(ABC):
         st = node.stencil
         assert st is not None
         prefix = f"{self.unit}{node.copy}.{st.name}"
-        offsets = access_sets(st)
+        offsets = access_sets(st, self.program)
         ports = tuple(sorted(port_name(f, a) for f, offs in offsets.items() for a in offs))
         pes = [self._pe(prefix, node, st, j, ports) for j in range(self.lanes)]
         for edge in self.live.into(node.name):

@@ -214,7 +214,7 @@ class _Pipeline:
         """The PE of one stencil copy, fed by an internal buffer (and maybe a delay) per field."""
         st = node.stencil
         assert st is not None
-        offsets = access_sets(st)
+        offsets = access_sets(st, self.program)
         ports = tuple(sorted(port_name(f, a) for f, offs in offsets.items() for a in offs))
         p = params(stencil=st.name, stage=node.copy, lane=0, width=self.w, inputs=ports, dtype=st.dtype)
         here = self.devices.get(node.name)

@@ -179,7 +179,7 @@ def window_reach(program: Program) -> tuple[int, ...]:
     """The largest |offset| of any read, per axis of the grid."""
     reach = [0] * program.rank
     for st in program.stencils:
-        for field, offsets in access_sets(st).items():
+        for field, offsets in access_sets(st, program).items():
             for off in offsets:
                 for o, a in zip(off, program.field_axes(field), strict=True):
                     reach[a] = max(reach[a], abs(o))

@@ -18,7 +18,7 @@ from stencilmap.point import DesignPoint
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape
 from stencilmap.program.verify import verify
-from stencilmap.transform.fusion import fuse_if
+from stencilmap.transform.fusion import Fusion, fuse_if
 
 if TYPE_CHECKING:
     from stencilmap.design.cgra.mapping import CgraMapping
@@ -50,6 +50,7 @@ class AnalyzeReport:
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
     cgra: CgraMapping | None = None
     partition: Partition | None = None  # --devices / --partition: the split over devices
+    fusion_cost: str | None = None  # --fuse: the cost change when something fused (transform.fusion.Cost)
 
 
 def analyze(config: AnalyzeConfig) -> AnalyzeReport:
@@ -60,7 +61,7 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
     if config.point.iterate is not None and config.point.iterate != program.iterate:
         program = replace(program, iterate=config.point.iterate)
         verify(program)
-    fusion = fuse_if(program, config.point.fuse)
+    fusion = fuse_if(program, config.point.fuse, config.point.arch or default_arch(program))
     program = fusion.program
     arch = config.point.arch or default_arch(program)
     a = arch_of(arch)
@@ -88,7 +89,7 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
     if a.mapping == "assembly":
         return _analyze_cgra(
             config, program=program, facts=facts, design=design, build_config=build_config, fused=fusion.fused
-        )
+        )  # fused only where no guard is needed: no fusion cost (CGRA)
     if config.dot is not None:
         write_text_atomically(config.dot, to_dot(design))
     mapping = None
@@ -110,7 +111,15 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         asm=config.asm,
         fused=fusion.fused,
         partition=partition,
+        fusion_cost=_cost_change(fusion),
     )
+
+
+def _cost_change(fusion: Fusion) -> str | None:
+    """``latency a → b cycles, buffers …, ops …`` when something fused."""
+    if fusion.before is None or fusion.after is None:
+        return None
+    return fusion.before.change(fusion.after)
 
 
 def _partitioned(

@@ -118,9 +118,9 @@ def codegen(config: CodegenConfig) -> CodegenReport:
     target(config.target)  # an unknown target is a usage error: say so before building anything
     check_replace_folder(config.out_dir, config.force)
     program, values = bind(config)
-    fusion = fuse_if(program, config.point.fuse)
-    program = fusion.program
     arch = config.point.arch or DEFAULT_ARCH[(config.target, program.format)]
+    fusion = fuse_if(program, config.point.fuse, arch)
+    program = fusion.program
     if from_program(config.target):
         _check_host(config)
         arch = HOST

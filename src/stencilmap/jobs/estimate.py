@@ -35,7 +35,8 @@ def estimate(config: EstimateConfig) -> EstimateReport:
     """Predict one configuration of ``config.program`` on ``config.device``."""
     device = load_device(config.device)
     point = config.point
-    fusion = fuse_if(bind_shape(as_program(config.program), {}, config.shape), point.fuse)
+    bound = bind_shape(as_program(config.program), {}, config.shape)
+    fusion = fuse_if(bound, point.fuse, point.arch or default_arch(bound, device.archs))
     program = fusion.program
     name = point.arch or default_arch(program, device.archs)
     if name not in device.archs:

@@ -176,7 +176,7 @@ def simulate(
         check_output_file(config.trace, "--trace")
     device = load_device(config.point.device) if config.point.device is not None else None
     program, values = bind(config)
-    fusion = fuse_if(program, config.point.fuse)
+    fusion = fuse_if(program, config.point.fuse, config.point.arch or default_arch(program))
     program = fusion.program
     out_dir = config.out_dir if config.out_dir is not None else default_out_dir(program)
     check_output_dir(out_dir)

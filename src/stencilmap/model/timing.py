@@ -239,7 +239,7 @@ def _forward_offsets(program: Program, shapes: Array) -> dict[tuple[str, str], A
     st = np.array([strides(tuple(int(n) for n in row)) for row in shapes], dtype=np.int64)
     out: dict[tuple[str, str], Array] = {}
     for stencil in program.stencils:
-        for field, offsets in access_sets(stencil).items():
+        for field, offsets in access_sets(stencil, program).items():
             axes = program.field_axes(field)
             lin = np.array(
                 [[sum(o * row[a] for o, a in zip(off, axes, strict=True)) for off in offsets] for row in st],

@@ -108,6 +108,17 @@ class Select:
 
 
 @dataclass(frozen=True, slots=True)
+class InBounds:
+    """True (a ``bool``) where the point ``p + offset`` lies inside the grid; ``offset`` has one entry per
+    axis of the iteration space. No front end writes it: fusion (``transform.fusion``) guards an inlined
+    producer with it, ``Select(InBounds(o), producer at o, boundary value)``, so that a read the original
+    made outside the grid still yields its boundary value. Definedness is unchanged by it (every read of a
+    select counts, both branches), so fusion guards only reads that are defined on both sides."""
+
+    offset: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Cast:
     dtype: str
     operand: Expr
@@ -119,7 +130,7 @@ class Call:
     args: tuple[Expr, ...]
 
 
-Expr = Const | Ref | Var | Unary | Binary | Select | Cast | Call
+Expr = Const | Ref | Var | Unary | Binary | Select | Cast | Call | InBounds
 
 
 #: Deepest expression a front end accepts. A left-to-right sum of n terms nests n deep: a 21×21 window

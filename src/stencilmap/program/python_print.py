@@ -8,7 +8,7 @@ import math
 
 from stencilmap.names import comment
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var, refs
+from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, InBounds, Ref, Select, Unary, Var, refs
 from stencilmap.program.ir import Boundary, DataSource, Hints, Input, Program, Stencil
 from stencilmap.program.python_expr import SETTINGS, escape, literal_dtype
 
@@ -70,6 +70,8 @@ def _fmt(e: Expr, sem: dt.Semantics, used: set[str]) -> tuple[str, int]:
         return f"{e.op}{_wrap(e.operand, sem, used, lambda p: p < _UNARY)}", _UNARY
     if isinstance(e, Binary):
         return _fmt_binary(e, sem, used)
+    if isinstance(e, InBounds):  # fusion's guard: no Python program writes one (shown, not parsed back)
+        return f"in_bounds({', '.join(str(o) for o in e.offset)})", _ATOM
     raise TypeError(f"cannot print {e!r} as Python")
 
 

@@ -5,7 +5,7 @@ dimension first, the IR's C order, so every offset list is reversed here."""
 from __future__ import annotations
 
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
+from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, InBounds, Ref, Select, Unary, Var
 from stencilmap.program.ir import Program
 
 _PRECEDENCE = {
@@ -64,6 +64,8 @@ def _fmt(e: Expr) -> tuple[str, int]:
         if rp <= prec:
             rhs = f"({rhs})"
         return f"{lhs} {e.op} {rhs}", prec
+    if isinstance(e, InBounds):  # fusion's guard: no SODA program writes one (shown, not parsed back)
+        return f"in_bounds({', '.join(str(o) for o in reversed(e.offset))})", _ATOM_PREC
     raise TypeError(f"cannot print {e!r} as SODA")
 
 

@@ -17,6 +17,7 @@ from stencilmap.program.expr import (
     Cast,
     Const,
     Expr,
+    InBounds,
     Ref,
     Select,
     Unary,
@@ -98,6 +99,8 @@ def _infer(e: Expr, env: TypeEnv) -> str:
         return _common(infer(e.then, env), infer(e.else_, env), c)
     if isinstance(e, Call):
         return _call_type(e.func, [infer(a, env) for a in e.args], c)
+    if isinstance(e, InBounds):
+        return "bool"
     raise ExprTypeError(f"unknown expression node {e!r}")
 
 

@@ -9,6 +9,7 @@ Imports ``stencilmap.program`` and ``stencilmap.errors`` only.
 from __future__ import annotations
 
 from stencilmap.scalar.kernel import (
+    Inside,
     Lit,
     Op,
     Param,
@@ -22,6 +23,7 @@ from stencilmap.scalar.kernel import (
 from stencilmap.scalar.lower import lower
 
 __all__ = [
+    "Inside",
     "Lit",
     "Op",
     "Param",

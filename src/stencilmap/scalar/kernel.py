@@ -1,6 +1,6 @@
 """The lowered form of one stencil: typed values in SSA order (each after its arguments).
 
-A value is a field read (``Read``), an element of a ``param`` array (``Param``), a literal already
+A value is a field read (``Read``), the in-bounds test of a fusion guard (``Inside``), an element of a ``param`` array (``Param``), a literal already
 converted to its type (``Lit``), or one named operation (``Op``, see ``ops.OPS``) whose arguments are the
 numbers of earlier values and whose operands all have the types the operation expects: every conversion
 is an explicit ``Op``, so a printer never infers a type.
@@ -30,6 +30,15 @@ class Read:
 
 
 @dataclass(frozen=True, slots=True)
+class Inside:
+    """``InBounds(offset)``: whether the point plus ``offset`` (one entry per axis of the iteration space)
+    lies inside the grid, a ``bool``; the printer's caller knows the point and the grid."""
+
+    offset: tuple[int, ...]
+    dtype: str = "bool"
+
+
+@dataclass(frozen=True, slots=True)
 class Param:
     """Element ``index`` of the ``param`` array ``name`` (its values are bound when rendering)."""
 
@@ -56,7 +65,7 @@ class Op:
     attr: str = ""
 
 
-Value = Read | Param | Lit | Op
+Value = Read | Param | Lit | Op | Inside
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from stencilmap.program.expr import (
     Cast,
     Const,
     Expr,
+    InBounds,
     Ref,
     Select,
     Unary,
@@ -26,6 +27,7 @@ from stencilmap.program.expr import (
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import TypeEnv, infer, stencil_types
 from stencilmap.scalar.kernel import (
+    Inside,
     Lit,
     Op,
     Param,
@@ -121,6 +123,8 @@ class _Lowering:
             return self.op("select", t, args[0], self.conv(args[1], t), self.conv(args[2], t))
         if isinstance(e, Call):
             return self.call(e.func, [self.conv(a, t) for a in args], t)
+        if isinstance(e, InBounds):
+            return self.add(Inside(e.offset))
         raise Unsupported(f"expression {e!r}")
 
     def var(self, e: Var, t: str) -> int:

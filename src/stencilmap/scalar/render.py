@@ -16,7 +16,7 @@ from collections.abc import Callable
 from stencilmap.program import dtypes as dt
 from stencilmap.scalar.ctypes_ import Dialect, c_family, ctype, literal
 from stencilmap.scalar.helpers import helper_name
-from stencilmap.scalar.kernel import Lit, Op, Param, Read, ScalarKernel, Unsupported
+from stencilmap.scalar.kernel import Inside, Lit, Op, Param, Read, ScalarKernel, Unsupported
 from stencilmap.scalar.ops import COMPARE, DOUBLE_ONLY
 
 _SYM = {
@@ -53,6 +53,20 @@ def _no_param(p: Param) -> str:
     raise Unsupported(f"param '{p.name}' has no value here")
 
 
+def _no_inside(v: Inside) -> str:
+    raise Unsupported("a fusion guard (in_bounds) needs the point")
+
+
+def inside_condition(v: Inside, point: Callable[[int], str], size: Callable[[int], str]) -> str:
+    """The C text of ``Inside``: ``0 <= p_a + o_a < n_a`` on every axis it moves along (``point(a)`` and
+    ``size(a)`` give the C text of the point's coordinate and of the grid's size along axis a), as ``1``
+    or ``0`` (the kernel's ``bool``)."""
+    terms = [
+        f"({point(a)} + ({o}) >= 0 && {point(a)} + ({o}) < {size(a)})" for a, o in enumerate(v.offset) if o
+    ]
+    return f"(({' && '.join(terms)}) ? 1 : 0)" if terms else "1"
+
+
 class Printer:
     """Renders the values of one kernel; ``read`` and ``param`` give the C text of the leaves."""
 
@@ -62,11 +76,13 @@ class Printer:
         dialect: Dialect,
         read: Callable[[Read], str],
         param: Callable[[Param], str] = _no_param,
+        inside: Callable[[Inside], str] = _no_inside,
     ) -> None:
         self.kernel = kernel
         self.dialect = dialect
         self.read = read
         self.param = param
+        self.inside = inside
         self.helpers: set[tuple[str, str]] = set()
         self.names: dict[int, str] = {}
         self._text: dict[int, str] = {}
@@ -101,6 +117,8 @@ class Printer:
             return self.read(v)
         if isinstance(v, Param):
             return self.param(v)
+        if isinstance(v, Inside):
+            return self.inside(v)
         if isinstance(v, Lit):
             return literal(v.value, v.dtype, self.dialect)
         xs = [self._arg(a) for a in v.args]
@@ -171,12 +189,16 @@ class Printer:
 
 
 def render(
-    kernel: ScalarKernel, dialect: Dialect, name: str = "kernel", param: Callable[[Param], str] = _no_param
+    kernel: ScalarKernel,
+    dialect: Dialect,
+    name: str = "kernel",
+    param: Callable[[Param], str] = _no_param,
+    inside: Callable[[Inside], str] = _no_inside,
 ) -> tuple[str, set[tuple[str, str]]]:
     """``static inline T name(reads…) { temps…; return value; }`` and the helpers it calls. The
     arguments are the kernel's distinct reads in ``kernel.reads()`` order, named ``in0, in1, …``."""
     reads = {r: f"in{j}" for j, r in enumerate(kernel.reads())}
-    p = Printer(kernel, dialect, reads.__getitem__, param)
+    p = Printer(kernel, dialect, reads.__getitem__, param, inside)
     args = ", ".join(f"{p.ctype(r.dtype)} {n}" for r, n in reads.items())
     qualifier = "static __device__ inline" if dialect == "cuda" else "static inline"
     lines = [f"{qualifier} {p.ctype(kernel.dtype)} {name}({args or 'void'}) {{"]

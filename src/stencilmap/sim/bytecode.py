@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from stencilmap.program import dtypes as dt
-from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, Ref, Select, Unary, Var
+from stencilmap.program.expr import Binary, Call, Cast, Const, Expr, InBounds, Ref, Select, Unary, Var, walk
 from stencilmap.program.ir import Program, Stencil
 from stencilmap.program.typecheck import TypeEnv, infer, stencil_types
 from stencilmap.scalar.ops import LIBM
@@ -138,6 +138,11 @@ def c_defines() -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The engine writes a PE's point (x0, x1, x2, C order padded to 3 axes) and the grid (s0, s1, s2) into
+#: temporaries 0-5 before each evaluation; a stencil with ``InBounds`` guards numbers its own after them.
+POINT_TEMPS = 6
+
+
 @dataclass(frozen=True, slots=True)
 class Bytecode:
     """``code[i] = (opcode, arg, type)``; ``consts`` the literal pool; ``ports`` the PE ports in order."""
@@ -175,6 +180,8 @@ class _Compiler:
         self.consts: list[float] = []
         self.temps: dict[str, int] = {}
         self.env, self.temp_types = stencil_types(program, stencil)
+        roots = (stencil.expr, *(t.expr for t in stencil.temps))
+        self.base = POINT_TEMPS if any(isinstance(n, InBounds) for r in roots for n in walk(r)) else 0
 
     def const(self, value: float, t: str) -> None:
         self.consts.append(round_value(value, t))
@@ -216,7 +223,31 @@ class _Compiler:
                 self.emit(a, env)
                 self.code.append((ROUND, 0, type_code(t)))
             self.code.append((CALL, self._func(e.func, len(e.args)), type_code(t)))
+        elif isinstance(e, InBounds):
+            self._in_bounds(e.offset)
         return t
+
+    def _in_bounds(self, offset: tuple[int, ...]) -> None:
+        """0 <= x_a + o_a < s_a on every axis the offset moves along, and-ed (the point: temporaries 0-5)."""
+        terms = 0
+        for a, o in enumerate(offset):
+            if not o:
+                continue
+            axis = 3 - len(offset) + a
+            for bound, op in ((None, B_GE), (axis + 3, B_LT)):
+                self.code.append((LOAD_TEMP, axis, T_I64))
+                self.const(float(o), "int64")
+                self.code.append((BINARY, B_ADD, T_I64))
+                if bound is None:
+                    self.const(0.0, "int64")
+                else:
+                    self.code.append((LOAD_TEMP, bound, T_I64))
+                self.code.append((BINARY, op, T_BOOL))
+                terms += 1
+                if terms > 1:
+                    self.code.append((BINARY, B_AND, T_BOOL))
+        if not terms:
+            self.const(1.0, "bool")
 
     def _var(self, e: Var, t: str) -> None:
         if e.name in self.temps:
@@ -262,12 +293,13 @@ class _Compiler:
             env = self.env
             self.emit(temp.expr, env)
             self.code.append((ROUND, 0, type_code(self.temp_types[temp.name])))
-            self.temps[temp.name] = len(self.temps)
+            self.temps[temp.name] = self.base + len(self.temps)
             self.code.append((STORE_TEMP, self.temps[temp.name], 0))
         self.emit(stencil.expr, self.env)
         self.code.append((ROUND, 0, type_code(stencil.dtype)))
         code = np.asarray(self.code, dtype=np.int64).reshape(-1, 3)
-        return Bytecode(code, np.asarray(self.consts, dtype=np.float64), len(self.temps), tuple(self.ports))
+        n_temps = self.base + len(self.temps)
+        return Bytecode(code, np.asarray(self.consts, dtype=np.float64), n_temps, tuple(self.ports))
 
 
 def compile_stencil(

@@ -21,7 +21,7 @@ from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.errors import StencilmapError
 from stencilmap.program.ir import Program
 from stencilmap.sim import memory as K
-from stencilmap.sim.bytecode import compile_stencil, round_value
+from stencilmap.sim.bytecode import POINT_TEMPS, compile_stencil, round_value
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -377,25 +377,22 @@ class _Builder:
         paired_name = next((inp for inp, out in p.feeds() if out == stencil), None)
         if p.border != "preserve" or paired_name is None:
             return
-        from dataclasses import replace
+        from stencilmap.analysis.halos import defined_halo
 
-        from stencilmap.analysis.dag import node_name
-        from stencilmap.analysis.halos import accumulated_halos
-
-        if any(b.kind != "shrink" for s in p.stencils for _, b in s.boundary):
+        halo = defined_halo(p, stencil)
+        if halo is None:
             raise StencilmapError(
-                "simulating border: preserve with constant or copy boundaries is not supported "
-                "(the kept region is exact for shrink boundaries, SODA's only kind)"
+                "simulating border: preserve is not supported where a constant or copy boundary reads, away "
+                "from the point, a field not defined everywhere (the kept region is not a box)"
             )
         paired = p.input(paired_name)
         assert paired is not None  # verify: a feedback pair names an input
         centre = port_name(paired.name, (0,) * len(paired.axes))
-        if centre not in ports:
+        if centre not in ports:  # the design taps the centre of a kept input it reads (``access_sets``)
             raise StencilmapError(
-                f"border: preserve needs output '{stencil}' to read input '{paired.name}' at its centre; "
-                "the simulator cannot keep boundary values otherwise"
+                f"border: preserve needs output '{stencil}' to read input '{paired.name}' "
+                "(the simulator keeps that input's values at the border)"
             )
-        halo = accumulated_halos(replace(p, iterate=1))[node_name(stencil, 1, 1)]
         rank = len(self.shape)
         lo = [0, 0, 0]
         hi = [0, 0, 0]
@@ -519,7 +516,7 @@ class _Builder:
             fire_state=np.zeros(n_mod, np.int64),
             scratch=np.zeros(scratch_len, np.float64),
             stack=np.zeros(self.max_code + 8, np.float64),
-            temps=np.zeros(self.max_temps + 1, np.float64),
+            temps=np.zeros(max(self.max_temps + 1, POINT_TEMPS), np.float64),
         )
         return SimModel(
             self.design,

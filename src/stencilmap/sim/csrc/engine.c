@@ -483,6 +483,9 @@ static void pe_fire(const Ctx *x, i64 m, i64 now) {
                     F[vals + j] = value;
                 }
             }
+            double *point = F + x->temps; /* temporaries 0-5: the point and the grid (InBounds guards) */
+            point[0] = (double)x0, point[1] = (double)x1, point[2] = (double)x2;
+            point[3] = (double)s0, point[4] = (double)s1, point[5] = (double)s2;
             result = x->ev ? x->ev(MP(m, M_EV), at, F + x->cnst + k0, F + x->temps)
                            : evaluate(x, c0, c1, k0, at - F);
             if (preserve && !(MP(m, M_R + 2) <= x0 && x0 < s0 - MP(m, M_R + 5) && MP(m, M_R + 3) <= x1 &&
