@@ -36,9 +36,9 @@ def ctype(t: str) -> str:
     return CTYPES[dt.concrete(t)]
 
 
-def scalar_literal(x: object, t: str) -> str:
+def scalar_literal(x: object, t: str, dialect: Dialect = "c99") -> str:
     v = float(x) if dt.is_float(t) else int(x)  # type: ignore[call-overload, arg-type]
-    return sc.literal(v, t, "c99")
+    return sc.literal(v, t, dialect)
 
 
 def prelude(program: Program, dialect: Dialect = "c99") -> str:
@@ -55,11 +55,12 @@ def stencil_lines(
     read: Callable[[Ref], str],
     params: dict[str, str],
     point: Callable[[int], tuple[str, str]] | None = None,
+    dialect: Dialect = "c99",
 ) -> tuple[list[str], str]:
     """The declarations of ``st``'s temporaries (``t0``, ``t1``, …) and the C expression of its value
-    (of ``ctype(st.dtype)``); ``read`` gives the C expression of a field access, ``params`` the pointer of
-    each ``param`` array, ``point(a)`` the point's coordinate and the grid's size along axis a (two C
-    expressions) for fusion guards (``InBounds``)."""
+    (of ``ctype(st.dtype)``) in ``dialect``; ``read`` gives the C expression of a field access, ``params``
+    the pointer of each ``param`` array, ``point(a)`` the point's coordinate and the grid's size along axis
+    a (two C expressions) for fusion guards (``InBounds``)."""
 
     def param(p: Param) -> str:
         par = program.param(p.name)
@@ -74,7 +75,7 @@ def stencil_lines(
             raise Unsupported("a fusion guard (in_bounds) without the point")
         return inside_condition(v, lambda a: point(a)[0], lambda a: point(a)[1])
 
-    printer = Printer(kernel, "c99", lambda r: read(Ref(r.field, r.offset)), param, inside)
+    printer = Printer(kernel, dialect, lambda r: read(Ref(r.field, r.offset)), param, inside)
     lines: list[str] = []
     for j, tmp in enumerate(kernel.temps):
         lines.append(f"const {ctype(tmp.dtype)} t{j} = {printer.expr(tmp.value)};")
@@ -82,10 +83,10 @@ def stencil_lines(
     return lines, printer.expr(kernel.result)
 
 
-def boundary_literal(value: float, t: str) -> str:
+def boundary_literal(value: float, t: str, dialect: Dialect = "c99") -> str:
     """The constant a ``constant`` boundary yields for a field of type ``t`` (``ops.as_type`` of it)."""
     v = ops.as_type(np.asarray(value), t)
-    return scalar_literal(v[()], t)
+    return scalar_literal(v[()], t, dialect)
 
 
 def uses_inexact_math(program: Program) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from stencilmap.program import dtypes as dt
 from stencilmap.program.ir import Stencil
+from stencilmap.scalar.ctypes_ import Dialect
 
 from . import cexpr, cwave
 from .cexpr import CTYPES
@@ -225,16 +226,17 @@ def _loops(
     return lines
 
 
-def _body(plan: Plan, st: Stencil, checked: bool, ring: bool = False) -> list[str]:
-    """Statements computing one point of ``st``: reads, temporaries, value, definedness, store."""
+def _body(plan: Plan, st: Stencil, checked: bool, ring: bool = False, dialect: Dialect = "c99") -> list[str]:
+    """Statements computing one point of ``st`` (in ``dialect``: the cpu's C or the gpu's CUDA): reads,
+    temporaries, value, definedness, store."""
     lines = ["int ok = 1;"]
     names: dict[object, str] = {}
     for j, ref in enumerate(stencil_refs(st)):
         names[ref] = f"r{j}"
-        lines += _read(plan, st, ref, f"r{j}", checked, ring)
+        lines += _read(plan, st, ref, f"r{j}", checked, ring, dialect)
     params = {p.name: f"p{j}" for j, p in enumerate(plan.program.params)}
     temps, value = cexpr.stencil_lines(
-        plan.program, st, lambda r: names[r], params, lambda a: (_g(a), f"n{a}")
+        plan.program, st, lambda r: names[r], params, lambda a: (_g(a), f"n{a}"), dialect
     )
     lines += temps
     lines.append(f"{CTYPES[st.dtype]} v = {value};")
@@ -253,7 +255,9 @@ def _body(plan: Plan, st: Stencil, checked: bool, ring: bool = False) -> list[st
     return lines
 
 
-def _read(plan: Plan, st: Stencil, ref: object, name: str, checked: bool, ring: bool) -> list[str]:
+def _read(
+    plan: Plan, st: Stencil, ref: object, name: str, checked: bool, ring: bool, dialect: Dialect = "c99"
+) -> list[str]:
     from stencilmap.program.expr import Ref
 
     assert isinstance(ref, Ref)
@@ -274,7 +278,7 @@ def _read(plan: Plan, st: Stencil, ref: object, name: str, checked: bool, ring: 
     b = st.boundary_of(f)
     centre = _index(plan, var, f, (0,) * len(axes), ring)
     if b.kind == "constant":
-        fill, fill_ok = cexpr.boundary_literal(b.value, plan.program.field_dtype(f)), "1"
+        fill, fill_ok = cexpr.boundary_literal(b.value, plan.program.field_dtype(f), dialect), "1"
     elif b.kind == "copy":
         fill, fill_ok = f"{var}_v[{centre}]", (f"{var}_m[{centre}]" if masked else "1")
     else:

@@ -70,7 +70,7 @@ FLOAT16_REFUSED = "code generation does not support float16 (half) values"
 
 
 def c_family(dialect: Dialect) -> bool:
-    """True for the dialects of the host backends (``uint8_t`` bools, hexadecimal float literals)."""
+    """True for the dialects of the host backends (``uint8_t`` bools; hexadecimal float literals in C99)."""
     return dialect in ("c99", "cuda")
 
 
@@ -84,11 +84,11 @@ def ctype(t: str, dialect: Dialect) -> str:
 def literal(value: int | float | bool, t: str, dialect: Dialect) -> str:
     """An exact literal of ``value`` (already of concrete type ``t``), of C type ``ctype(t)``."""
     if c_family(dialect):
-        return _c_literal(value, t)
+        return _c_literal(value, t, dialect)
     return _cpp_literal(value, t, dialect)
 
 
-def _c_literal(x: int | float | bool, t: str) -> str:
+def _c_literal(x: int | float | bool, t: str, dialect: Dialect) -> str:
     c = _C[t]
     if dt.is_float(t):
         f = float(x)
@@ -96,7 +96,9 @@ def _c_literal(x: int | float | bool, t: str) -> str:
             return f"(({c})NAN)"
         if math.isinf(f):
             return f"(({c})({'-' if f < 0 else ''}INFINITY))"
-        return f"(({c}){f.hex()})"
+        # NVRTC (CuPy's CUDA compiler) reads no hexadecimal floats: there the shortest decimal that reads
+        # back as the same double (Python's repr), equally exact
+        return f"(({c}){repr(f) if dialect == 'cuda' else f.hex()})"
     i = int(x)
     if t == "bool":
         return f"((uint8_t){1 if i else 0})"
