@@ -205,3 +205,17 @@ def test_fdtd_feedback_by_name_is_the_papers_time_stepping(steps: int) -> None:
     want = _paper_fdtd(values["Ez"], values["Hx"], values["Hy"], values, steps)
     for name, w in zip(("ez", "hx", "hy"), want, strict=True):
         np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-6)
+
+
+def test_progress_after_each_stencil_of_each_time_step() -> None:
+    """A long reference run reports its advance (issue 25): (done, total) per stencil and time step."""
+    from stencilmap.backends.reference import run_reference
+    from stencilmap.program import load_program
+    from stencilmap.program.data import bind_shape, make_inputs
+    from tests.conftest import EXAMPLES
+
+    prog = bind_shape(load_program(EXAMPLES / "jacobi2d.soda"), {}, (8, 8))  # 4 time steps
+    seen: list[tuple[int, int]] = []
+    run_reference(prog, make_inputs(prog, {}, 0), lambda done, total: seen.append((done, total)))
+    total = prog.iterate * len(prog.stencils)
+    assert seen == [(n, total) for n in range(1, total + 1)] and total > 1

@@ -13,7 +13,7 @@ points left undefined are NaN (float) or 0 (integer); ``Result.defined`` holds t
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,15 +85,22 @@ def undefined_value(dtype: np.dtype[np.generic]) -> float | int:
     return np.nan if dtype.kind == "f" else 0
 
 
-def run_reference(program: Program, inputs: Mapping[str, Array]) -> Result:
-    """Execute a shape-bound program on the given input (and param) values."""
+def run_reference(
+    program: Program, inputs: Mapping[str, Array], progress: Callable[[int, int], None] | None = None
+) -> Result:
+    """Execute a shape-bound program on the given input (and param) values; ``progress(done, total)``
+    after each stencil of each time step (a long run shows its advance)."""
     shape = tuple(int(n or 0) for n in program.shape)
     values: dict[str, Array] = {k: np.asarray(v) for k, v in inputs.items()}
     defined: dict[str, BoolArray] = {i.name: np.ones(values[i.name].shape, bool) for i in program.inputs}
     order = stencil_order(program)
+    total, done = program.iterate * len(order), 0
     for _ in range(program.iterate):
         for st in order:
             values[st.name], defined[st.name] = _StencilEval(program, st, values, defined, shape).run()
+            done += 1
+            if progress is not None:
+                progress(done, total)
         for inp, out in program.feeds():
             if program.border == "preserve":
                 values[out] = np.where(defined[out], values[out], values[inp])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy.typing as npt
@@ -34,6 +34,8 @@ class HostOptions:
     scheduler: str | None = None  # dask: address of a distributed scheduler
     block: int | None = None  # cpu/dask: time steps fused per tile (per exchange for dask)
     scheduler_file: str | None = None  # dask: a scheduler file (``dask scheduler --scheduler-file``)
+    #: numpy: ``progress(done, total)`` after each stencil of each time step (the CLI's progress bar)
+    progress: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,8 @@ def check_options(options: HostOptions, rank: int) -> None:
 
 
 def _numpy(program: Program, inputs: Mapping[str, Array], options: HostOptions) -> Execution:
-    del options
     start = time.perf_counter()
-    result = run_reference(program, inputs)
+    result = run_reference(program, inputs, options.progress)
     return Execution(result, time.perf_counter() - start)
 
 

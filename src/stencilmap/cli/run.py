@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,8 +104,11 @@ def run_cmd(
     from stencilmap.jobs.run import RunConfig, run
 
     fmt = output_format(fmt, as_json)
-    host = HostOptions(backend, threads, _chunks(chunks), scheduler, scheduler_file=scheduler_file)
-    report = run(RunConfig(program, inputs, seed, shape, out_dir, data_dir, host, iterate))
+    with reference_progress() as progress:
+        host = HostOptions(
+            backend, threads, _chunks(chunks), scheduler, scheduler_file=scheduler_file, progress=progress
+        )
+        report = run(RunConfig(program, inputs, seed, shape, out_dir, data_dir, host, iterate))
     warn(report.program.warnings)
     if fmt == "json":
         click.echo(json.dumps(run_json(report), indent=2))
@@ -110,6 +116,24 @@ def run_cmd(
         run_csv(report)
     else:
         print_run(report, make_console())
+
+
+@contextlib.contextmanager
+def reference_progress() -> Iterator[Callable[[int, int], None]]:
+    """A bar on stderr for the NumPy reference's stencils × time steps, shown once a run has taken 2 s
+    (hidden when stderr is not a terminal): a long reference run is never silent."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    err = make_console(stderr=True)
+    columns = (TextColumn("reference"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    start = time.perf_counter()
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task("", total=None, visible=False)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, visible=time.perf_counter() - start > 2.0)
+
+        yield advance
 
 
 def _chunks(value: str | None) -> tuple[int, ...] | None:
