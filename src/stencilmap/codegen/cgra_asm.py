@@ -409,7 +409,6 @@ def parse_asm(text: str, where: str = "<asm>", known_ops: Collection[str] | None
     simulator computes (None: any name)."""
     header = _Header()
     pes: list[tuple[Pe, list[tuple[str, str, int]], _Line]] = []
-    stage_lines: list[_Line] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         tokens = _tokens(raw)
         if not tokens:
@@ -418,7 +417,7 @@ def parse_asm(text: str, where: str = "<asm>", known_ops: Collection[str] | None
         if tokens[0].startswith("."):
             if pes:
                 raise line.error(f"directive {tokens[0]} after the first instruction")
-            _directive(header, line, stage_lines)
+            _directive(header, line)
         else:
             if header.kind is None:
                 raise line.error("an instruction before the header (.program … .box) is complete")
@@ -446,7 +445,7 @@ _DIRECTIVES = (
 )
 
 
-def _directive(h: _Header, ln: _Line, stage_lines: list[_Line]) -> None:
+def _directive(h: _Header, ln: _Line) -> None:
     d, args = ln.tokens[0], ln.tokens[1:]
     if d not in _DIRECTIVES:
         raise ln.error(f"unknown directive '{d}' (known: {' '.join(_DIRECTIVES)})")
@@ -484,9 +483,8 @@ def _directive(h: _Header, ln: _Line, stage_lines: list[_Line]) -> None:
     elif d == ".workers":
         need(1, "a count")
         h.workers = ln.integer(args[0], ".workers", 1)
-        h.roofline = ln.integer(
-            ln.keys(args[1:], ("roofline",), ".workers").get("roofline", "0"), "roofline", 0
-        )
+        if len(args) > 1:
+            raise ln.error(f".workers takes one count, got {' '.join(args)}")
     elif d == ".layers":
         need(1, "a count")
         h.layers = ln.integer(args[0], ".layers", 1)
@@ -532,7 +530,6 @@ def _directive(h: _Header, ln: _Line, stage_lines: list[_Line]) -> None:
         name = ln.name(args[0], ".stage")
         dtype = ln.dtype(k["dtype"], "dtype", weak=True)
         h.stages.append((name, dtype, ln.integer(k["flops"], "flops", 0), is_output, []))
-        stage_lines.append(ln)
     elif d == ".read":
         need(2, "FIELD DZ,DY,DX [KIND]")
         if not h.stages:
