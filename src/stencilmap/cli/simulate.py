@@ -92,6 +92,7 @@ class ProgressBar:
     "iterate",
     "workers",
     "strip",
+    "tiles",
     "vector",
     "device",
     "tile",

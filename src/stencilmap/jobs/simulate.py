@@ -379,6 +379,8 @@ def _simulate_cgra(
         raise StencilmapError(
             f"{param('arch')} cgra simulates without {param('trace')} or {param('tile')} (strips: {param('strip')})"
         )
+    if config.point.tiles is not None and config.point.tiles > 1:
+        return _simulate_cgra_tiles(config, program, values, design)
     if config.from_asm is not None:
         mapping = _FROM_ASM["cgra"](config.from_asm, program)
         design = design_of(mapping)
@@ -401,6 +403,40 @@ def _simulate_cgra(
         firings=run.firings,
         seconds=run.sim_seconds,
         output_points=run.bytes_written // size,
+        sim_seconds=run.sim_seconds,
+    )
+    return result, run, device
+
+
+def _simulate_cgra_tiles(
+    config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
+) -> tuple[SimResult, CgraRun, Device]:
+    """``--tiles n`` (CGRA §VIII-A): every tile mapped and simulated on its slab (``jobs.cgra_tiles``)."""
+    from stencilmap.design.cgra.mapping import fabric
+    from stencilmap.jobs.cgra_tiles import simulate_tiles
+    from stencilmap.model.roofline import roofline_of
+
+    if config.from_asm is not None:
+        raise StencilmapError(f"{param('from_asm')} runs one fabric's assembly: not with {param('tiles')}")
+    device = fabric(config.point.device).device
+    shape = tuple(int(n or 0) for n in program.shape)
+    layers = max(1, program.iterate)
+    roofline = roofline_of(program, shape, device, layers).attainable_gops
+    run = simulate_tiles(program, config.point, values, device, roofline, config.max_cycles)
+    size = np.dtype(run.mapping.dtype).itemsize
+    written = {k: float(np.count_nonzero(~np.isnan(v))) * size for k, v in run.outputs.items()}
+    result = SimResult(
+        design=design,
+        status=run.status,
+        cycles=run.cycles,
+        outputs={k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()},
+        modules=(),
+        channel_peaks=run.peaks,
+        bytes_read={k: float(v) for k, v in run.bytes_read.items()},
+        bytes_written=written,
+        firings=run.firings,
+        seconds=run.sim_seconds,
+        output_points=int(sum(written.values()) // size),
         sim_seconds=run.sim_seconds,
     )
     return result, run, device
