@@ -76,7 +76,7 @@ def simulate_tiles(
 
     def run(part: tuple[Tile, Program, CgraMapping]) -> CgraRun:
         t, _, m = part
-        slab = {f: _slab(program, f, a, t) for f, a in values.items()}
+        slab = {f: slab_values(program, f, a, t) for f, a in values.items()}
         return simulate_cgra(m, slab, device, roofline_gops, max_cycles)
 
     with ThreadPoolExecutor(max_workers=max(1, min(n, os.cpu_count() or 1))) as pool:
@@ -116,7 +116,9 @@ def simulate_tiles(
     )
 
 
-def _slab(program: Program, field: str, values: Array, tile: Tile) -> Array:
+def slab_values(program: Program, field: str, values: Array, tile: Tile) -> Array:
+    """Input ``field``'s values that ``tile`` loads (a view; the whole array when it does not span the
+    outermost axis, or is not an input)."""
     where = input_slice(program, field, tile) if field in {i.name for i in program.inputs} else None
     if where is None:
         return values
