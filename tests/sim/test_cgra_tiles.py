@@ -92,3 +92,6 @@ def test_sixteen_tiles_are_about_sixteen_times_one_on_a_large_grid(tmp_path: Pat
 def test_tiles_are_a_cgra_option() -> None:
     result = runner.invoke(simulate_cmd, [S1D, "--arch", "soda", "--tiles", "4"])
     assert result.exit_code == 2 and "--tiles does not apply" in result.output
+    for device in ("ku060", "v100"):
+        result = runner.invoke(estimate_cmd, [S1D, "--device", device, "--tiles", "4"])
+        assert result.exit_code == 2 and "--tiles does not apply" in result.output

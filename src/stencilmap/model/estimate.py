@@ -68,7 +68,7 @@ def spatial(ctx: ModelContext) -> EstimateReport:
     """A SODA, StencilFlow or PCM design built by the registry."""
     cfg = ctx.config.point
     other = "vector" if ctx.lanes_option == "unroll" else "unroll"  # the option setting no lanes here
-    reject_options(ctx, (other, getattr(cfg, other)))
+    reject_options(ctx, (other, getattr(cfg, other)), ("tiles", cfg.tiles))
     point = DesignPoint(
         unroll=cfg.unroll, iterate=cfg.iterate, vector=cfg.vector, device=cfg.device, tile=cfg.tile
     )
@@ -246,7 +246,13 @@ def roofline_machine(ctx: ModelContext) -> EstimateReport:
     """A GPU or CPU at its roofline: each time step reads the inputs and writes the outputs once."""
     cfg, device, work = ctx.config, ctx.device, ctx.work
     point = cfg.point
-    reject_options(ctx, ("unroll", point.unroll), ("vector", point.vector), ("iterate", point.iterate))
+    reject_options(
+        ctx,
+        ("unroll", point.unroll),
+        ("vector", point.vector),
+        ("iterate", point.iterate),
+        ("tiles", point.tiles),
+    )
     steps = cfg.iterations if cfg.iterations is not None else max(1, ctx.program.iterate)
     peak = device.peak(work.dtype) * 1e9
     t_ops = work.ops() / peak
