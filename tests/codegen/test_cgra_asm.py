@@ -185,3 +185,14 @@ def test_roofline_count_is_not_part_of_the_text() -> None:
     m = _mapping(EXAMPLES / "stencil2d_r12.json", workers=2)
     assert m is not None and m.roofline_workers != m.workers
     assert parse_asm(print_asm(m)) == replace(canonical(m), roofline_workers=2)
+
+
+@pytest.mark.parametrize("name", ["x\\", 'q"); system(0); #', "1e5", "a b", "ünï", "%41", ""])
+def test_any_name_round_trips_and_never_appears_raw(name: str) -> None:
+    m = _mapping(LAPLACE)
+    assert m is not None
+    m = replace(m, program=name, device=name or "cgra-tia")
+    text = print_asm(m)
+    assert parse_asm(text) == canonical(m) and print_asm(parse_asm(text)) == text
+    if name not in ("1e5", ""):
+        assert name not in text.split("\n", 5)[5]  # the header's directives onwards

@@ -5,7 +5,7 @@ runs. ``print_asm(parse_asm(text)) == text`` for every text ``print_asm`` writes
 
 The format (README "CGRA assembly"): one directive or instruction per line; ``#`` starts a comment (the
 printer's comments are derived from the rest and regenerated); tokens are separated by blanks; a name that
-is not a plain word is written as a JSON string. Directives, in this order::
+is not a plain word is %-encoded (``%XX`` per UTF-8 byte; never raw, so a hostile name cannot end a line). Directives, in this order::
 
     .program NAME                       the program's name
     .fabric DEVICE grid=RxC queue_entries=N storage_words=N mem_latency=N
@@ -52,6 +52,7 @@ from stencilmap.design.cgra.regions import Box, Span, Stage
 from stencilmap.design.cgra.terms import LinearStencil, Offset, Term
 from stencilmap.design.cgra.traffic import reads_of, residues, stores_of
 from stencilmap.errors import Location, StencilmapError
+from stencilmap.names import comment
 from stencilmap.program.dtypes import DTYPES, WEAK_TYPES
 
 __all__ = ["CONTROL_OPS", "LINEAR_OPS", "canonical", "parse_asm", "print_asm", "read_asm"]
@@ -65,6 +66,7 @@ READ_KINDS = ("shrink", "constant", "copy")
 FORMAT = "stencilmap CGRA assembly, format 1"
 
 _WORD = re.compile(r"[A-Za-z0-9_.+\-/:]+")
+_PLAIN = re.compile(r"[A-Za-z0-9_]")
 _TOKEN = re.compile(r'(?:[^\s"#]|"(?:[^"\\]|\\.)*")+')
 _QUEUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)<-(.+)\[(-?\d+)\]$")
 _KEY = re.compile(r"^([a-z_]+)=(.*)$")
@@ -74,10 +76,18 @@ _KEY = re.compile(r"^([a-z_]+)=(.*)$")
 
 
 def _name(s: str) -> str:
-    """``s`` bare when it is a plain word (that cannot be read as a number), else as a JSON string."""
+    """``s`` bare when it is a plain word (that cannot be read as a number); else percent-encoded — every
+    character but letters, digits and ``_`` as ``%XX`` of its UTF-8 bytes, the first one always — so that a
+    hostile name never appears raw in the text (``""`` for the empty name)."""
     if _WORD.fullmatch(s) and not _is_number(s):
         return s
-    return json.dumps(s, ensure_ascii=False)
+    if not s:
+        return '""'
+    return _percent(s[0]) + "".join(ch if _PLAIN.fullmatch(ch) else _percent(ch) for ch in s[1:])
+
+
+def _percent(ch: str) -> str:
+    return "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
 
 
 def _is_number(s: str) -> bool:
@@ -120,7 +130,7 @@ def print_asm(m: CgraMapping) -> str:
     counts = ", ".join(f"{op} {n}" for op, n in m.op_counts().items())
     out = [
         f"# {FORMAT} (CGRA §V; README 'CGRA assembly')",
-        f"# {_comment(m.program)}: CGRA worker mapping on {_comment(m.device)} (CGRA §III): {m.workers} workers, "
+        f"# {comment(m.program)}: CGRA worker mapping on {comment(m.device)} (CGRA §III): {m.workers} workers, "
         f"{m.layers} layer(s), {len(m.strips)} strip(s), grid {m.grid[0]}×{m.grid[1]}",
         f"# {len(m.pes)} PEs: {counts}",
         "# a PE fires when every input queue (PORT<-SOURCE[DEPTH]) holds a token and each queue it feeds has room",
@@ -212,10 +222,6 @@ def _words(strides: tuple[int, int, int], shape: tuple[int, int, int]) -> int:
         if s:
             n *= d
     return n
-
-
-def _comment(text: str) -> str:
-    return text.replace("\n", " ")
 
 
 def _note(m: CgraMapping, p: Pe, by_name: dict[str, Pe], into: dict[tuple[str, str], Queue]) -> str:
@@ -343,6 +349,11 @@ class _Line:
         return tuple(self.integer(s, what) for s in parts)
 
     def name(self, text: str, what: str) -> str:
+        if "%" in text and not text.startswith('"'):
+            try:
+                return bytes(_unpercent(text)).decode("utf-8")
+            except (ValueError, UnicodeDecodeError):
+                raise self.error(f"{what}: a malformed %-encoded name '{text}'") from None
         if text.startswith('"'):
             try:
                 value = json.loads(text)
@@ -372,6 +383,22 @@ class _Line:
                 raise self.error(f"{what}: '{k.group(1)}' given twice")
             out[k.group(1)] = k.group(2)
         return out
+
+
+def _unpercent(text: str) -> list[int]:
+    """The bytes of a %-encoded name (``_name``); ValueError when a ``%`` is not followed by two hex digits."""
+    out: list[int] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "%":
+            if len(text) < i + 3:
+                raise ValueError(text)
+            out.append(int(text[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out += list(text[i].encode("utf-8"))
+            i += 1
+    return out
 
 
 def _tokens(text: str) -> list[str]:
