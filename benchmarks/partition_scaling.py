@@ -19,10 +19,10 @@ from pathlib import Path
 from table import print_table
 
 from stencilmap.design.common import with_iterate
-from stencilmap.design.partition import partition
 from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
+from stencilmap.jobs.partition import partition
 from stencilmap.model.estimate import estimate
 from stencilmap.model.report import EstimateConfig, EstimateReport
 from stencilmap.model.timing import memory_rate, predicted_cycles

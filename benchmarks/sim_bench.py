@@ -3,9 +3,12 @@
 Usage: .venv/bin/python benchmarks/sim_bench.py [--corpus ../shared/corpus] [--quick]
 
 Rows:
-- cycles/s of the cycle loop (``SimResult.sim_seconds``, best of 3 after a warm-up) on the benchmark designs:
+- cycles/s of the cycle loop (``SimResult.sim_seconds``, best of 3 after a warm-up; in the detail also by its
+  processor time, ``SimResult.sim_cpu_seconds``, the steadier figure on a shared machine) on the benchmark designs:
   the 8-stencil StencilFlow chain at 32³ and 64³, and the 2048² SODA design (k = 4, q = 4); each validated
-  bit for bit against the NumPy reference;
+  bit for bit against the NumPy reference; the SODA design also with its reuse chains run module by module
+  (``SimConfig.fuse_chains=False``, the engine before the ring buffers), alternating with the fused runs, and
+  both must agree on every cycle count, statistic and output;
 - ``explore``'s winner simulation for jacobi 4096² × 1,000 steps on ku060 (its ``wall_seconds``);
 - the first ``stencilmap simulate examples/jacobi2d.soda`` with an empty STENCILMAP_CACHE_DIR (whole command);
 - compiling the evaluators of a design never simulated before;
@@ -29,14 +32,15 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from stencilmap.backends.reference import run_reference
+from stencilmap.backends.reference import Result, run_reference
 from stencilmap.design.common import with_iterate
+from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.program.ir import Program
 from stencilmap.program.soda import parse_soda
-from stencilmap.sim import SimConfig, simulate
+from stencilmap.sim import SimConfig, SimResult, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 STENCILMAP = str(Path(sys.executable).parent / "stencilmap")
@@ -54,25 +58,51 @@ border: ignore
     return with_iterate(bind_shape(parse_soda(text), {}, (rows, cols)), q)
 
 
-def cycle_rate(name: str, program: Program, arch: str) -> list[str]:
-    design = build(arch, program, BuildConfig())
-    values = make_inputs(program, {}, 0)
-    reference = run_reference(program, values)
-    simulate(program, design, values, SimConfig(evaluators="compile"))  # warm-up: compiles, cached after
-    runs = [simulate(program, design, values, SimConfig(evaluators="compile")) for _ in range(3)]
+def _row(name: str, program: Program, design: Design, runs: list[SimResult], reference: Result) -> list[str]:
     best = min(runs, key=lambda r: r.sim_seconds)
     exact = all(
         np.array_equal(best.outputs[o][reference.defined[o]], reference.outputs[o][reference.defined[o]])
         for o in program.outputs
     )
-    rate = best.cycles / best.sim_seconds
+    rates = sorted(r.cycles / r.sim_seconds for r in runs)
+    cpu = sorted(r.cycles / max(r.sim_cpu_seconds, 1e-9) for r in runs)
     return [
         f"{name} ({len(design.modules)} modules)",
-        f"{rate:,.0f} cycles/s",
+        f"{rates[-1]:,.0f} cycles/s",
         "≥ 1,000,000 cycles/s",
-        f"{best.cycles:,} cycles in {best.sim_seconds:.3f} s; whole call {best.seconds:.3f} s; "
-        + ("bit-exact" if exact else "MISMATCH"),
+        f"{best.cycles:,} cycles in {best.sim_seconds:.3f} s (median {rates[len(rates) // 2]:,.0f} cycles/s; "
+        f"by processor time best {cpu[-1]:,.0f}, median {cpu[len(cpu) // 2]:,.0f}); "
+        f"whole call {best.seconds:.3f} s; " + ("bit-exact" if exact else "MISMATCH"),
     ]
+
+
+def cycle_rate(name: str, program: Program, arch: str, apart: bool = False) -> list[list[str]]:
+    """The row of ``program``'s design; with ``apart``, a second row for its reuse chains run module by
+    module, the runs of the two alternating (and agreeing on everything)."""
+    design = build(arch, program, BuildConfig())
+    values = make_inputs(program, {}, 0)
+    reference = run_reference(program, values)
+    configs = [SimConfig(evaluators="compile")] + (
+        [SimConfig(evaluators="compile", fuse_chains=False)] * apart
+    )
+    simulate(program, design, values, configs[0])  # warm-up: compiles, cached after
+    runs: list[list[SimResult]] = [[] for _ in configs]
+    for _ in range(3):
+        for config, done in zip(configs, runs, strict=True):
+            done.append(simulate(program, design, values, config))
+    rows = [_row(name, program, design, runs[0], reference)]
+    if apart:
+        fused, alone = runs[0][0], runs[1][0]
+        same = (fused.cycles, fused.modules, fused.channel_peaks, fused.firings) == (
+            alone.cycles,
+            alone.modules,
+            alone.channel_peaks,
+            alone.firings,
+        ) and all(np.array_equal(fused.outputs[o], alone.outputs[o], equal_nan=True) for o in fused.outputs)
+        row = _row(f"{name}, chains module by module", program, design, runs[1], reference)
+        row[3] += "; same as fused" if same else "; DIFFERS from fused"
+        rows.append(row)
+    return rows
 
 
 def _stencilmap(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
@@ -158,8 +188,10 @@ def main() -> None:
     if chain.is_file():
         for n in (32, 64):
             program = bind_shape(load_program(chain), {}, (n, n, n))
-            table.add_row(*cycle_rate(f"StencilFlow chain, 8 Jacobi stencils, {n}³", program, "stencilflow"))
-    table.add_row(*cycle_rate("SODA jacobi2d 2048² (k=4, q=4)", jacobi2d(2048, 2048, 4, 4), "soda"))
+            for row in cycle_rate(f"StencilFlow chain, 8 Jacobi stencils, {n}³", program, "stencilflow"):
+                table.add_row(*row)
+    for row in cycle_rate("SODA jacobi2d 2048² (k=4, q=4)", jacobi2d(2048, 2048, 4, 4), "soda", apart=True):
+        table.add_row(*row)
     if not args.quick:
         table.add_row(*explore_winner([]))
         table.add_row(*explore_winner(["soda"]))

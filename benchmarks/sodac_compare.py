@@ -96,6 +96,16 @@ def rows(sodac: Path, corpus: Path) -> list[tuple[str, int, Storage, Storage]]:
     return out
 
 
+def soda_folder(corpus: Path) -> Path:
+    """The folder of ``.soda`` kernels: ``corpus`` itself or its ``soda/`` (the corpus root works too);
+    none there is an error (exit 2), never an empty table."""
+    for folder in (corpus, corpus / "soda"):
+        if folder.is_dir() and any(folder.glob("*.soda")):
+            return folder
+    print(f"error: no .soda kernels in {corpus} or {corpus / 'soda'}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sodac", type=Path, default=ROOT / ".sodac" / "bin" / "sodac")
@@ -104,6 +114,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.sodac.exists():
         sys.exit(f"{args.sodac} not found: `make sodac` installs SODA's compiler into .sodac/")
+    args.corpus = soda_folder(args.corpus)
     table = [
         (
             name,

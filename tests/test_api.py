@@ -100,8 +100,41 @@ def test_split_builds_simulates_and_estimates_over_devices(tmp_path: Path) -> No
     assert report.partition is not None and report.partition.streams_cut == 1
     with pytest.raises(sm.Error, match="give devices or partition, not both"):
         sm.split(prog, "stratix10", devices=2, partition=[["T1"]])
-    code = sm.codegen(split.design, "opencl", tmp_path / "code", verify=True)  # one folder per device
+    code = sm.codegen(split.design, "opencl", tmp_path / "code", verify=True)  # one SMI program per device
     assert code.verification is not None and code.verification.valid
-    assert {"device0/kernel.cl", "device1/kernel.cl"} <= set(code.files)
+    assert {"kernels/heat3d_stencilflow_rank0.cl", "kernels/heat3d_stencilflow_rank1.cl"} <= set(code.files)
     with pytest.raises(sm.Error, match="needs target opencl"):
         sm.codegen(split.design, "hls", tmp_path / "hls")
+
+
+def test_run_results_are_mappings_of_the_outputs_with_short_reprs() -> None:
+    prog = sm.load(BLUR, shape=(8, 32))
+    res = sm.run(prog, {"a": np.ones((8, 32), np.float32)})
+    assert list(res) == ["b"] and "b" in res and len(res) == 1
+    assert res["b"] is res.outputs["b"] and dict(res) == dict(res.outputs)
+    with pytest.raises(KeyError, match="'nope' is not an output"):
+        res["nope"]
+    design = sm.build(prog, "soda", unroll=2)
+    sim = sm.simulate(prog, design)
+    for obj in (res, design, sim, sm.estimate(prog, "ku060")):
+        assert len(repr(obj)) < 300 and "\n" not in repr(obj)
+    assert repr(sim).startswith("Simulation('blur' on soda: done, valid")
+
+
+@pytest.mark.parametrize(
+    ("arch", "option"), [("soda", {"vector": 2}), ("stencilflow", {"unroll": 2}), ("pcm", {"vector": 2})]
+)
+def test_build_refuses_the_options_the_command_line_refuses(arch: str, option: dict[str, int]) -> None:
+    with pytest.raises(sm.Error, match=f"{next(iter(option))} does not apply to the {arch} design"):
+        sm.build(sm.load(BLUR, shape=(8, 32)), arch, **option)  # type: ignore[arg-type]
+
+
+def test_inputs_convert_without_loss_and_name_the_parameter_otherwise() -> None:
+    prog = sm.load(BLUR, shape=(8, 32))
+    a = np.arange(8 * 32, dtype=np.int16).reshape(8, 32)
+    res = sm.run(prog, {"a": a})
+    assert np.array_equal(res["b"], sm.run(prog, {"a": a.astype(np.float32)})["b"], equal_nan=True)
+    with pytest.raises(
+        sm.Error, match=r"inputs\['a'\]: has dtype float64, expected float32 \(the conversion"
+    ):
+        sm.run(prog, {"a": a.astype(np.float64)})

@@ -12,9 +12,8 @@ A package may import its own modules, any package of an earlier layer, and the b
 ``cache`` / ``native`` (building and caching native code), ``names`` (escaping), ``lang`` (the names a
 Python program imports; utilities that import only each other) and ``device`` (the catalog, a leaf that imports only the
 base). Packages of one layer do not import each other. ``stencilmap`` itself (``__init__``) is the lazy
-facade over ``api``; the names it defines (``__version__``) count as base. Layers that do not exist yet
-(``scalar``, ``arch``) hold their place in the table. Every exception is listed in ``EXCEPTIONS`` with the
-reason and the work that removes it.
+facade over ``api``; the names it defines (``__version__``) count as base. An import against the order
+would be listed in ``EXCEPTIONS`` with the reason and the work that removes it; there are none.
 """
 
 from __future__ import annotations
@@ -59,26 +58,7 @@ class Allowed:
 
 
 #: Imports that break the order today, each with why and what removes it. Keep this list short.
-EXCEPTIONS: tuple[Allowed, ...] = (
-    Allowed(
-        "stencilmap.design.partition",
-        "stencilmap.model.resources",
-        "StencilFlow's split over devices weighs the parts by the resource model; the split search "
-        "belongs above model (explore/jobs), not yet moved",
-    ),
-    Allowed(
-        "stencilmap.sim.cgra",
-        "stencilmap.model.cgra",
-        "the CGRA run carries the model's prediction beside its cycle count; goes when Arch.simulate "
-        "(helper `arch`) pairs the simulator with the model",
-    ),
-    Allowed(
-        "stencilmap.sim.emax",
-        "stencilmap.model.emax",
-        "the EMAX run carries the closed-form timeline beside the simulated one; goes with Arch.simulate "
-        "(helper `arch`)",
-    ),
-)
+EXCEPTIONS: tuple[Allowed, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,13 +29,13 @@ if TYPE_CHECKING:
 
     from stencilmap.backends.reference import Result
     from stencilmap.design.ir import Design
-    from stencilmap.design.partition import Partitioned
     from stencilmap.device.catalog import Device
     from stencilmap.explore.report import ExploreResult
     from stencilmap.jobs.calibrate import CalibrationReport
     from stencilmap.jobs.codegen import CodegenReport
     from stencilmap.jobs.compile import CompileReport
     from stencilmap.jobs.simulate import Simulation
+    from stencilmap.model.partition import Partitioned
     from stencilmap.model.report import EstimateReport
     from stencilmap.program.ir import Program
 
@@ -208,7 +208,9 @@ def build(
             device=device,
             tile=tile,
         )
-        design = arch_of(arch or default_arch(prog)).build(prog, point)
+        chosen = arch_of(arch or default_arch(prog))
+        chosen.check(point)  # the options its builder would ignore are refused, as on the command line
+        design = chosen.build(prog, point)
     return replace(design, program=prog)
 
 

@@ -158,3 +158,19 @@ def test_fdtd_feedback_by_name_equals_the_reference(steps: int, block: int) -> N
     values = inputs_for(program, seed=steps)
     got, _ = run_cpu(program, values, threads=2, block=block)
     assert_matches(program, run_reference(program, values), got)
+
+
+@pytest.mark.parametrize(
+    ("value", "threads"), [("1", 1), ("3,2", 3), (" 2 ", 2), ("0", None), ("many", None)]
+)
+def test_omp_num_threads_sets_the_default(
+    monkeypatch: pytest.MonkeyPatch, value: str, threads: int | None
+) -> None:
+    """``run --backend cpu`` follows OMP_NUM_THREADS as OpenMP programs do (issue 25); a value that is not
+    a positive count leaves the processors' number."""
+    import os
+
+    from stencilmap.backends.cpu import default_threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    assert default_threads() == (threads if threads is not None else len(os.sched_getaffinity(0)))

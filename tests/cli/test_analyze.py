@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from stencilmap.cli import main
-from tests.conftest import CORPUS_SODA, CORPUS_STENCILFLOW, EXAMPLE_FILES
+from tests.conftest import CORPUS_SODA, CORPUS_STENCILFLOW, EXAMPLE_FILES, EXAMPLES
 
 runner = CliRunner()
 PROGRAMS = EXAMPLE_FILES + CORPUS_SODA + CORPUS_STENCILFLOW
@@ -109,3 +109,30 @@ def test_tile_builds_the_tiled_design_and_is_refused_where_it_does_not_apply() -
     assert params["tile"] == [32] and params["tiles_total"] > 1
     result = runner.invoke(main, ["analyze", jacobi, "--arch", "pcm", "--tile", "32"])
     assert result.exit_code == 2 and result.output == "error: --tile does not apply to the pcm design\n"
+
+
+@pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
+def test_buffers_are_the_built_designs_and_the_analysis_facts_are_named_as_such(arch: str) -> None:
+    report = analyze(EXAMPLES / "jacobi2d.soda", "--arch", arch)
+    total = report["reuse_buffer_elements"] + report["delay_buffer_elements"]
+    assert report["total_buffer_elements"] == total > 0
+    facts = report["analysis_buffer_elements"]
+    assert set(facts) == {"reuse_per_consumer", "internal", "delay", "total"}
+    assert "internal_buffer_elements" not in report
+
+
+@pytest.mark.parametrize(
+    ("arch", "device"),
+    [("soda", "ku060"), ("stencilflow", "stratix10"), ("pcm", "de5"), ("cgra", "cgra-tia"), ("emax", "emax")],
+)
+def test_device_applies_to_every_architecture(arch: str, device: str) -> None:
+    path = EXAMPLES / ("laplace2d.soda" if arch == "emax" else "jacobi2d.soda")
+    result = runner.invoke(main, ["analyze", str(path), "--arch", arch, "--device", device])
+    assert result.exit_code == 0, result.output
+    assert f"on {arch} for {device}" in result.output.replace("\n", " ")
+
+
+def test_device_latencies_reach_the_facts() -> None:
+    a = analyze(EXAMPLES / "jacobi2d.soda", "--arch", "stencilflow", "--device", "stratix10")
+    b = analyze(EXAMPLES / "jacobi2d.soda", "--arch", "stencilflow", "--device", "ku060")
+    assert a["latency_cycles"] != b["latency_cycles"]

@@ -96,3 +96,26 @@ def test_the_real_executable_prints_a_usage_error_as_one_line() -> None:
     )
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("error: No such option '--bogus'") and result.stderr.count("\n") == 1
+
+
+def test_library_warnings_and_logs_stay_out_of_a_command(caplog: pytest.LogCaptureFixture) -> None:
+    """matplotlib's and Dask's own warnings and log lines do not leak to stderr (issue 25); stencilmap's
+    warnings still do."""
+    import logging
+    import warnings
+
+    from stencilmap.cli.common import user_errors
+
+    @user_errors
+    def command() -> None:
+        warnings.warn_explicit("font cache", UserWarning, "x.py", 1, module="matplotlib.font_manager")
+        warnings.warn_explicit("large graph", UserWarning, "x.py", 1, module="distributed.client")
+        logging.getLogger("distributed.scheduler").warning("port 8787 in use")
+        warnings.warn_explicit("ours", UserWarning, "x.py", 1, module="stencilmap.jobs.run")
+
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.WARNING):
+        warnings.simplefilter("always")
+        command()
+    shown = [str(w.message) for w in caught]
+    assert shown == ["ours"]
+    assert "8787" not in caplog.text

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import stencilmap as sm
 from stencilmap.cli import main
 from stencilmap.jobs.codegen import MARKER
 from stencilmap.jobs.compile_report import md_code, md_text
@@ -197,10 +198,33 @@ def test_graphviz_past_its_time_limit_is_a_note_not_an_error(
         return native.Finished(-9, "", "", timed_out=True)
 
     monkeypatch.setattr(compile_report.native, "run", too_slow)
-    notes = compile_report._render_svg(tmp_path, 10)
+    small = sm.build(sm.load(EXAMPLES / "jacobi2d.soda", shape=(16, 16)), "stencilflow")
+    notes = compile_report._render_svg(tmp_path, small)
     assert notes and notes[0].startswith("design.svg not rendered: Graphviz ran past")
     (tmp_path / "design.dot").write_text("x" * (compile_report.MAX_SVG_DOT_BYTES + 1))
-    assert "bytes" in compile_report._render_svg(tmp_path, 10)[0]  # too large: not even tried
+    assert "bytes" in compile_report._render_svg(tmp_path, small)[0]  # too large: not even tried
+
+
+def test_a_large_design_is_drawn_as_its_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past SUMMARY_PAST modules design.svg lays out the summary graph (stages, chains, PE groups):
+    a bounded drawing, never minutes of Graphviz; design.dot keeps every module (issue 25)."""
+    from stencilmap import native
+    from stencilmap.jobs import compile_report
+
+    big = sm.build(sm.load(EXAMPLES / "jacobi2d.soda", shape=(64, 64)), "soda", unroll=8, iterate=4)
+    assert len(big.modules) > compile_report.SUMMARY_PAST
+    laid_out: list[str] = []
+
+    def dot(args: list[str], **kwargs: object) -> native.Finished:
+        laid_out.append(args[2])
+        return native.Finished(0, "", "", timed_out=False)
+
+    monkeypatch.setattr(compile_report.shutil, "which", lambda _: "/usr/bin/dot")
+    monkeypatch.setattr(compile_report.native, "run", dot)
+    notes = compile_report._render_svg(tmp_path, big)
+    assert laid_out == ["design_summary.dot"] and "summary" in notes[0]
+    summary = (tmp_path / "design_summary.dot").read_text()
+    assert summary.count(" [shape=") < 20 < len(big.modules) and "reuse chain" in summary
 
 
 # ------------------------------------------------------------------------------------ §9 bounded inputs

@@ -1,5 +1,5 @@
-"""``--target opencl`` for a StencilFlow design split over devices (``codegen.opencl_smi``): a folder per
-device, cut streams as SMI send/receive kernels on matching ports, deterministic text, and every
+"""``--target opencl`` for a StencilFlow design split over devices (``codegen.opencl_smi``): an SMI program
+per device, cut streams as SMI send/receive kernels on matching ports, deterministic text, and every
 device's kernels verified together in one emulation against the reference."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from stencilmap.cli.codegen import codegen_cmd
-from stencilmap.codegen.opencl_smi import device_design, module_devices, smi_ports
+from stencilmap.codegen.opencl_smi import device_design, kernel_file, module_devices, smi_ports
 from stencilmap.codegen.registry import emit
+from stencilmap.codegen.smi_topology import program_names
 from stencilmap.design.partition import load_parts
 from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import load_device
@@ -72,11 +73,12 @@ def test_verify_all_devices_bit_exact(
     assert v.valid and v.validation.bit_exact, v.message
     devices = 3 if options.get("devices") == 3 else 2
     assert report.design.count("network") >= 1
-    for d in range(devices):
-        for name in ("kernel.cl", "host.cpp", "Makefile", "README.md"):
-            assert (out / f"device{d}" / name).is_file()
-    assert not (out / f"device{devices}").exists()
-    for name in ("README.md", "Makefile", "emulate.cpp", "smi_emulation.h", "opencl_emulation.h"):
+    top = report.generated.top
+    kernels = sorted(path.name for path in (out / "kernels").iterdir())
+    assert kernels == [f"{top}_rank{d}.cl" for d in range(devices)]  # one distinctly named SMI program each
+    for name in ("README.md", "Makefile", "CMakeLists.txt", "topology.json", "host.cpp", "emulate.cpp"):
+        assert (out / name).is_file()
+    for name in ("smi_emulation.h", "opencl_emulation.h"):
         assert (out / name).is_file()
 
 
@@ -100,10 +102,11 @@ def test_every_device_holds_its_modules_and_the_ends_of_its_cut_streams() -> Non
 @pytest.mark.parametrize("devices", [2, 3])
 def test_smi_ports_pair_one_send_with_one_receive(devices: int) -> None:
     prog, values, split = _split(HEAT, PartitionRequest(devices=devices), iterate=4)
-    files = dict(emit("opencl", split.design, prog, values).files)
+    code = emit("opencl", split.design, prog, values)
+    files = dict(code.files)
     sends, receives = {}, {}
-    for d in range(devices):
-        for role, count, dtype, peer, port in OPENED.findall(files[f"device{d}/kernel.cl"]):
+    for d, name in enumerate(program_names(code.top, devices)):
+        for role, count, dtype, peer, port in OPENED.findall(files[kernel_file(name)]):
             side = sends if role == "send" else receives
             assert port not in side, f"port {port} opened twice for {role}"
             # (this device, the other one) as the sender sees them

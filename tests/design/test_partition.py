@@ -15,18 +15,12 @@ import pytest
 
 from stencilmap.design.common import live_graph, with_iterate
 from stencilmap.design.ir import verify_design
-from stencilmap.design.partition import (
-    check_parts,
-    choose_parts,
-    cut_streams,
-    load_parts,
-    module_devices,
-    node_costs,
-    partition,
-)
+from stencilmap.design.partition import check_parts, choose_parts, cut_streams, load_parts, module_devices
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.device.catalog import Cost, Device, load_device
 from stencilmap.errors import StencilmapError
+from stencilmap.jobs.partition import partition
+from stencilmap.model.partition import node_costs
 from stencilmap.program.data import bind_shape
 from stencilmap.program.ir import Program
 from stencilmap.program.load import as_program

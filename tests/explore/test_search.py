@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import pairwise
 
 import pytest
 
@@ -58,3 +59,13 @@ def test_non_iterative_program() -> None:
     result = explore(config("fdtd2d.json", "ku060", (256, 512), 1))
     assert result.best is not None and {c.iterate for c in result.top} == {1}
     assert result.space_size == (len(result.space.tiles) + 2) * 5
+
+
+def test_ties_go_to_the_design_using_less_of_the_chip() -> None:
+    """Equal predicted times (to 6 digits) rank the smaller design first (issue 25: soda at 84% before
+    stencilflow at 76% for the same time was the old order)."""
+    result = explore(config("heat3d.json", "stratix10", (64, 128, 128), 40, max_iterate=64, tiles_per_axis=8))
+    ranked = [(f"{c.predicted_seconds:.6g}", max(u for _, u in c.utilization)) for c in result.top]
+    ties = [(a, b) for a, b in pairwise(ranked) if a[0] == b[0]]
+    assert ties and any(a[1] < b[1] for a, b in ties)
+    assert all(a[1] <= b[1] for a, b in ties)

@@ -160,3 +160,35 @@ def test_a_device_file_by_path(tmp_path: Path) -> None:
     code, r = _compile([JACOBI, "--device", str(path), "--shape", "32,32", "--out", str(tmp_path / "o")])
     assert code == 0, r
     assert f"--device {path}" in r["commands"]["estimate"]  # type: ignore[index]
+
+
+def test_input_data_from_the_command_line(tmp_path: Path) -> None:
+    """A program whose data file is not at hand compiles with --input (issue 25): the checks read the
+    user's array (cut to their grids) and the reproducing commands name it."""
+    import shutil
+
+    import numpy as np
+
+    from tests.conftest import CORPUS
+
+    source = CORPUS / "stencilflow" / "horidiff_min.json"
+    if not source.is_file():
+        pytest.skip("the corpus is not beside this checkout")
+    program = tmp_path / "horidiff_min.json"
+    shutil.copy(source, program)  # without its inA_float32.dat
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["compile", str(program), "--device", "ku060", "--out", str(out)])
+    assert res.exit_code == 2 and "--input inA=FILE.npy" in res.output and not out.exists()
+    np.save(tmp_path / "short.npy", np.zeros(9, np.float32))
+    res = CliRunner().invoke(
+        main, ["compile", str(program), "--device", "ku060", "--input", f"inA={tmp_path / 'short.npy'}"]
+    )
+    assert res.exit_code == 2 and "--input inA: has shape [9], expected [10]" in res.output
+    np.save(tmp_path / "inA.npy", np.linspace(-1, 1, 10, dtype=np.float32))
+    given = f"inA={tmp_path / 'inA.npy'}"
+    code, r = _compile([str(program), "--device", "ku060", "--input", given, "--out", str(out)])
+    assert code == 0, r
+    assert r["csim"]["valid"] and r["simulation"]["valid"]  # type: ignore[index]
+    lines = (out / "report.md").read_text().splitlines()
+    for verb in ("simulate", "codegen"):
+        assert any(f"stencilmap {verb}" in ln and f"--input {given}" in ln for ln in lines), verb

@@ -169,12 +169,14 @@ def _estimate(path: Path, p: int, shape: str) -> dict[str, float]:
 def test_simulator_agrees_with_estimate_within_5_percent(
     degree: int, p: int, shape: tuple[int, int, int]
 ) -> None:
-    _, r, v = run(EXAMPLES / STARS[degree], p, shape)
+    m, r, v = run(EXAMPLES / STARS[degree], p, shape)
     assert v.valid
     predicted = _estimate(EXAMPLES / STARS[degree], p, ",".join(map(str, shape)))
     assert predicted["transfer_streams"] == r.lmm_streams
     assert r.schedule.total_s == pytest.approx(predicted["predicted_seconds"], rel=0.05)
-    assert r.model.seconds == pytest.approx(predicted["predicted_seconds"], rel=1e-9)
+    assert model.mapping_timeline(m, DEVICE).seconds == pytest.approx(
+        predicted["predicted_seconds"], rel=1e-9
+    )
 
 
 def test_simulate_cli_reports_emax(tmp_path: Path) -> None:

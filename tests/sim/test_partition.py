@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from stencilmap.design.common import or_hint, with_iterate
-from stencilmap.design.partition import partition
 from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import Device, Network, load_device
+from stencilmap.jobs.partition import partition
 from stencilmap.model.timing import predicted_cycles
 from stencilmap.program.ir import Program
 from tests.conftest import CORPUS_STENCILFLOW, EXAMPLES, corpus_or_skip

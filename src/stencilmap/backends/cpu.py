@@ -89,6 +89,11 @@ class Timing:
 
 
 def default_threads() -> int:
+    """``OMP_NUM_THREADS`` when it is set to a positive number (OpenMP's own convention; its first value
+    where it lists one per nesting level), else the processors this process may run on."""
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if first.isdigit() and 1 <= int(first) <= 4096:
+        return int(first)
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux

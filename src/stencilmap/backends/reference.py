@@ -12,7 +12,7 @@ points left undefined are NaN (float) or 0 (integer); ``Result.defined`` holds t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,12 +32,36 @@ Array = npt.NDArray[Any]
 BoolArray = npt.NDArray[np.bool_]
 
 
-@dataclass(frozen=True)
-class Result:
-    """Outputs of a run (C-order arrays of the iteration shape) and which of their points are defined."""
+@dataclass(frozen=True, repr=False)
+class Result(Mapping[str, "Array"]):
+    """Outputs of a run (C-order arrays of the iteration shape) and which of their points are defined.
+
+    A mapping of the outputs by name (``result["w"]`` is ``result.outputs["w"]``), so ``dict(result)``,
+    ``"w" in result`` and ``for name in result`` read the outputs; ``defined`` holds their masks."""
 
     outputs: Mapping[str, Array]
     defined: Mapping[str, BoolArray]
+
+    def __getitem__(self, name: str) -> Array:
+        try:
+            return self.outputs[name]
+        except KeyError:
+            raise KeyError(
+                f"{name!r} is not an output (outputs: {', '.join(self.outputs) or 'none'})"
+            ) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.outputs)
+
+    def __len__(self) -> int:
+        return len(self.outputs)
+
+    def __repr__(self) -> str:
+        items = ", ".join(
+            f"{n}: {a.dtype}{list(a.shape)} {int(self.defined[n].sum()) if n in self.defined else a.size}/{a.size} defined"
+            for n, a in self.outputs.items()
+        )
+        return f"Result({items})"
 
 
 def shifted(arr: Array, offset: tuple[int, ...]) -> tuple[Array, BoolArray]:

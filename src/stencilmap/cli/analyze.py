@@ -29,6 +29,7 @@ from stencilmap.point import DesignPoint
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
     from stencilmap.analysis import ProgramAnalysis
+    from stencilmap.analysis.storage import Storage
     from stencilmap.design.ir import Design
     from stencilmap.jobs.analyze import AnalyzeReport
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays i
         "unroll": "PEs per stage k (SODA) / P_cell (PCM) / parallel Z mappings p (EMAX)  [default: the program's; EMAX: the most that fit].",
         "iterate": "Stages q (SODA) / PCMs d  [default: the program's].",
         "strip": "CGRA vertical strip width (§III-B)  [default: one strip unless the buffering overflows].",
-        "device": "The board --devices / --partition split the design over.",
+        "device": "The device whose operator latencies, CGRA fabric or EMAX rows the design uses; the board --devices / --partition split the design over.",
     },
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
@@ -141,7 +142,10 @@ def analyze_csv(report: AnalyzeReport) -> None:
 
 def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
     d = report.design
+    built = design_buffers(report)
     out: dict[str, Any] = dict(report.facts.to_json())
+    for key in ("internal_buffer_elements",):  # an analysis fact: under analysis_buffer_elements
+        out.pop(key)
     out.update(
         arch=report.arch,
         format=report.program.format,
@@ -150,7 +154,10 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
         channel_depth_total=sum(c.depth * c.width for c in d.channels),
         design_parameters={k: list(v) if isinstance(v, tuple) else v for k, v in d.parameters},
         dot=str(report.dot) if report.dot is not None else None,
-        total_buffer_elements=design_buffer_elements(report),
+        analysis_buffer_elements=analysis_buffers_json(report.facts),
+        reuse_buffer_elements=built.reuse,
+        delay_buffer_elements=built.delay,
+        total_buffer_elements=built.total,
         fused=[list(pair) for pair in report.fused],
     )
     if report.partition is not None:
@@ -168,19 +175,33 @@ def analyze_json(report: AnalyzeReport) -> dict[str, Any]:
     return out
 
 
-def design_buffer_elements(report: AnalyzeReport) -> int:
-    """On-chip buffer elements of the chosen microarchitecture: SODA's shared reuse buffers and their
-    delays as built, PCM reuse buffers, or StencilFlow's internal plus delay buffers."""
+def design_buffers(report: AnalyzeReport) -> Storage:
+    """On-chip buffer elements of the design as built: SODA's shared reuse buffers and their delays,
+    PCM's shift registers, or StencilFlow's internal buffers and delay buffers (the delays its builder
+    sizes: ``analysis.delays``). Other designs (EMAX, CGRA, host) keep no stream buffers here: 0."""
+    from stencilmap.analysis.storage import Storage
     from stencilmap.arch import arch
     from stencilmap.design.soda import chain_storage
 
-    f = report.facts
     buffering = arch(report.arch).buffering
     if buffering == "chains":
-        return chain_storage(report.design).total
-    if buffering == "delays":
-        return f.internal_buffer_elements + f.delay_buffer_elements
-    return f.reuse_buffer_elements
+        return chain_storage(report.design)
+    kinds = {"delays": "internal_buffer", "reuse": "shift_register"}
+    reuse = sum(
+        int(str(m.param("size"))) for m in report.design.modules if m.kind == kinds.get(buffering or "")
+    )
+    return Storage(reuse, report.facts.delay_buffer_elements if buffering == "delays" else 0)
+
+
+def analysis_buffers_json(f: ProgramAnalysis) -> dict[str, int]:
+    """The per-consumer analysis's buffer facts (one window buffer per reader, before any design shares
+    or sizes them), named as such beside the built design's."""
+    return {
+        "reuse_per_consumer": f.reuse_buffer_elements,
+        "internal": f.internal_buffer_elements,
+        "delay": f.delay_buffer_elements,
+        "total": f.total_buffer_elements,
+    }
 
 
 def _halo(low: tuple[int, ...], high: tuple[int, ...]) -> str:
@@ -253,9 +274,11 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
     from stencilmap.arch import arch
 
     f, d, p = report.facts, report.design, report.program
+    built = design_buffers(report)
     params = ", ".join(f"{k}={'×'.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in d.parameters)
     console.print(
-        f"[bold]{escape(p.name)}[/bold] ({p.format}, {dims(f.shape)}) on [bold]{report.arch}[/bold]: {params}"
+        f"[bold]{escape(p.name)}[/bold] ({p.format}, {dims(f.shape)}) on [bold]{report.arch}[/bold]"
+        f"{f' for {escape(d.device)}' if d.device else ''}: {params}"
     )
     console.print(_stencil_table(f))
     buffering = arch(report.arch).buffering
@@ -291,11 +314,14 @@ def print_analysis(report: AnalyzeReport, console: Console) -> None:
         ("off-chip bytes per point", f"{f.bytes_per_point:g}"),
         ("operational intensity", f"{f.operational_intensity:.4g} op/B"),
         (
-            "reuse / internal / delay buffers",
+            "buffers as built: reuse + delay",
+            f"{built.reuse:,} + {built.delay:,} = {built.total:,} elements",
+        ),
+        (
+            "analysis, per consumer: reuse / internal / delay",
             f"{f.reuse_buffer_elements:,} / {f.internal_buffer_elements:,} / "
             f"{f.delay_buffer_elements:,} elements",
         ),
-        ("total buffer elements", f"{design_buffer_elements(report):,}"),
         ("modules", ", ".join(f"{k} {v}" for k, v in d.kinds().items())),
         (
             "channels",

@@ -19,8 +19,8 @@ from stencilmap.cli.common import (
     SEED,
     design_options,
     fused_line,
+    input_option,
     make_console,
-    parse_inputs,
     parse_shape,
     partition_table,
     user_errors,
@@ -138,14 +138,7 @@ def _print(report: CodegenReport) -> None:
     choices={"arch": ARCHS},
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
-@click.option(
-    "--input",
-    "inputs",
-    multiple=True,
-    callback=parse_inputs,
-    metavar="NAME=FILE.npy",
-    help="Use this .npy array for input NAME (C order).",
-)
+@input_option()
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option(
     "--out",

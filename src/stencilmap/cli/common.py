@@ -87,6 +87,32 @@ def warn(warnings: tuple[str, ...]) -> None:
         click.echo(f"warning: {w}", err=True)
 
 
+#: libraries whose own warnings and log lines are theirs to fix, not the user's: stencilmap says what it
+#: skipped or degraded in its own words (issue 25)
+QUIET_LIBRARIES = ("matplotlib", "dask", "distributed", "bokeh", "tornado")
+
+
+@contextlib.contextmanager
+def quiet_libraries() -> Iterator[None]:
+    """Within a command: the warnings raised in matplotlib's, Dask's and their helpers' modules are not
+    printed, and their loggers say only errors."""
+    import logging
+    import warnings
+
+    pattern = "|".join(QUIET_LIBRARIES)
+    loggers = [logging.getLogger(name) for name in QUIET_LIBRARIES]
+    levels = [lg.level for lg in loggers]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=rf"({pattern})(\.|$)")
+        for lg in loggers:
+            lg.setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for lg, level in zip(loggers, levels, strict=True):
+                lg.setLevel(level)
+
+
 def user_errors(fn: F) -> F:
     """Turn a StencilmapError into one line on stderr and exit status 2 (never a traceback); so too an
     error of the operating system on a file (a full disk, a read-only folder) and running out of memory."""
@@ -94,7 +120,8 @@ def user_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with quiet_libraries():
+                return fn(*args, **kwargs)
         except StencilmapError as exc:
             fail(str(exc))
         except OSError as exc:
@@ -313,6 +340,13 @@ def parse_shape(_ctx: click.Context, _param: click.Parameter, value: str | None)
     if not dims or any(d < 1 for d in dims):
         raise click.BadParameter(f"sizes must be positive integers, got '{value}'")
     return dims
+
+
+def input_option(help: str = "Use this .npy array for input NAME (C order).") -> Callable[[F], F]:
+    """``--input NAME=FILE.npy`` (repeatable): the commands' one spelling of user-supplied arrays."""
+    return click.option(
+        "--input", "inputs", multiple=True, callback=parse_inputs, metavar="NAME=FILE.npy", help=help
+    )
 
 
 def parse_inputs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> dict[str, Path]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from stencilmap.cli.common import make_console, parse_shape, user_errors
+from stencilmap.cli.common import input_option, make_console, parse_shape, user_errors
 from stencilmap.errors import StencilmapError
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
@@ -110,6 +110,10 @@ def print_summary(report: CompileReport) -> None:
     help="The application's time steps  [default: the program's iterate].",
 )
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
+@input_option(
+    "Use this .npy array for input NAME on the full grid (C order); the checks on a smaller grid "
+    "take its leading corner. Needed for programs whose data files are not at hand."
+)
 @click.option(
     "--out",
     "out_dir",
@@ -132,6 +136,7 @@ def compile_cmd(
     arch: str | None,
     iterations: int | None,
     shape: tuple[int, ...] | None,
+    inputs: dict[str, Path],
     out_dir: Path | None,
     force: bool,
     hybrid: bool,
@@ -169,6 +174,7 @@ def compile_cmd(
             iterations=iterations,
             shape=shape,
             force=force,
+            inputs=inputs,
             hybrid=hybrid,
         )
     )

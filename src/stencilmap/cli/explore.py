@@ -77,6 +77,8 @@ def run_explore(config: ExploreConfig, err: Console) -> ExploreResult:
 
 
 def print_explore(result: ExploreResult, console: Console) -> None:
+    from stencilmap.arch import arch
+
     s = result.space
     cm = s.clock_model
     clock = (
@@ -89,7 +91,8 @@ def print_explore(result: ExploreResult, console: Console) -> None:
     console.print(
         f"[bold]{escape(s.program.name)}[/bold] ({_dims(s.shape)}, {s.iterations} time step(s)) on "
         f"[bold]{s.device.name}[/bold] at {clock}: {', '.join(s.archs)}; "
-        f"P ∈ {{{', '.join(str(p) for p in s.lanes)}}}, q ≤ {s.q_max}, {len(s.tiles)} SODA tiling(s)"
+        f"P ∈ {{{', '.join(str(p) for p in s.lanes)}}}, q ≤ {s.q_max}"
+        + (f", {len(s.tiles)} SODA tiling(s)" if any(arch(a).tiled for a in s.archs) else "")
     )
     table = Table(title=f"best {len(result.top)} configurations", title_justify="left")
     for col in COLUMNS:

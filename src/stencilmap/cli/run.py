@@ -17,9 +17,9 @@ from stencilmap.cli.common import (
     dims,
     echo_csv,
     format_options,
+    input_option,
     make_console,
     output_format,
-    parse_inputs,
     parse_shape,
     user_errors,
     warn,
@@ -35,14 +35,7 @@ BACKENDS = ("numpy", "cpu", "dask", "gpu")
 
 @click.command("run")
 @click.argument("program", type=click.Path(path_type=Path))
-@click.option(
-    "--input",
-    "inputs",
-    multiple=True,
-    callback=parse_inputs,
-    metavar="NAME=FILE.npy",
-    help="Use this .npy array for input NAME (C order; SODA's first dimension is the last axis).",
-)
+@input_option("Use this .npy array for input NAME (C order; SODA's first dimension is the last axis).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option(
     "--shape",

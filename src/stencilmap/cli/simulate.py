@@ -27,9 +27,9 @@ from stencilmap.cli.common import (
     design_options,
     format_options,
     fused_line,
+    input_option,
     make_console,
     output_format,
-    parse_inputs,
     parse_shape,
     user_errors,
     warn,
@@ -105,14 +105,7 @@ class ProgressBar:
         "device": "Limit memory to this device's bandwidth per bank (stencilmap devices)  [default: unlimited; emax for --arch emax, cgra-tia for --arch cgra].",
     },
 )
-@click.option(
-    "--input",
-    "inputs",
-    multiple=True,
-    callback=parse_inputs,
-    metavar="NAME=FILE.npy",
-    help="Use this .npy array for input NAME (C order).",
-)
+@input_option()
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--shape", callback=parse_shape, metavar="D0,D1,...", help="Iteration shape in C order.")
 @click.option(

@@ -198,13 +198,13 @@ def _cycles_line(report: SimulateReport) -> str:
         c = report.cgra
         return (
             f"cycles [bold]{r.cycles:,}[/bold]; CGRA model {c.prediction.cycles:,} ({c.prediction.bound}-bound); "
-            f"{c.gflops:.4g} GFLOPS = {c.percent_of_roofline:.3g}% of the {c.roofline_gops:.4g} GFLOPS roofline"
+            f"{c.run.gflops:.4g} GFLOPS = {c.run.percent_of_roofline:.3g}% of the {c.run.roofline_gops:.4g} GFLOPS roofline"
         )
     if report.emax is not None:
         e = report.emax
         return (
             f"cycles [bold]{r.cycles:,}[/bold]; EMAX model (§5.1 closed form) {e.model.seconds:.4g} s, "
-            f"simulated {e.schedule.total_s:.4g} s"
+            f"simulated {e.run.schedule.total_s:.4g} s"
         )
     line = f"cycles [bold]{r.cycles:,}[/bold], predicted {report.predicted_cycles:,}"
     if r.status == "done" and report.predicted_cycles > 0:
@@ -226,7 +226,10 @@ def _summary(report: SimulateReport) -> Table:
         c = report.cgra
         rows[2] = ("CGRA model", f"{c.prediction.cycles:,} cycles ({c.prediction.bound}-bound)")
         rows.append(
-            ("GFLOPS", f"{c.gflops:.4g} = {c.percent_of_roofline:.3g}% of the {c.roofline_gops:.4g} roofline")
+            (
+                "GFLOPS",
+                f"{c.run.gflops:.4g} = {c.run.percent_of_roofline:.3g}% of the {c.run.roofline_gops:.4g} roofline",
+            )
         )
     table = Table(title="simulation", title_justify="left", show_header=False)
     table.add_column("what")
@@ -364,7 +367,7 @@ def print_simulation(report: SimulateReport, console: Console, verbose: bool = F
         console.print(_verdict(report))
         console.print(_cycles_line(report))
     if report.emax is not None:
-        e = report.emax
+        e = report.emax.run
         states = ", ".join(f"{k} {v:.4g} s" for k, v in e.schedule.to_json().items())
         console.print(
             f"EMAX: {e.lmm_streams:,} X-streams DDR3 → LMM in {len(e.executions):,} executions; {states}"

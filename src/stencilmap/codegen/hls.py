@@ -2,9 +2,13 @@
 
 One function per module of the Design IR (``kernel_cpp``), joined by ``hls::stream`` channels declared
 with the design's depths; a top function under ``#pragma HLS dataflow`` calls them in dataflow order.
-Memory ports are ``m_axi`` with one bundle per DRAM bank, their words ``ap_uint<burst width>`` beats;
-``connectivity.cfg`` maps the bundles to banks for ``v++``. Tiles (SODA §4.2) are streamed by the
-readers and writers from the placement the design records. FIFO segments and delay buffers are copy
+The top function has C linkage (``extern "C"``, UG1393 "C/C++ Kernels"). Memory ports are ``m_axi``,
+each its own bundle (inputs and outputs separate AXI masters), their words ``ap_uint<burst width>``
+beats; ``connectivity.cfg`` connects each port to its bank for ``v++``. Writers assemble whole words and
+write each once: no output port is read. ``hls.tcl``, the ``Makefile`` and ``connectivity.cfg`` carry the
+``--device`` file's part, clock and memory (``host_files.Board``); ``api/`` holds the C binding
+(``binding``). Tiles (SODA §4.2) are streamed by the readers and writers from the placement the design
+records. FIFO segments and delay buffers are copy
 loops whose storage is their input stream's depth (the design's channel depth plus the segment's).
 """
 
@@ -13,7 +17,7 @@ from __future__ import annotations
 from importlib import resources
 from math import ceil, prod
 
-from stencilmap.codegen import host_files
+from stencilmap.codegen import binding, host_files
 from stencilmap.codegen.ctypes_ import bits
 from stencilmap.codegen.expr import ExprEmitter
 from stencilmap.codegen.helpers import helpers_text
@@ -62,6 +66,11 @@ def ports_of(lay: Layout) -> tuple[Port, ...]:
     return tuple(out)
 
 
+def declared(program: Program) -> tuple[str, ...]:
+    """The program's fields in declaration order: inputs, then outputs (the C binding's arguments)."""
+    return tuple(i.name for i in program.inputs) + tuple(program.outputs)
+
+
 def _check_burst(burst: int, ports: tuple[Port, ...]) -> None:
     for port in ports:
         b = bits(port.dtype)
@@ -79,6 +88,8 @@ def emit_hls(design: Design, program: Program, values: Values) -> Generated:
     _check_burst(burst, ports)
     top = f"{identifier(program.name)}_kernel"
     kernel = _kernel(lay, values, burst, top, ports)
+    board = host_files.board_of(design.device)
+    api = binding.api(program.name, ports, declared(program), lay.shape)
     files = {
         "kernel.cpp": kernel,
         "kernel.h": _header(lay, top, ports, burst),
@@ -87,10 +98,13 @@ def emit_hls(design: Design, program: Program, values: Values) -> Generated:
         "csim_include/ap_int.h": support_file("ap_int.h"),
         "csim_main.cpp": host_files.hls_testbench(top, ports, burst),
         "host.cpp": host_files.xrt_host(top, ports, burst),
-        "connectivity.cfg": host_files.connectivity(top, ports),
-        "hls.tcl": host_files.hls_tcl(top),
-        "Makefile": host_files.hls_makefile(top),
-        "README.md": host_files.hls_readme(lay, top, ports, burst),
+        "connectivity.cfg": host_files.connectivity(top, ports, board),
+        "hls.tcl": host_files.hls_tcl(top, board),
+        "Makefile": host_files.hls_makefile(top, board, api.name),
+        "README.md": host_files.hls_readme(lay, top, ports, burst, board, api.name),
+        f"api/{api.name}.h": binding.header(api),
+        f"api/{api.name}_xrt.cpp": binding.xrt(api, top, burst, ports),
+        f"api/{api.name}_csim.cpp": binding.csim(api, top, burst, ports),
     }
     return Generated(
         "hls",
@@ -121,7 +135,8 @@ def _header(lay: Layout, top: str, ports: tuple[Port, ...], burst: int) -> str:
         words = ceil(p.elements * bits(p.dtype) / burst)
         w.line(f"#define SM_WORDS_{identifier(p.field).upper()} {words}L  // {p.elements} x {p.dtype}")
     w.line()
-    w.line(f"void {top}({_args(ports, burst)});")
+    w.line("// C linkage, as Vitis requires of a kernel's top function (UG1393, C/C++ Kernels).")
+    w.line(f'extern "C" void {top}({_args(ports, burst)});')
     w.line()
     w.line("#endif")
     return w.text()
@@ -182,11 +197,13 @@ def _top(
 ) -> None:
     d = lay.design
     chan_id = {c.name: f"c{n}" for n, c in enumerate(d.channels)}
-    with w.block(f"void {top}({_args(ports, burst)})"):
+    with w.block(f'extern "C" void {top}({_args(ports, burst)})'):
         for p in ports:
             arg = f"{p.direction}_{identifier(p.field)}"
             words = f"SM_WORDS_{identifier(p.field).upper()}"
-            w.pragma(f"HLS interface m_axi port={arg} offset=slave bundle=gmem{p.bank} depth={words}")
+            w.pragma(
+                f"HLS interface m_axi port={arg} offset=slave bundle={host_files.bundle(p)} depth={words}"
+            )
             w.pragma(f"HLS interface s_axilite port={arg}")
         w.pragma("HLS interface s_axilite port=return")
         w.pragma("HLS dataflow")

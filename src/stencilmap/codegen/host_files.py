@@ -7,6 +7,7 @@ exactly what ``numpy.ndarray.tofile`` writes; the host packs them into burst-wid
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import ceil
 
 from stencilmap.codegen.ctypes_ import bits
@@ -14,6 +15,36 @@ from stencilmap.codegen.layout import Layout
 from stencilmap.codegen.registry import Port
 from stencilmap.codegen.writer import Writer
 from stencilmap.names import comment, identifier
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """What the scripts take from the device file (``--device``): its part (Vitis ``set_part``), its
+    ``aoc -board=`` name (Intel), its kernel clock and its memory (bank count, DDR or HBM)."""
+
+    name: str
+    part: str
+    board: str
+    clock_mhz: float
+    banks: int
+    memory: str  # the memory's name in v++ connectivity: DDR or HBM
+
+    @property
+    def period_ns(self) -> str:
+        return f"{1000.0 / self.clock_mhz:.3f}"
+
+
+def board_of(device: str | None) -> Board | None:
+    """The device file's facts the scripts carry; None without ``--device`` (the scripts then ask)."""
+    if device is None:
+        return None
+    from stencilmap.device.catalog import load_device
+
+    dev = load_device(device)
+    if dev.kind != "fpga":
+        return None
+    memory = "HBM" if dev.memory_kind == "hbm" else "DDR"
+    return Board(dev.name, dev.part or "", dev.board or "", dev.clock_mhz, dev.dram_banks, memory)
 
 
 def _words(p: Port, burst: int) -> int:
@@ -135,99 +166,168 @@ def xrt_host(top: str, ports: tuple[Port, ...], burst: int) -> str:
     return w.text()
 
 
-def connectivity(top: str, ports: tuple[Port, ...]) -> str:
-    """``v++ --config``: one m_axi bundle per DRAM bank, mapped to that bank."""
+def connectivity(top: str, ports: tuple[Port, ...], board: Board | None) -> str:
+    """``v++ --config``: every port its own m_axi bundle, connected to the bank the program gives it (on a
+    multi-bank board inputs and outputs are separate masters; HBM boards name pseudo-channels)."""
+    memory = board.memory if board is not None else "DDR"
     w = Writer()
-    w.line(f"# v++ connectivity of {top} (stencilmap): each m_axi bundle to the DRAM bank the program names.")
+    where = f" of {board.name}" if board is not None else ""
+    w.line(f"# v++ connectivity of {top} (stencilmap): each port's m_axi bundle to its bank{where}.")
     w.line("[connectivity]")
     w.line(f"nk={top}:1:{top}_1")
-    for bank in sorted({p.bank for p in ports}):
-        w.line(f"sp={top}_1.m_axi_gmem{bank}:DDR[{bank}]")
+    for p in ports:
+        w.line(f"sp={top}_1.{p.direction}_{identifier(p.field)}:{memory}[{p.bank}]")
     return w.text()
 
 
-def hls_tcl(top: str) -> str:
+def hls_tcl(top: str, board: Board | None) -> str:
+    """``vitis_hls -f hls.tcl``: the step (``csim``, ``csynth``, ``cosim``) from ``$STEP``; the part and
+    clock of the device file (``--device``), else ``$PART`` and 300 MHz."""
     w = Writer()
-    w.line(f"# vitis_hls -f hls.tcl: C simulation and synthesis of {top} (stencilmap).")
+    w.line(f"# vitis_hls -f hls.tcl: C simulation, synthesis and co-simulation of {top} (stencilmap).")
+    w.line("# STEP=csim|csynth|cosim (default csynth), DATA and OUT: folders of the C-simulation testbench.")
     w.line(f"open_project -reset {top}_hls")
     w.line(f"set_top {top}")
-    w.line("add_files kernel.cpp")
-    w.line("add_files -tb csim_main.cpp")
+    w.line("add_files kernel.cpp -cflags {-I.}")
+    w.line("add_files -tb csim_main.cpp -cflags {-I.}")
     w.line("open_solution -reset solution -flow_target vitis")
-    w.line("set_part $::env(PART)")
-    w.line("create_clock -period 3.33")
-    w.line('csim_design -argv "$::env(DATA) $::env(OUT)"')
-    w.line("csynth_design")
+    if board is not None:
+        w.line(f"# device {board.name}: part and kernel clock ({board.clock_mhz:g} MHz) from its device file")
+        w.line(f"set_part {{{board.part}}}")
+        w.line(f"create_clock -period {board.period_ns} -name default")
+    else:
+        w.line("# no --device was given: the part comes from $PART, the clock is 300 MHz")
+        w.line(
+            'if {![info exists ::env(PART)] || $::env(PART) eq ""} { error "set PART (or generate with --device)" }'
+        )
+        w.line("set_part $::env(PART)")
+        w.line("create_clock -period 3.333 -name default")
+    w.line('set step [expr {[info exists ::env(STEP)] ? $::env(STEP) : "csynth"}]')
+    w.line(
+        'set argv_tb "[expr {[info exists ::env(DATA)] ? $::env(DATA) : "data"}] [expr {[info exists ::env(OUT)] ? $::env(OUT) : "out"}]"'
+    )
+    with w.block('if {$step eq "csim"}'):
+        w.line("csim_design -argv $argv_tb")
+    with w.block('if {$step eq "csynth" || $step eq "cosim"}'):
+        w.line("csynth_design")
+    with w.block('if {$step eq "cosim"}'):
+        w.line("cosim_design -argv $argv_tb")
     w.line("exit")
     return w.text()
 
 
-def hls_makefile(top: str) -> str:
+def hls_makefile(top: str, board: Board | None, api: str) -> str:
+    part = board.part if board is not None else ""
+    freq = f"{board.clock_mhz:g}" if board is not None else "300"
     rules = f"""\
-# Build {top} (stencilmap). `make csim` needs only g++; the other targets need the Xilinx tools.
-#   make csim DATA=data OUT=out        C simulation with the bundled stand-in headers
+# Build {top} (stencilmap). `make csim` and `make lib-csim` need only g++; the others the Xilinx tools.
+#   make csim DATA=data OUT=out        C simulation (executable {top}_csim) with the bundled stand-ins
 #   make csim HLS_INCLUDE=$$XILINX_HLS/include   ... with the vendor's hls_stream.h / ap_int.h
-#   make hls PART=xcu280-fsvh2892-2L-e   vitis_hls: C simulation and synthesis
-#   make xclbin PLATFORM=xilinx_u280_gen3x16_xdma_1_202211_1 [TARGET=hw|hw_emu]
-#   make host XILINX_XRT=/opt/xilinx/xrt; ./host {top}.xclbin data out
+#   make lib-csim                      lib{api}_csim.so: the C binding (api/{api}.h) over the C simulation
+#   make csynth | cosim                vitis_hls: synthesis, C/RTL co-simulation (part {part or "$(PART)"})
+#   make sw_emu | hw_emu | hw PLATFORM=<platform>   v++: {top}.<target>.xclbin at {freq} MHz
+#   make host XILINX_XRT=/opt/xilinx/xrt; ./host {top}.hw.xclbin data out
+#   make lib XILINX_XRT=/opt/xilinx/xrt   lib{api}.so: the C binding over XRT (XCLBIN= at run time)
 CXX ?= g++
 HLS_INCLUDE ?= csim_include
 DATA ?= data
 OUT ?= out
-TARGET ?= hw
 PLATFORM ?=
-PART ?=
-CSIM_FLAGS = -std=c++14 -O1 -ffp-contract=off -fno-fast-math -Wno-unknown-pragmas -I. -I$(HLS_INCLUDE)
+PART ?= {part}
+KERNEL_FREQ ?= {freq}
+OPT ?= -O1
+CSIM_FLAGS = -std=c++14 $(OPT) -ffp-contract=off -fno-fast-math -Wno-unknown-pragmas -I. -I$(HLS_INCLUDE)
+VPP_FLAGS = --platform $(PLATFORM) --kernel_frequency $(KERNEL_FREQ) -I.
 
-.PHONY: csim hls xclbin host clean
+.PHONY: csim csynth cosim sw_emu hw_emu hw host lib lib-csim clean
 
-csim: kernel.cpp csim_main.cpp kernel.h stencilmap_hls.h
-\t$(CXX) $(CSIM_FLAGS) kernel.cpp csim_main.cpp -o csim
-\tmkdir -p $(OUT) && ./csim $(DATA) $(OUT)
+csim: {top}_csim
+\tmkdir -p $(OUT) && ./{top}_csim $(DATA) $(OUT)
 
-hls:
-\tPART=$(PART) DATA=$(abspath $(DATA)) OUT=$(abspath $(OUT)) vitis_hls -f hls.tcl
+kernel_csim.o: kernel.cpp kernel.h stencilmap_hls.h
+\t$(CXX) $(CSIM_FLAGS) -fPIC -c kernel.cpp -o $@
 
-{top}.xo: kernel.cpp kernel.h stencilmap_hls.h
-\tv++ -c -t $(TARGET) --platform $(PLATFORM) -k {top} -I. -o $@ kernel.cpp
+{top}_csim: kernel_csim.o csim_main.cpp
+\t$(CXX) $(CSIM_FLAGS) kernel_csim.o csim_main.cpp -o $@
 
-{top}.xclbin: {top}.xo connectivity.cfg
-\tv++ -l -t $(TARGET) --platform $(PLATFORM) --config connectivity.cfg -o $@ $<
+lib-csim: lib{api}_csim.so
 
-xclbin: {top}.xclbin
+lib{api}_csim.so: kernel_csim.o api/{api}_csim.cpp api/{api}.h
+\t$(CXX) $(CSIM_FLAGS) -shared -fPIC kernel_csim.o api/{api}_csim.cpp -o $@
+
+csynth cosim:
+\tSTEP=$@ PART=$(PART) DATA=$(abspath $(DATA)) OUT=$(abspath $(OUT)) vitis_hls -f hls.tcl
+
+{top}.%.xo: kernel.cpp kernel.h stencilmap_hls.h
+\tv++ -c -t $* $(VPP_FLAGS) -k {top} -o $@ kernel.cpp
+
+{top}.%.xclbin: {top}.%.xo connectivity.cfg
+\tv++ -l -t $* $(VPP_FLAGS) --config connectivity.cfg -o $@ $<
+
+sw_emu hw_emu: %: {top}.%.xclbin host
+\temconfigutil --platform $(PLATFORM)
+\tmkdir -p $(OUT) && XCL_EMULATION_MODE=$@ ./host {top}.$@.xclbin $(DATA) $(OUT)
+
+hw: {top}.hw.xclbin
 
 host: host.cpp
 \t$(CXX) -std=c++17 -O2 -I$(XILINX_XRT)/include host.cpp -o host -L$(XILINX_XRT)/lib -lxrt_coreutil -pthread
 
+lib: api/{api}_xrt.cpp api/{api}.h
+\t$(CXX) -std=c++17 -O2 -shared -fPIC -I$(XILINX_XRT)/include api/{api}_xrt.cpp -o lib{api}.so -L$(XILINX_XRT)/lib -lxrt_coreutil -pthread
+
 clean:
-\trm -rf csim host *.xo *.xclbin {top}_hls _x .Xil *.log
+\trm -rf {top}_csim kernel_csim.o lib{api}_csim.so lib{api}.so host *.xo *.xclbin {top}_hls _x .Xil *.log emconfig.json
 """
     return rules
 
 
-def hls_readme(lay: Layout, top: str, ports: tuple[Port, ...], burst: int) -> str:
+def hls_readme(
+    lay: Layout, top: str, ports: tuple[Port, ...], burst: int, board: Board | None, api: str
+) -> str:
     d = lay.design
     params = ", ".join(f"{k}={v}" for k, v in d.parameters)
     kinds = ", ".join(f"{n} {k}" for k, n in d.kinds().items())
-    banks = ", ".join(f"`{p.direction}_{identifier(p.field)}` → DDR[{p.bank}]" for p in ports)
+    memory = board.memory if board is not None else "DDR"
+    banks = ", ".join(
+        f"`{p.direction}_{identifier(p.field)}` (bundle `{bundle(p)}`) → {memory}[{p.bank}]" for p in ports
+    )
+    target = (
+        f"device `{board.name}`: part `{board.part}`, {board.clock_mhz:g} MHz"
+        if board is not None
+        else "no device was named (`--device`): give `PART=` to `make csynth`"
+    )
     return f"""\
 # {top}: Vitis HLS kernel of `{comment(lay.program.name)}` ({d.arch} design)
 
 Generated by stencilmap from the Design IR the simulator validated ({params}): {kinds}.
+Scripts carry the {target}.
 
 Files: `kernel.cpp` (one function per module, `hls::stream` channels, top function under
-`#pragma HLS dataflow`), `kernel.h`, `stencilmap_hls.h` (beats and packing), `csim_main.cpp`
+`#pragma HLS dataflow`, C linkage), `kernel.h`, `stencilmap_hls.h` (beats and packing), `csim_main.cpp`
 (C-simulation testbench), `host.cpp` (XRT host), `connectivity.cfg` (`v++` bank mapping), `hls.tcl`,
-`Makefile`. Memory ports are {burst}-bit `m_axi` words: {banks}.
+`Makefile`, and the C binding `api/{api}.h` (over XRT: `api/{api}_xrt.cpp`; over the C simulation:
+`api/{api}_csim.cpp`; in `api/` so that no program name shadows a system header). Memory ports are
+{burst}-bit `m_axi` words, each its own bundle: {banks}. Writers
+assemble whole words and write each once: no output port is read.
 
 Data: one raw little-endian C-order file `<field>.bin` per input (`numpy.ndarray.tofile`).
 
 Build on a board (needs Vitis and XRT):
 
-    make xclbin PLATFORM=<your platform> TARGET=hw
+    make hw PLATFORM=<your platform>          # or sw_emu / hw_emu (they also run the host)
     make host XILINX_XRT=/opt/xilinx/xrt
-    ./host {top}.xclbin data out
+    ./host {top}.hw.xclbin data out
+
+`make csynth` / `make cosim` run `vitis_hls -f hls.tcl` (part and clock from the device file).
 
 C simulation here (g++ only): `make csim DATA=data OUT=out` (add `HLS_INCLUDE=$XILINX_HLS/include` to
-use the vendor headers instead of the bundled stand-ins in `csim_include/`).
+use the vendor headers instead of the bundled stand-ins in `csim_include/`); `make lib-csim` builds
+`lib{api}_csim.so`, the function of `{api}.h` over the C simulation.
 """
+
+
+def bundle(p: Port) -> str:
+    """The port's own ``m_axi`` bundle: inputs and outputs are separate AXI masters, each connected to
+    the bank the program gives it (``connectivity``)."""
+    return f"gmem_{p.direction}_{identifier(p.field)}"

@@ -81,7 +81,8 @@ class ModuleEmitter:
         return f"sm_load<{self.ct(dtype)}, {bits(dtype)}, {self.burst}>(mem, {addr})"
 
     def store(self, dtype: str, addr: str, value: str) -> str:
-        return f"sm_store<{self.ct(dtype)}, {bits(dtype)}, {self.burst}>(mem, {addr}, {value})"
+        """An element store (OpenCL: ``opencl_channels``); HLS writers write whole words (``word_writer``)."""
+        raise NotImplementedError("HLS writers assemble whole words: word_writer")
 
     def table(self, name: str, rows: list[list[int]]) -> str:
         return f"static const long {name}[{len(rows)}][{len(rows[0])}] = {_table(rows)};"
@@ -89,6 +90,11 @@ class ModuleEmitter:
     def pragma(self, w: Writer, text: str) -> None:
         if self.pragmas:
             w.pragma(f"HLS {text}")
+
+    def unroll(self, w: Writer) -> None:
+        """Before a loop over lanes or cells: unrolled. HLS unrolls every loop inside a pipelined one
+        itself (UG1399, ``pipeline``), so the C++ says nothing here; Intel's compiler needs the pragma
+        (``opencl_channels``: ``SM_UNROLL``, ``#pragma unroll`` under ``aoc``)."""
 
     def signature(self, m: Module, mem: str | None) -> str:
         args = [f"hls::stream<{stream_type(c)}>& in{n}" for n, c in enumerate(self.lay.ins(m))]
@@ -155,6 +161,7 @@ class ModuleEmitter:
             ):
                 self.pragma(w, "pipeline II=1")
                 w.line(f"{T} beat[{beat}];")
+                self.unroll(w)
                 with w.block(f"for (int e = 0; e < {beat}; ++e)"):
                     self.pragma(w, "unroll")
                     w.line(f"const long i = n * {beat}L + e;")
@@ -172,6 +179,7 @@ class ModuleEmitter:
                 w.line(self.wr(n, f"{beat}[{first}]") + ";")
             else:
                 w.line(f"{self.stype(outs[n])} v{n};")
+                self.unroll(w)
                 w.line(f"for (int e = 0; e < {width}; ++e) v{n}.v[e] = {beat}[{first} + e];")
                 w.line(self.wr(n, f"v{n}") + ";")
 
@@ -183,9 +191,29 @@ class ModuleEmitter:
                 w.line(f"{beat}[{first}] = {self.rd(n)};")
             else:
                 w.line(f"const {self.stype(ins[n])} v{n} = {self.rd(n)};")
+                self.unroll(w)
                 w.line(f"for (int e = 0; e < {width}; ++e) {beat}[{first} + e] = v{n}.v[e];")
 
     def writer(self, w: Writer, m: Module) -> None:
+        """A writer: HLS assembles whole ``ap_uint<B>`` words and writes each word of the port once (the
+        output ``m_axi`` port is never read, ``word_writer``); OpenCL stores element by element."""
+        if self.burst:
+            self.word_writer(w, m)
+        else:
+            self.element_writer(w, m)
+
+    def _owned_points(self, w: Writer, m: Module, beat: int) -> None:
+        """Inside the lane loop: ``continue`` past padding and points another tile owns; ``g{a}``."""
+        w.line(f"const long i = n * {beat}L + e;")
+        w.line(f"if (i >= {self.lay.points}L) continue;  // padding of the last beat")
+        coords(w, "i", self.lay.stream_shape)
+        inside = []
+        for a in range(self.lay.rank):
+            w.line(f"const long g{a} = c{a} + start[t][{a}];")
+            inside.append(f"g{a} >= own_lo[t][{a}] && g{a} < own_hi[t][{a}]")
+        w.line(f"if (!({' && '.join(inside)})) continue;  // another tile owns this point")
+
+    def element_writer(self, w: Writer, m: Module) -> None:
         field = str(m.param("field"))
         dtype = self.program.field_dtype(field)
         T, ins = self.ct(dtype), self.lay.ins(m)
@@ -202,17 +230,71 @@ class ModuleEmitter:
             ):
                 self.pragma(w, "pipeline II=1")
                 self._pop_beat(w, ins, "beat", T)
+                self.unroll(w)
                 with w.block(f"for (int e = 0; e < {beat}; ++e)"):
                     self.pragma(w, "unroll")
-                    w.line(f"const long i = n * {beat}L + e;")
-                    w.line(f"if (i >= {self.lay.points}L) continue;  // padding of the last beat")
-                    coords(w, "i", self.lay.stream_shape)
-                    inside = []
-                    for a in range(self.lay.rank):
-                        w.line(f"const long g{a} = c{a} + start[t][{a}];")
-                        inside.append(f"g{a} >= own_lo[t][{a}] && g{a} < own_hi[t][{a}]")
-                    w.line(f"if (!({' && '.join(inside)})) continue;  // another tile owns this point")
+                    self._owned_points(w, m, beat)
                     w.line(self.store(dtype, self._field_address(field), "beat[e]") + ";")
+
+    def in_order(self, m: Module) -> bool:
+        """Whether the writer's stream visits every point of the field once, in address order (one
+        tile, the whole grid): then words fill one after the other."""
+        boxes, owned = self.lay.tile_boxes(m), self.lay.owned_boxes(m)
+        whole = tuple((0, n) for n in self.lay.shape)
+        return boxes == (whole,) and owned == (whole,) and self.lay.stream_shape == self.lay.shape
+
+    def word_writer(self, w: Writer, m: Module) -> None:
+        """Words assembled in registers, each written once: in address order, a word goes out when its
+        last element (or the field's last) arrives; with several tiles, whose points interleave in a
+        word, the words gather in an on-chip buffer of the field written out after the last tile."""
+        field = str(m.param("field"))
+        dtype = self.program.field_dtype(field)
+        T, ins, b = self.ct(dtype), self.lay.ins(m), bits(dtype)
+        beat = sum(c.width for c in ins)
+        per = self.burst // b
+        elements = prod(self.lay.shape)
+        words = ceil(elements / per)
+        word = f"{self.mem_type()}"
+        put = f"sm_put<{T}, {b}, {self.burst}>"
+        with w.block(self.signature(m, f"{self.mem_type()}* mem")):
+            if self.in_order(m):
+                w.line(f"{word} word = 0;  // the word being filled: {per} elements of {b} bits")
+                with w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
+                    self.pragma(w, "pipeline II=1")
+                    self._pop_beat(w, ins, "beat", T)
+                    self.unroll(w)
+                    with w.block(f"for (int e = 0; e < {beat}; ++e)"):
+                        self.pragma(w, "unroll")
+                        w.line(f"const long i = n * {beat}L + e;")
+                        w.line(f"if (i >= {elements}L) continue;  // padding of the last beat")
+                        w.line(f"{put}(word, i % {per}L, beat[e]);")
+                        with w.block(f"if (i % {per}L == {per - 1}L || i == {elements - 1}L)"):
+                            w.line(f"mem[i / {per}L] = word;  // complete: written once, never read")
+                            w.line("word = 0;")
+                return
+            boxes, owned = self.lay.tile_boxes(m), self.lay.owned_boxes(m)
+            w.line(self.table("start", [[lo for lo, _ in bx] for bx in boxes]))
+            w.line(self.table("own_lo", [[lo for lo, _ in bx] for bx in owned]))
+            w.line(self.table("own_hi", [[hi for _, hi in bx] for bx in owned]))
+            w.line(f"static {word} words[{words}];  // the field on chip: tiles share words at their edges")
+            with w.block(f"clear: for (long k = 0; k < {words}L; ++k)"):
+                self.pragma(w, "pipeline II=1")
+                w.line("words[k] = 0;")
+            with (
+                w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"),
+                w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"),
+            ):
+                self.pragma(w, "pipeline II=1")
+                self._pop_beat(w, ins, "beat", T)
+                self.unroll(w)
+                with w.block(f"for (int e = 0; e < {beat}; ++e)"):
+                    self.pragma(w, "unroll")
+                    self._owned_points(w, m, beat)
+                    w.line(f"const long a = {self._field_address(field)};")
+                    w.line(f"{put}(words[a / {per}L], a % {per}L, beat[e]);")
+            with w.block(f"flush: for (long k = 0; k < {words}L; ++k)"):
+                self.pragma(w, "pipeline II=1")
+                w.line("mem[k] = words[k];  // each word written once, never read")
 
     # ------------------------------------------------------------------------------------ plumbing
 
@@ -337,6 +419,7 @@ class ModuleEmitter:
             for j, c in enumerate(ins):
                 w.line(f"const {self.stype(c)} p{j} = {self.rd(j)};")
             w.line(f"{self.stype(out)} r;")
+            self.unroll(w)
             with w.block(f"for (int e = 0; e < {width}; ++e)"):
                 self.pragma(w, "unroll")
                 w.line(f"const long addr = n * {lanes}L + {lane} + e;")

@@ -6,8 +6,9 @@ for ``aoc`` and a README.
 
 from __future__ import annotations
 
-from stencilmap.codegen import opencl_host
-from stencilmap.codegen.hls import ports_of
+from stencilmap.codegen import binding, opencl_host
+from stencilmap.codegen.hls import declared, ports_of
+from stencilmap.codegen.host_files import board_of
 from stencilmap.codegen.layout import layout
 from stencilmap.codegen.opencl_pcm import PcmKernel
 from stencilmap.codegen.registry import Generated, Values, register
@@ -27,14 +28,19 @@ def emit_opencl(design: Design, program: Program, values: Values) -> Generated:
 
         return emit_channels(design, program, values)
     top = f"{identifier(program.name)}_pcm"
-    ports = ports_of(layout(design, program))
+    lay = layout(design, program)
+    ports = ports_of(lay)
     pcm = PcmKernel(design, program, values, top)
+    api = binding.api(program.name, ports, declared(program), lay.shape)
+    board = board_of(design.device)
     files = {
         "kernel.cl": pcm.kernel(ports),
         f"{top}.h": pcm.header(),
         "host.cpp": opencl_host.host(top, ports, ["kernel"], f"{top}.aocx"),
-        "Makefile": opencl_host.makefile(top, "kernel.cl"),
+        "Makefile": opencl_host.makefile(top, "kernel.cl", board=board, api=api.name),
         "README.md": opencl_host.readme(design, program, top, ports, pcm_header=f"{top}.h"),
+        f"api/{api.name}.h": binding.header(api),
+        f"api/{api.name}_opencl.cpp": binding.opencl(api, top, [(top, ports)]),
     }
     return Generated(
         "opencl",

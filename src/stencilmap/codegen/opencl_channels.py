@@ -14,11 +14,12 @@ thread, each channel a bounded blocking FIFO; a deadlock is detected and reporte
 
 from __future__ import annotations
 
-from stencilmap.codegen import opencl_host
+from stencilmap.codegen import binding, opencl_host
 from stencilmap.codegen.ctypes_ import SUFFIX, concrete, storage
 from stencilmap.codegen.expr import ExprEmitter
 from stencilmap.codegen.helpers import helpers_text
-from stencilmap.codegen.hls import ports_of, support_file
+from stencilmap.codegen.hls import declared, ports_of, support_file
+from stencilmap.codegen.host_files import board_of
 from stencilmap.codegen.kernel_cpp import ModuleEmitter, fifo_storage
 from stencilmap.codegen.layout import Layout, layout
 from stencilmap.codegen.opencl_pcm import PRELUDE
@@ -71,6 +72,9 @@ class ChannelEmitter(ModuleEmitter):
                     w.line(self.wr(0, "x") + ";")
         w.line()
 
+    def unroll(self, w: Writer) -> None:
+        w.line("SM_UNROLL")  # ``#pragma unroll`` under aoc (``PRELUDE``)
+
     def stype(self, c: Channel) -> str:
         if c.width == 1:
             return self.ct(c.dtype)
@@ -106,6 +110,7 @@ class ChannelEmitter(ModuleEmitter):
         T, zero = self.ct(dtype), self.lit(0, dtype)
         with w.block(self.signature(m, None)):
             w.line(f"{T} sr[{size}];  // {size} cells ({m.kind} size {m.param('size')})")
+            w.line("SM_UNROLL")
             w.line(f"for (int i = 0; i < {size}; ++i) sr[i] = {zero};")
             with (
                 w.block(f"for (int t = 0; t < {len(self.lay.tiles)}; ++t)"),
@@ -168,6 +173,12 @@ def emit_channels(design: Design, program: Program, values: Values) -> Generated
     top = f"{identifier(program.name)}_stencilflow"
     ports = ports_of(lay)
     text, mods = channel_kernel(lay, values, top)
+    api = binding.api(program.name, ports, declared(program), lay.shape)
+    memory_kernels = [
+        (mods.names[m.name], tuple(p for p in ports if p.field == str(m.param("field")) and _direction(m, p)))
+        for m in lay.order()
+        if m.kind in ("reader", "writer")
+    ]
     files = {
         "kernel.cl": text,
         "opencl_emulation.h": support_file("opencl_emulation.h"),
@@ -178,8 +189,12 @@ def emit_channels(design: Design, program: Program, values: Values) -> Generated
             [mods.names[m.name] for m in lay.order() if m.kind in ("reader", "writer")],
             f"{top}.aocx",
         ),
-        "Makefile": opencl_host.makefile(top, "kernel.cl", emulation="emulate.cpp"),
+        "Makefile": opencl_host.makefile(
+            top, "kernel.cl", emulation="emulate.cpp", board=board_of(design.device), api=api.name
+        ),
         "README.md": opencl_host.readme(design, program, top, ports),
+        f"api/{api.name}.h": binding.header(api),
+        f"api/{api.name}_opencl.cpp": binding.opencl(api, top, memory_kernels),
     }
     return Generated(
         "opencl",
@@ -191,6 +206,10 @@ def emit_channels(design: Design, program: Program, values: Values) -> Generated
         include_dirs=(".",),
         flags=EMULATION_FLAGS,
     )
+
+
+def _direction(m: Module, p: Port) -> bool:
+    return p.direction == ("in" if m.kind == "reader" else "out")
 
 
 #: g++ flags of the channel emulation (-O1: the shift registers move memory every step).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from stencilmap.codegen.ctypes_ import bits
+from stencilmap.codegen.host_files import Board
 from stencilmap.codegen.registry import Port
 from stencilmap.codegen.writer import Writer
 from stencilmap.design.ir import Design
@@ -21,12 +22,10 @@ def host(
     ports: tuple[Port, ...],
     kernels: list[str],
     aocx: str,
-    smi_kernels: list[str] | None = None,
-    rank: int = 0,
 ) -> str:
     """``host KERNEL.aocx DATA_DIR OUT_DIR``; ``kernels``: "kernel" for the one kernel ``top``, else the
-    names of the memory kernels to launch (autorun kernels start by themselves); ``smi_kernels``: the
-    SMI endpoints of device ``rank`` of a partitioned design, launched with its ``SMI_Comm``."""
+    names of the memory kernels to launch (autorun kernels start by themselves). A design split over
+    devices has SMI's host instead (``smi_host``)."""
     w = Writer()
     w.line(f"// OpenCL host of {top} for an Intel FPGA board (stencilmap).")
     w.line("// Usage: host KERNEL.aocx DATA_DIR OUT_DIR (raw little-endian <field>.bin files).")
@@ -37,12 +36,6 @@ def host(
     w.line("#include <string>")
     w.line("#include <vector>")
     w.line()
-    if smi_kernels:
-        w.line("// SMI kernels take this rank's SMI_Comm from SMI's host runtime (SmiInit of SMI's code")
-        w.line("// generator for this program, with its routing tables): define SM_SMI_COMM_INIT to give it.")
-        w.line("#if !defined(SM_SMI_COMM_INIT)")
-        w.line('#error "define SM_SMI_COMM_INIT(rank, program, ctx, device) as SMI\'s host initialisation"')
-        w.line("#endif")
     w.line(
         '#define CHECK(x) do { cl_int e_ = (x); if (e_ != CL_SUCCESS) { std::fprintf(stderr, "%s: %d\\n", #x, e_); return 1; } } while (0)'
     )
@@ -90,7 +83,6 @@ def host(
                 w.line("cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);")
                 w.line("CHECK(clEnqueueTask(q, k, 0, nullptr, nullptr));")
                 w.line("queues.push_back(q); launched.push_back(k); }")
-        _launch_smi(w, smi_kernels or [], rank)
         w.line("for (cl_command_queue q : queues) CHECK(clFinish(q));")
         for p in ports:
             if p.direction == "out":
@@ -107,8 +99,13 @@ def host(
     return w.text()
 
 
-def makefile(top: str, kernel: str, emulation: str | None = None) -> str:
-    emu = ""
+def makefile(
+    top: str, kernel: str, emulation: str | None = None, board: Board | None = None, api: str | None = None
+) -> str:
+    """``aoc`` targets: ``hw`` (alias ``aocx``) and ``report`` for ``BOARD`` (the device file's
+    ``aoc -board=`` name), ``emulator`` (``aoc -march=emulator``); ``emulate`` runs the design here: the
+    g++ channel emulation when there is one, else the host on Intel's emulator; ``lib``: the C binding."""
+    name = board.board if board is not None else ""
     if emulation is not None:
         emu = f"""
 # Channel emulation with g++ only: every kernel a thread, every channel a bounded queue of its depth.
@@ -116,31 +113,51 @@ emulate: {emulation}
 \t$(CXX) -std=c++17 -O1 -ffp-contract=off -pthread -I. {emulation} -o emulate
 \tmkdir -p $(OUT) && ./emulate $(DATA) $(OUT)
 """
+    else:
+        emu = f"""
+# Intel's emulator: the kernel on the host CPU, run by the host program.
+emulate: emulator host
+\tmkdir -p $(OUT) && CL_CONTEXT_EMULATOR_DEVICE_INTELFPGA=1 ./host {top}_emu.aocx $(DATA) $(OUT)
+"""
+    lib = (
+        f"""
+lib: api/{api}_opencl.cpp api/{api}.h
+\t$(CXX) -std=c++17 -O2 -shared -fPIC api/{api}_opencl.cpp -o lib{api}.so $$(aocl compile-config) $$(aocl link-config)
+"""
+        if api is not None
+        else ""
+    )
+    where = f"device {board.name}: aoc -board={name}" if board is not None else "no --device: give BOARD="
     return f"""\
-# Build {top} (stencilmap). aocx targets need the Intel FPGA SDK for OpenCL (aoc, aocl).
-#   make emulator                      aoc -march=emulator (runs on the host CPU)
-#   make aocx BOARD=<board>            full compilation for a board
+# Build {top} (stencilmap). aocx targets need the Intel FPGA SDK for OpenCL (aoc, aocl); {where}.
+#   make hw [BOARD=<board>]            full compilation for the board ({top}.aocx; alias: aocx)
+#   make report [BOARD=<board>]        aoc -rtl -report: the early area and loop report, no bitstream
+#   make emulator                      aoc -march=emulator ({top}_emu.aocx, runs on the host CPU)
+#   make emulate DATA=data OUT=out     run the design here{" (g++ channel emulation)" if emulation else " (on the emulator)"}
 #   make host; ./host {top}.aocx data out
 CXX ?= g++
-BOARD ?=
+BOARD ?= {name}
 DATA ?= data
 OUT ?= out
 
-.PHONY: aocx emulator host clean{" emulate" if emulation else ""}
+.PHONY: hw aocx report emulator emulate host clean{" lib" if api else ""}
 
-aocx: {top}.aocx
+hw aocx: {top}.aocx
 
 {top}.aocx: {kernel}
 \taoc -board=$(BOARD) -I. {kernel} -o $@
 
+report: {kernel}
+\taoc -rtl -report -board=$(BOARD) -I. {kernel} -o {top}_report.aocr
+
 emulator: {kernel}
-\taoc -march=emulator -I. {kernel} -o {top}.aocx
+\taoc -march=emulator -I. {kernel} -o {top}_emu.aocx
 
 host: host.cpp
 \t$(CXX) -std=c++17 -O2 host.cpp -o host $$(aocl compile-config) $$(aocl link-config)
-{emu}
+{emu}{lib}
 clean:
-\trm -rf host emulate {top}.aocx {top}
+\trm -rf host emulate {top}.aocx {top}_emu.aocx {top}_report.aocr {top} {top}_emu {top}_report{f" lib{api}.so" if api else ""}
 """
 
 
@@ -162,27 +179,17 @@ Generated by stencilmap from the Design IR the simulator validated ({params}).
 Data: one raw little-endian C-order file `<field>.bin` per input (`numpy.ndarray.tofile`); inputs:
 {", ".join(p.field for p in ports if p.direction == "in")}; outputs: {", ".join(p.field for p in ports if p.direction == "out")}.
 
-Build on a board (needs the Intel FPGA SDK for OpenCL):
+Build on a board (needs the Intel FPGA SDK for OpenCL; `BOARD` defaults to the device file's
+`aoc -board=` name when code was generated with `--device`):
 
-    make aocx BOARD=<your board>
+    make hw BOARD=<your board>
     make host
     ./host {top}.aocx data out
 
-`make emulator` builds for Intel's CPU emulator instead of a board.
+`make report` runs `aoc -rtl -report` (loops, area); `make emulator` builds for Intel's CPU emulator
+instead of a board. Every loop but the main pipeline loop is unrolled (`SM_UNROLL`, `#pragma unroll`
+under `aoc`).
 """
-
-
-def _launch_smi(w: Writer, kernels: list[str], rank: int) -> None:
-    """Launch device ``rank``'s SMI endpoint kernels, each with the rank's communicator."""
-    if kernels:
-        w.line(f"SMI_Comm comm = SM_SMI_COMM_INIT({rank}, program, ctx, device);")
-    for k in kernels:
-        w.line(f'{{ cl_kernel k = clCreateKernel(program, "{k}", &err); CHECK(err);')
-        with w.indent():
-            w.line("CHECK(clSetKernelArg(k, 0, sizeof(SMI_Comm), &comm));")
-            w.line("cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);")
-            w.line("CHECK(clEnqueueTask(q, k, 0, nullptr, nullptr));")
-            w.line("queues.push_back(q); launched.push_back(k); }")
 
 
 def _serves(kernel: str, p: Port) -> bool:

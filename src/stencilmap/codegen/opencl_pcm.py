@@ -2,7 +2,8 @@
 (OpenCL paper §3, Algorithm 1, Fig. 4).
 
 One loop, one iteration per cycle. Each cycle the readers take P_CELL new cells of every input; then
-PCM 0 … D−1 (a loop unrolled on the FPGA, ``SM_UNROLL``) each shift, per stencil and field read, a shift register by
+PCM 0 … D−1 (a loop unrolled on the FPGA, ``SM_UNROLL``: ``#pragma unroll`` under ``aoc``, as is
+every loop over cells, lanes and shift-register cells; only the cycle loop stays rolled) each shift, per stencil and field read, a shift register by
 P_CELL cells, put in the P_CELL cells its producer emits this cycle (a reader, the previous PCM, or an
 earlier stencil of the same PCM), and fire P_CELL PE lanes on the register's taps. PCM t's outputs
 feed PCM t + 1 in the same cycle; the last PCM's go to memory.
@@ -197,9 +198,11 @@ class PcmKernel:
                     w.line(f"{T} sr_{self._sr(st, f)}[D][SIZE_{self._sr(st, f)}];")
             for st in self.order:
                 w.line(f"{ctype(st.dtype, 'opencl')} y_{identifier(st.name)}[D][P_CELL];")
+            w.line("SM_UNROLL")
             with w.block("for (int t = 0; t < D; ++t)"):
                 for st in self.order:
                     for f in self.fields(st):
+                        w.line("SM_UNROLL")
                         w.line(
                             f"for (int i = 0; i < SIZE_{self._sr(st, f)}; ++i) sr_{self._sr(st, f)}[t][i] = 0;"
                         )
@@ -291,9 +294,11 @@ class PcmKernel:
                 )
                 if self.is_stencil(f) or self.chained.get(f) is None or self.d == 1:
                     src = self._source(f)
+                    w.line("SM_UNROLL")
                     w.line(f"for (int j = 0; j < P_CELL; ++j) {sr}[P_CELL - 1 - j] = {src}[j];")
                 else:
                     out = identifier(str(self.chained[f]))
+                    w.line("SM_UNROLL")
                     w.line(
                         f"for (int j = 0; j < P_CELL; ++j) {sr}[P_CELL - 1 - j] = "
                         f"t == 0 ? x_{identifier(f)}[j] : ({T})y_{out}[t - 1][j];"

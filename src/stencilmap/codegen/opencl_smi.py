@@ -1,20 +1,26 @@
-"""Target ``opencl`` for a StencilFlow design split over devices (StencilFlow §VI-B): one folder per device.
+"""Target ``opencl`` for a StencilFlow design split over devices (StencilFlow §VI-B), for SMI's own flow.
 
 ``design.partition`` gives every module a ``device``; a stream cut between devices goes through a
 ``network`` module. Here each device gets its own design (``device_design``): its modules, and every
 network module it sends or receives becomes an SMI endpoint — on the source device a kernel that pops
 the stream and ``SMI_Push``-es its elements, on the destination one that ``SMI_Pop``-s them into the
 stream (the same ``opencl_channels`` emitter writes both). Ports number the cut streams in design order,
-so both ends of stream k use port k. ``deviceN/`` holds that device's ``kernel.cl``, host and Makefile.
+so both ends of stream k use port k.
+
+What SMI's flow (spcl/SMI) consumes: one program per device, ``kernels/<top>_rank<d>.cl``
+(``smi_topology.program_names``); the topology its code generator reads (``topology.json``,
+``smi_topology``); one MPI host for all ranks that includes SMI's generated ``smi_generated_host.c`` and
+calls ``SmiInit_<program>`` (``host.cpp``, ``smi_host``); ``CMakeLists.txt`` (one ``smi_target``, as
+SMI's examples) and a ``Makefile`` running the same steps (``smi_build``).
 
 ``--verify`` runs every device's kernels together in one channel emulation (``emulate.cpp``): each
-``kernel.cl`` included in a namespace of its own, SMI replaced by ``smi_emulation.h``, where a port is a
+program included in a namespace of its own, SMI replaced by ``smi_emulation.h``, where a port is a
 bounded FIFO of the network module's depth (W elements a beat). That stand-in is not the SMI library.
 """
 
 from __future__ import annotations
 
-from stencilmap.codegen import opencl_host
+from stencilmap.codegen import smi_build, smi_host, smi_topology
 from stencilmap.codegen.hls import ports_of, support_file
 from stencilmap.codegen.layout import Layout, layout
 from stencilmap.codegen.opencl_channels import (
@@ -91,25 +97,31 @@ def device_design(design: Design, device: int) -> Design:
 
 
 def emit_partitioned(design: Design, program: Program, values: Values) -> Generated:
-    """Every device's folder, the top-level README / Makefile, and the joint emulation."""
+    """Every device's program, the topology, the host and build files, and the joint emulation."""
     top = f"{identifier(program.name)}_stencilflow"
     n = devices_of(design)
+    programs = smi_topology.program_names(top, n)
     files: dict[str, str] = {}
     devices: list[tuple[Layout, ChannelEmitter, tuple[Port, ...]]] = []
-    for d in range(n):
+    ranks: list[smi_host.RankKernels] = []
+    for d, name in enumerate(programs):
         lay = layout(device_design(design, d), program)
         ports = ports_of(lay)
-        text, mods = channel_kernel(lay, values, f"{top}_d{d}")
+        text, mods = channel_kernel(lay, values, name)
         devices.append((lay, mods, ports))
-        files.update(_device_files(d, lay, mods, ports, top, text))
+        ranks.append(_rank_kernels(name, lay, mods, ports))
+        files[kernel_file(name)] = text
     ports = _joint_ports(tuple(p for _, _, ps in devices for p in ps))
     files.update(
         {
             "opencl_emulation.h": support_file("opencl_emulation.h"),
             "smi_emulation.h": support_file("smi_emulation.h"),
-            "emulate.cpp": _emulation_main(design, devices, ports),
-            "Makefile": _makefile(top, n),
-            "README.md": _readme(design, program, top, n, ports),
+            "emulate.cpp": _emulation_main(design, devices, ports, programs),
+            "topology.json": smi_topology.topology(programs),
+            "host.cpp": smi_host.host(top, tuple(ranks)),
+            "CMakeLists.txt": smi_build.cmake(top, programs),
+            "Makefile": smi_build.makefile(top, programs),
+            "README.md": _readme(design, program, top, programs, ports),
         }
     )
     return Generated(
@@ -124,18 +136,23 @@ def emit_partitioned(design: Design, program: Program, values: Values) -> Genera
     )
 
 
-def _device_files(
-    d: int, lay: Layout, mods: ChannelEmitter, ports: tuple[Port, ...], top: str, text: str
-) -> dict[str, str]:
-    name = f"{top}_d{d}"
-    memory = [mods.names[m.name] for m in lay.order() if m.kind in ("reader", "writer")]
-    smi = [mods.names[m.name] for m in lay.order() if m.kind == "network"]
-    return {
-        f"device{d}/kernel.cl": text,
-        f"device{d}/host.cpp": opencl_host.host(name, ports, memory, f"{name}.aocx", smi_kernels=smi, rank=d),
-        f"device{d}/Makefile": opencl_host.makefile(name, "kernel.cl"),
-        f"device{d}/README.md": opencl_host.readme(lay.design, lay.program, name, ports),
-    }
+def kernel_file(program: str) -> str:
+    """The kernel file of SMI program ``program`` (SMI names a program after its file's basename)."""
+    return f"kernels/{program}.cl"
+
+
+def _rank_kernels(
+    name: str, lay: Layout, mods: ChannelEmitter, ports: tuple[Port, ...]
+) -> smi_host.RankKernels:
+    """What the host launches on this device: readers and writers with their port, and the SMI endpoints."""
+    by_field = {(p.field, p.direction): p for p in ports}
+    memory = tuple(
+        (mods.names[m.name], by_field[(str(m.param("field")), "in" if m.kind == "reader" else "out")])
+        for m in lay.order()
+        if m.kind in ("reader", "writer")
+    )
+    smi = tuple(mods.names[m.name] for m in lay.order() if m.kind == "network")
+    return smi_host.RankKernels(name, memory, smi)
 
 
 def _joint_ports(ports: tuple[Port, ...]) -> tuple[Port, ...]:
@@ -152,7 +169,10 @@ def _joint_ports(ports: tuple[Port, ...]) -> tuple[Port, ...]:
 
 
 def _emulation_main(
-    design: Design, devices: list[tuple[Layout, ChannelEmitter, tuple[Port, ...]]], ports: tuple[Port, ...]
+    design: Design,
+    devices: list[tuple[Layout, ChannelEmitter, tuple[Port, ...]]],
+    ports: tuple[Port, ...],
+    programs: tuple[str, ...],
 ) -> str:
     w = Writer()
     w.line(
@@ -165,7 +185,7 @@ def _emulation_main(
     w.line('#include "smi_emulation.h"')
     for d in range(len(devices)):
         w.line(f"namespace sm_device{d} {{")
-        w.line(f'#include "device{d}/kernel.cl"')
+        w.line(f'#include "{kernel_file(programs[d])}"')
         w.line(f"}}  // namespace sm_device{d}")
     w.line()
     mods0 = devices[0][1]
@@ -196,46 +216,21 @@ def _connect(w: Writer, design: Design, lay: Layout) -> None:
         w.line(f'sm_smi_connect({port}, {src}, {dst}, {smi_type(c.dtype)}, {count}L, "{name}", {depth});')
 
 
-def _makefile(top: str, n: int) -> str:
-    dirs = " ".join(f"device{d}" for d in range(n))
-    return f"""\
-# Build {top} over {n} devices (stencilmap): one bitstream and host per device folder.
-#   make aocx BOARD=<board>            aoc in every device folder (needs the Intel FPGA SDK and SMI)
-#   make host                          every device's host program
-#   make emulate                       all devices in one g++ channel emulation (SMI stand-in)
-CXX ?= g++
-BOARD ?=
-DATA ?= data
-OUT ?= out
-DEVICES = {dirs}
-
-.PHONY: aocx host emulate clean
-
-aocx host:
-\tfor d in $(DEVICES); do $(MAKE) -C $$d $@ BOARD=$(BOARD) || exit 1; done
-
-emulate: emulate.cpp
-\t$(CXX) -std=c++17 -O1 -ffp-contract=off -pthread -I. emulate.cpp -o emulate
-\tmkdir -p $(OUT) && ./emulate $(DATA) $(OUT)
-
-clean:
-\trm -f emulate
-\tfor d in $(DEVICES); do $(MAKE) -C $$d clean; done
-"""
-
-
-def _readme(design: Design, program: Program, top: str, n: int, ports: tuple[Port, ...]) -> str:
+def _readme(
+    design: Design, program: Program, top: str, programs: tuple[str, ...], ports: tuple[Port, ...]
+) -> str:
     params = ", ".join(f"{k}={v}" for k, v in design.parameters)
+    n = len(programs)
     rows = "\n".join(
-        f"| {port} | `{m}` | {design.module(m).param('src_device')} | {design.module(m).param('dst_device')} |"
+        f"| {port} | `{comment(m)}` | {design.module(m).param('src_device')} | {design.module(m).param('dst_device')} |"
         for m, port in smi_ports(design).items()
     )
     return f"""\
 # {top}: Intel FPGA OpenCL of `{comment(program.name)}` over {n} devices (StencilFlow §VI-B)
 
 Generated by stencilmap from the partitioned Design IR the simulator validated ({params}).
-`deviceN/` holds device N's kernels (`kernel.cl`), host program and Makefile; streams cut between
-devices are SMI channels: an `SMI_Open_send_channel`/`SMI_Push` kernel on the source device and an
+Device d runs the SMI program `{top}_rank<d>` (`kernels/{top}_rank<d>.cl`: its modules); streams cut
+between devices are SMI channels: an `SMI_Open_send_channel`/`SMI_Push` kernel on the source device and an
 `SMI_Open_receive_channel`/`SMI_Pop` kernel on the destination, on the port below.
 
 | SMI port | cut stream | from device | to device |
@@ -245,9 +240,21 @@ devices are SMI channels: an `SMI_Open_send_channel`/`SMI_Push` kernel on the so
 Inputs ({", ".join(p.field for p in ports if p.direction == "in")}) are read on every device that uses
 them; outputs: {", ".join(p.field for p in ports if p.direction == "out")}.
 
+Files for SMI's flow (https://github.com/spcl/SMI):
+
+- `topology.json`: SMI's topology file — each device's FPGA (`fpga-<d>:acl0`, rank d) and program, and the
+  cabling: a chain with two links between consecutive devices (edit `connections` to your cabling).
+- `host.cpp`: one MPI host for all ranks; it includes SMI's generated `smi_generated_host.c` and calls
+  `SmiInit_<program>` for the rank's `SMI_Comm`, then launches the rank's readers, writers and SMI kernels.
+- `CMakeLists.txt`: one `smi_target` call, as in SMI's `examples/` (configure it inside an SMI checkout).
+- `Makefile`: the same steps from this folder: `make smi SMI=<checkout>` (SMI's code generator),
+  `make host`, `make emulator`, `make aocx BOARD=<board>`; then
+  `cd build && mpirun -np {n} ./{top}_host DATA_DIR OUT_DIR [emulator]`.
+
 `make emulate` runs all devices' kernels in one g++ process where `smi_emulation.h` stands in for SMI
-(a port is a bounded FIFO). That is the only check this code had: it was not built against the SMI
-library, whose code generator and host runtime (`SmiInit`, routing tables) a board build needs.
+(a port is a bounded FIFO); that is what `--verify` checks bit for bit. stencilmap's tests run SMI's code
+generator on programs like these (with a stand-in for its clang source rewriter) and compile the host
+against SMI's headers (with stand-ins for hlslib, OpenCL and MPI); no aoc, board or MPI run checked them.
 """
 
 

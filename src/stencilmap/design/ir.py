@@ -102,6 +102,15 @@ class Design:
     _inputs: dict[str, tuple[Channel, ...]] = field(init=False, repr=False, compare=False)
     _outputs: dict[str, tuple[Channel, ...]] = field(init=False, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        """One line: a design of 10,000 modules does not print them (``modules`` and ``channels`` do)."""
+        params = "".join(f", {k}={v!r}" for k, v in self.parameters)
+        device = f", device={self.device!r}" if self.device else ""
+        return (
+            f"Design({self.name!r}, arch={self.arch!r}, {len(self.modules)} modules, "
+            f"{len(self.channels)} channels{params}{device})"
+        )
+
     def __post_init__(self) -> None:
         ins: dict[str, list[Channel]] = {}
         outs: dict[str, list[Channel]] = {}

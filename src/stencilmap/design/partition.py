@@ -11,8 +11,11 @@ contiguous run of the nodes in topological order, so streams only flow to later 
 (``partition_search``) is exact over all such splits, every device gets at least one stencil, and among
 the least cuts it balances the devices (the fullest device's most used resource, least). The user may
 give the parts instead (``load_parts``: ``{"parts": [["stencil", ...], ...]}``), checked by
-``check_parts``. ``partition`` builds the partitioned design (``design.pipeline``) and its
-``Partition`` record: per device its stencils and resources, and the network channels.
+``check_parts``. ``split_design`` builds the partitioned design (``design.pipeline``).
+
+The resources each stencil node costs (``choose_parts``'s weights) and each device's share are the
+resource model's (``model.partition``): this module takes the costs as an input and gives the
+sub-designs to weigh (``node_designs``, ``part_designs``); ``jobs.partition`` joins the two.
 """
 
 from __future__ import annotations
@@ -23,12 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from stencilmap.analysis.intensity import itemsize
-from stencilmap.design.common import LiveGraph, live_graph, or_hint, with_iterate
+from stencilmap.design.common import LiveGraph, live_graph
 from stencilmap.design.ir import Design, Module
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.device.catalog import Cost, Device
 from stencilmap.errors import StencilmapError, param
-from stencilmap.model.resources import ResourceUsage, design_resources
 from stencilmap.point import NetworkLink
 from stencilmap.program.ir import Program
 
@@ -61,53 +63,6 @@ class NetworkChannel:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
-    """What one device holds: its stencil nodes and the resources they use there."""
-
-    device: int
-    stencils: tuple[str, ...]
-    resources: ResourceUsage
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "stencils": list(self.stencils),
-            "fits": self.resources.fits,
-            "resources": self.resources.to_json(),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Partition:
-    """A design split over devices of one kind (``device``)."""
-
-    device: str
-    parts: tuple[Part, ...]
-    network_channels: tuple[NetworkChannel, ...]
-    chosen: bool  # chosen by ``choose_parts`` (else given by the user)
-
-    @property
-    def streams_cut(self) -> int:
-        return len(self.network_channels)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "devices": len(self.parts),
-            "chosen": "min-cut" if self.chosen else "user",
-            "streams_cut": self.streams_cut,
-            "parts": [p.to_json() for p in self.parts],
-            "network_channels": [c.to_json() for c in self.network_channels],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Partitioned:
-    design: Design
-    partition: Partition
-
-
 def network_link(device: Device, clock_mhz: float | None = None) -> NetworkLink:
     """The link between two devices of ``device``'s kind at the design clock (default: the device's)."""
     if device.network is None:
@@ -116,48 +71,37 @@ def network_link(device: Device, clock_mhz: float | None = None) -> NetworkLink:
     return NetworkLink(device.network.latency_cycles(mhz), device.network.bytes_per_cycle(mhz))
 
 
-def partition(
-    program: Program,
-    config: BuildConfig,
-    device: Device,
-    devices: int | None = None,
-    parts: Parts | None = None,
-    clock_mhz: float | None = None,
-    where: str = "partition",
-) -> Partitioned:
-    """The StencilFlow design of ``program`` on ``devices`` devices (min-cut parts), or on the user's
-    ``parts`` (``where``: their file, for errors): the partitioned design and its record."""
-    if (devices is None) == (parts is None):
-        raise StencilmapError("give either a number of devices or a partition, not both")
-    link = network_link(device, clock_mhz)
-    single = build(
-        "stencilflow", program, replace(config, parts=None, link=None, device=config.device or device.name)
-    )
-    chained = with_iterate(program, or_hint(config.iterate, program.iterate))
-    live = live_graph(chained)
-    if parts is None:
-        assert devices is not None
-        parts = choose_parts(live, node_costs(single, chained, device), device, devices)
-        chosen = True
-    else:
-        check_parts(parts, live, where)
-        chosen = False
-    design = build(
+def split_design(
+    program: Program, config: BuildConfig, device: Device, parts: Parts, link: NetworkLink
+) -> Design:
+    """The StencilFlow design of ``program`` split into ``parts`` (one tuple of stencil nodes per device
+    of ``device``'s kind), its cut streams carried by ``link`` (``network_link``)."""
+    return build(
         "stencilflow", program, replace(config, parts=parts, link=link, device=config.device or device.name)
     )
-    return Partitioned(design, describe(design, chained, device, parts, chosen))
 
 
-def describe(design: Design, program: Program, device: Device, parts: Parts, chosen: bool) -> Partition:
-    """The record of a partitioned design: every device's stencils and resources, the network channels."""
+def single_design(program: Program, config: BuildConfig, device: Device) -> Design:
+    """The StencilFlow design of ``program`` on one device of ``device``'s kind: what the split weighs."""
+    return build(
+        "stencilflow", program, replace(config, parts=None, link=None, device=config.device or device.name)
+    )
+
+
+def part_designs(design: Design, parts: Parts) -> tuple[Design, ...]:
+    """Per device of a split design: the sub-design of its modules and the channels among them."""
     on = module_devices(design)
-    records = []
-    for n, names in enumerate(parts):
+    out = []
+    for n in range(len(parts)):
         mine = tuple(m for m in design.modules if on[m.name] == n)
         keep = {m.name for m in mine}
         chans = tuple(c for c in design.channels if c.src in keep and c.dst in keep)
-        usage = design_resources(Design(design.name, design.arch, mine, chans), program, device)
-        records.append(Part(n, names, usage))
+        out.append(Design(design.name, design.arch, mine, chans))
+    return tuple(out)
+
+
+def network_channels(design: Design, device: Device) -> tuple[NetworkChannel, ...]:
+    """The cut streams of a split design: each network module, the rate and latency the link grants it."""
     net = device.network
     assert net is not None
     channels = []
@@ -179,7 +123,7 @@ def describe(design: Design, program: Program, device: Device, parts: Parts, cho
                     net.links * net.link_bandwidth_gbs,
                 )
             )
-    return Partition(device.name, tuple(records), tuple(channels), chosen)
+    return tuple(channels)
 
 
 def module_devices(design: Design) -> dict[str, int]:
@@ -209,23 +153,22 @@ def _feeder_device(design: Design, m: Module, on: dict[str, int]) -> int:
     return 0
 
 
-def node_costs(design: Design, program: Program, device: Device) -> dict[str, Cost]:
-    """What each stencil node's modules (PE, internal buffers, delay buffers, output broadcast) and the
-    channels out of them use, without the device's base."""
+def node_designs(design: Design, program: Program) -> tuple[Design, dict[str, Design]]:
+    """An empty design (the device's base) and, per stencil node, the sub-design of its modules (PE,
+    internal buffers, delay buffers, output broadcast) and the channels out of them: what the resource
+    model weighs each node by (``model.partition.node_costs``)."""
     live = live_graph(program)
     owner: dict[str, list[Module]] = {n.name: [] for n in live.stencils}
     for m in design.modules:
         head = m.name.split(".", 1)[0]
         if head in owner:
             owner[head].append(m)
-    base = design_resources(Design("base", design.arch, (), ()), program, device).used
-    out: dict[str, Cost] = {}
+    out: dict[str, Design] = {}
     for name, mods in owner.items():
         keep = {m.name for m in mods}
         chans = tuple(c for c in design.channels if c.src in keep)
-        used = design_resources(Design(name, design.arch, tuple(mods), chans), program, device).used
-        out[name] = Cost.of((k, v - base[k]) for k, v in used.amounts)
-    return out
+        out[name] = Design(name, design.arch, tuple(mods), chans)
+    return Design("base", design.arch, (), ()), out
 
 
 def cut_streams(live: LiveGraph, where: dict[str, int]) -> int:

@@ -116,6 +116,7 @@ class _DeviceSpec(_Strict):
     description: str
     kind: DeviceKind
     part: str | None = None
+    board: str | None = None
     clock_mhz: float = Field(gt=0)
     dram_banks: int = Field(gt=0)
     bus_width_bits: int = Field(gt=0)
@@ -183,6 +184,7 @@ def _device(spec: _DeviceSpec) -> Device:
         archs=tuple(spec.archs),
         resource_model=model,
         part=spec.part,
+        board=spec.board,
         sources=tuple(spec.sources),
         memory_interleaved=spec.memory_interleaved,
         memory_kind=spec.memory_kind,
@@ -205,6 +207,8 @@ def _check_names(device: Device, where: str) -> None:
     named = [("name", device.name, _DEVICE_NAME)]
     if device.part is not None:
         named.append(("part", device.part, _PART))
+    if device.board is not None:
+        named.append(("board", device.board, _DEVICE_NAME))
     named += [(f"resources.{r}", r, _RESOURCE) for r, _ in device.resources]
     if device.memory_blocks is not None:
         named.append(("memory_blocks.name", device.memory_blocks.name, _RESOURCE))
@@ -253,6 +257,8 @@ def _check(device: Device, where: str) -> None:
         if rm.memory == "blocks" and device.memory_blocks is None:
             raise StencilmapError("a block memory model needs memory_blocks", where)
     _check_clock_model(device, where)
+    if device.kind == "fpga" and not device.part:
+        raise StencilmapError("an FPGA names its part (the generated scripts target it)", where)
     if device.memory_interleaved and device.kind != "fpga":
         raise StencilmapError("memory_interleaved describes an FPGA board's banks (kind fpga)", where)
 

@@ -164,6 +164,7 @@ class Device:
     resource_model: ResourceModel | None = None
     part: str | None = None
     sources: tuple[str, ...] = ()
+    board: str | None = None  # Intel FPGAs: the ``aoc -board=`` name of the board's BSP
     memory_interleaved: bool = False  # global memory interleaved across all banks unless pinned
     clock_model: ClockModel | None = None  # the clock against logic utilization (OpenCL Fig. 10)
     memory_kind: Literal["ddr", "hbm"] = "ddr"  # hbm: every bank is one HBM pseudo-channel
@@ -217,6 +218,7 @@ class Device:
             "description": self.description,
             "kind": self.kind,
             "part": self.part,
+            "board": self.board,
             "clock_mhz": self.clock_mhz,
             "dram_banks": self.dram_banks,
             "bus_width_bits": self.bus_width_bits,

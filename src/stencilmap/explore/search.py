@@ -142,7 +142,9 @@ class _Search:
     def __init__(self, space: Space, config: ExploreConfig, report: Progress) -> None:
         self.space, self.config, self.report = space, config, report
         self.resources: dict[str, ResourceTable] = {}
-        self.heap: list[tuple[float, int, Candidate]] = []  # max-heap of the best by -seconds
+        #: max-heap of the best by (-seconds, -utilization): on a tie (equal to 6 digits) the design using
+        #: less of the chip ranks first (issue 25)
+        self.heap: list[tuple[float, float, int, Candidate]] = []
         self.checked = self.pruned = self.feasible = 0
         self.notes: list[str] = []
         self.failed: set[tuple[str, int]] = set()
@@ -160,7 +162,7 @@ class _Search:
         n = b.seconds.size
         lanes = int(b.tables.lanes[b.lane])
         hopeless = not isfinite(b.bound) or (b.tables.arch, lanes) in self.failed
-        if hopeless or (not self.config.exhaustive and b.bound >= self.worst):
+        if hopeless or (not self.config.exhaustive and _tie(b.bound) > self.worst):
             self.pruned += n
         else:
             self._check(b, lanes)
@@ -196,7 +198,7 @@ class _Search:
         self.parts.append((seconds, util.max(axis=1), self.space.archs.index(arch), fits))
         order = np.flatnonzero(fits)
         for i in order[np.argsort(seconds[order], kind="stable")][: self.config.top]:
-            if seconds[i] >= self.worst:
+            if _tie(float(seconds[i])) > self.worst:
                 break
             self._offer(self._candidate(b, int(i), util[i], table, times, column, float(clocks[i])))
 
@@ -212,7 +214,7 @@ class _Search:
 
     def _offer(self, c: Candidate) -> None:
         self.count += 1
-        item = (-c.predicted_seconds, -self.count, c)
+        item = (-_tie(c.predicted_seconds), -max((u for _, u in c.utilization), default=0.0), -self.count, c)
         if len(self.heap) < self.config.top:
             heapq.heappush(self.heap, item)
         else:
@@ -247,7 +249,7 @@ class _Search:
         )
 
     def top(self) -> tuple[Candidate, ...]:
-        return tuple(c for _, _, c in sorted(self.heap, key=lambda item: (-item[0], -item[1])))
+        return tuple(item[-1] for item in sorted(self.heap, key=lambda item: (-item[0], -item[1], -item[2])))
 
     def cloud(self) -> Cloud:
         if not self.parts:
@@ -261,3 +263,8 @@ class _Search:
         step = max(1, int(keep.sum()) // CLOUD_POINTS)
         idx = np.flatnonzero(keep)[::step]
         return Cloud(seconds[idx], util[idx], arch[idx], fits[idx])
+
+
+def _tie(seconds: float) -> float:
+    """Predicted seconds as the ranking compares them: equal to 6 significant digits is a tie."""
+    return float(f"{seconds:.6g}") if isfinite(seconds) else seconds

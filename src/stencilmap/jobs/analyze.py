@@ -10,7 +10,7 @@ from stencilmap.analysis import ProgramAnalysis, analyze_program
 from stencilmap.arch import arch as arch_of
 from stencilmap.arch import default_arch
 from stencilmap.codegen.dot import to_dot
-from stencilmap.design.common import check_parameters
+from stencilmap.design.common import check_parameters, device_latencies
 from stencilmap.design.ir import Design
 from stencilmap.errors import StencilmapError, param
 from stencilmap.io import check_output_file, write_text_atomically
@@ -23,7 +23,7 @@ from stencilmap.transform.fusion import fuse_if
 if TYPE_CHECKING:
     from stencilmap.design.cgra.mapping import CgraMapping
     from stencilmap.design.emax import EmaxMapping
-    from stencilmap.design.partition import Partition, Partitioned
+    from stencilmap.model.partition import Partition, Partitioned
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,9 +74,15 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         )
     if config.asm is not None:
         check_output_file(config.asm, "--asm")
-    build_config = replace(config.point, device=None, delay_buffers="computed", fuse=False)  # the builder's
+    # the builder's options; --device gives its operator latencies, CGRA fabric or EMAX rows (any architecture)
+    build_config = replace(config.point, delay_buffers="computed", fuse=False)
     a.check(build_config)
-    facts = analyze_program(program, unroll=config.point.unroll, vector=config.point.vector)
+    facts = analyze_program(
+        program,
+        unroll=config.point.unroll,
+        vector=config.point.vector,
+        latencies=device_latencies(config.point.device),
+    )
     split = _partitioned(config, program, build_config, arch)
     design = a.build(program, build_config) if split is None else split.design
     if a.mapping == "assembly":
@@ -90,7 +96,7 @@ def analyze(config: AnalyzeConfig) -> AnalyzeReport:
         from stencilmap.codegen.emax import mnemonics
         from stencilmap.design.emax import map_emax
 
-        mapping = map_emax(program, DesignPoint(unroll=config.point.unroll))
+        mapping = map_emax(program, DesignPoint(unroll=config.point.unroll, device=config.point.device))
         if config.asm is not None:
             write_text_atomically(config.asm, mnemonics(mapping))
     partition = None if split is None else split.partition
@@ -116,13 +122,11 @@ def _partitioned(
 
     request = PartitionRequest(config.point.devices, config.point.partition)
     if not request.wanted:
-        if config.point.device is not None:
-            raise StencilmapError(
-                f"{param('device')} applies to analyze with {param('devices')} or {param('partition')}"
-            )
         return None
     device = load_device(config.point.device) if config.point.device is not None else None
-    return partitioned(program, config=build_config, arch=arch, device=device, request=request)
+    return partitioned(
+        program, config=replace(build_config, device=None), arch=arch, device=device, request=request
+    )
 
 
 def _analyze_cgra(

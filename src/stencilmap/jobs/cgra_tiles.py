@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from stencilmap.point import DesignPoint
 from stencilmap.program.ir import Program
 from stencilmap.sim.cgra import CgraRun, simulate_cgra
 
+if TYPE_CHECKING:
+    from stencilmap.model.cgra import CgraPrediction
+
 
 @dataclass(frozen=True)
 class TiledCgraRun(CgraRun):
@@ -33,14 +37,13 @@ class TiledCgraRun(CgraRun):
     tile_cycles: tuple[int, ...] = ()
     tile_rows: tuple[tuple[int, int], ...] = ()  # each tile's band [lo, hi) of the outermost axis
     predicted_tile_cycles: tuple[int, ...] = ()
+    slowest_prediction: CgraPrediction | None = None  # the model's slowest tile (the system's cycles)
 
     def to_json(self) -> dict[str, object]:
         out = CgraRun.to_json(self)
         out["tiles"] = len(self.tile_cycles)
         out["tile_cycles"] = list(self.tile_cycles)
         out["predicted_tile_cycles"] = list(self.predicted_tile_cycles)
-        if "predicted_cycles" in out:  # the model's: the slowest tile's
-            out["predicted_cycles"] = max(self.predicted_tile_cycles, default=0)
         return out
 
 
@@ -96,11 +99,13 @@ def simulate_tiles(
             reads[f] = reads.get(f, 0) + b
     first = runs[slowest]
     base = {f.name: getattr(first, f.name) for f in fields(CgraRun)}
+    predictions = [predict(m, device) for _, _, m in parts]
     tiled = TiledCgraRun(
         **base,
         tile_cycles=tuple(r.cycles for r in runs),
         tile_rows=tuple((t.lo, t.hi) for t, _, _ in parts),
-        predicted_tile_cycles=tuple(predict(m, device).cycles for _, _, m in parts),
+        predicted_tile_cycles=tuple(p.cycles for p in predictions),
+        slowest_prediction=max(predictions, key=lambda p: p.cycles),
     )
     return replace(
         tiled,

@@ -28,12 +28,12 @@ from stencilmap.codegen.registry import HOST, Generated, emit, from_program, pro
 from stencilmap.codegen.verify import run_csim, write_data
 from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.ir import Design
-from stencilmap.design.partition import Partition
 from stencilmap.design.registry import reject_options
 from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError, param
 from stencilmap.io import PUBLISH_LOCK, Array, read_npy
 from stencilmap.jobs.partition import PartitionRequest, check_request, partitioned
+from stencilmap.model.partition import Partition
 from stencilmap.point import DesignPoint
 from stencilmap.program import Program, load_program
 from stencilmap.program.data import bind_shape, make_inputs

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from math import prod
 from pathlib import Path
 from typing import Any
@@ -24,11 +24,12 @@ from stencilmap.analysis import ProgramAnalysis, analyze_program
 from stencilmap.design.ir import Design
 from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError
+from stencilmap.io import read_npy
 from stencilmap.jobs.codegen import publish_folder, stage_folder
 from stencilmap.jobs.compile_flows import Choice, Csim, Flow, SimOutcome, flow_for
 from stencilmap.jobs.compile_report import write_report
 from stencilmap.point import DesignPoint
-from stencilmap.program.data import bind_shape
+from stencilmap.program.data import bind_shape, make_inputs
 from stencilmap.program.ir import Program
 from stencilmap.program.load import as_program
 
@@ -52,12 +53,18 @@ class CompileConfig:
     sim_points: int = 1 << 16  # the cycle-level simulation streams at most about this many points
     csim_points: int = 1 << 12  # the C simulation runs code generated for at most this many points
     force: bool = False  # replace an out_dir stencilmap did not write (jobs.codegen.check_replace_folder)
+    inputs: Mapping[str, Path] = field(default_factory=dict)  # --input NAME=FILE.npy on the full grid
     hybrid: bool = False  # CGRA: simulate §IV's CPU + CGRA divide-and-conquer (jobs.hybrid_cgra)
 
     @property
     def device(self) -> str:
         assert self.point.device is not None, "compile needs a device"
         return self.point.device
+
+    @property
+    def input_files(self) -> tuple[tuple[str, str], ...]:
+        """``--input`` as the reproducing commands name it."""
+        return tuple((name, str(path)) for name, path in self.inputs.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +111,10 @@ def compile_program(
     report = progress if progress is not None else _quiet
     start = time.perf_counter()
     device = load_device(config.device)
-    program = bind_shape(as_program(config.program), {}, config.shape)
+    supplied = {name: read_npy(name, path) for name, path in config.inputs.items()}
+    program = bind_shape(as_program(config.program), supplied, config.shape)
+    if supplied:  # checked on the full grid before any work: names, shapes, dtypes
+        make_inputs(program, supplied, 0)
     source = str(config.program) if isinstance(config.program, Path) else f"{program.name}.{_suffix(program)}"
     check_grid(program)
     flow: Flow = flow_for(device, config.point.arch)
@@ -118,6 +128,7 @@ def compile_program(
         facts = analyze_program(replace(program, iterate=1))
         report("choose", 0, 1)
         choice = flow.choose(program, device, config, source, report)
+        choice = replace(choice, supplied=supplied)
         report("build", 0, 1)
         design = flow.build(choice)
         report("generate", 0, 1)

@@ -50,6 +50,23 @@ class Choice:
     #: (what it reproduces, the exact command line)
     commands: tuple[tuple[str, str], ...] = ()
     device_ref: str = ""  # the device as the user named it: a catalog name or a PATH.json
+    #: ``--input NAME=FILE.npy``: the user's arrays on the program's full grid, and the files as given
+    supplied: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    input_files: tuple[tuple[str, str], ...] = ()
+
+    def values(self, program: Program) -> dict[str, Any]:
+        """The inputs and params of ``program`` (the chosen one, or a copy on a smaller grid the code or
+        the simulation is checked on): the user's ``--input`` arrays, cut to that grid (their leading
+        corner), the others as the program says or generated from seed 0."""
+        from stencilmap.program.data import field_shape, make_inputs
+
+        cut: dict[str, Any] = {}
+        for inp in program.inputs:
+            if inp.name in self.supplied:
+                corner = tuple(slice(0, n) for n in field_shape(program, inp))
+                cut[inp.name] = self.supplied[inp.name][corner]
+        cut |= {p.name: self.supplied[p.name] for p in program.params if p.name in self.supplied}
+        return make_inputs(program, cut, 0)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -75,6 +92,8 @@ class Choice:
     def command(self, verb: str, *extra: str, shape: tuple[int, ...] | None = None) -> str:
         """The exact command line that reproduces one of the numbers."""
         args = ["stencilmap", verb, self.source, *extra, "--shape", ",".join(map(str, shape or self.shape))]
+        if verb in ("simulate", "codegen", "run"):  # the commands that read input data
+            args += [a for name, path in self.input_files for a in ("--input", f"{name}={path}")]
         return shlex.join(args)
 
 

@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stencilmap import native
-from stencilmap.codegen.dot import to_dot
+from stencilmap.codegen.dot import SUMMARY_PAST, summary_dot, to_dot
 from stencilmap.design.serialize import design_to_json
 from stencilmap.model.plot import save_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from stencilmap.design.ir import Design
     from stencilmap.jobs.compile import CompileReport
 
 #: Characters with a meaning in Markdown (CommonMark, GFM tables) mid-line, escaped with a backslash in text;
@@ -58,7 +59,7 @@ MAX_SVG_MODULES = 1500
 #: ... nor a DOT text larger than this; the size, not the wall clock, bounds the work (issue 19 §9, §10)
 MAX_SVG_DOT_BYTES = 1 << 20
 #: a safety net only: a render that takes longer degrades to a note in the report, never an error
-SVG_TIMEOUT_S = 600.0
+SVG_TIMEOUT_S = 60.0
 
 
 def write_report(report: CompileReport, folder: Path) -> tuple[str, ...]:
@@ -68,7 +69,7 @@ def write_report(report: CompileReport, folder: Path) -> tuple[str, ...]:
         text = json.dumps(design_to_json(report.design), indent=1) + "\n"
         (folder / "design.json").write_text(text, encoding="utf-8")
         (folder / "design.dot").write_text(to_dot(report.design), encoding="utf-8")
-        notes += _render_svg(folder, len(report.design.modules))
+        notes += _render_svg(folder, report.design)
     save_figure(folder / "roofline.png", lambda: roofline_with_design(report))
     if report.choice.explored is not None:
         from stencilmap.explore.plot import write_space_plot
@@ -83,19 +84,30 @@ def write_report(report: CompileReport, folder: Path) -> tuple[str, ...]:
     return tuple(sorted([*files, "summary.json"]))
 
 
-def _render_svg(folder: Path, modules: int) -> list[str]:
+def _render_svg(folder: Path, design: Design) -> list[str]:
+    """``design.svg``: the design's graph, or past ``SUMMARY_PAST`` modules its summary
+    (``design_summary.dot``: stages, chains, PE groups), laid out by Graphviz within bounds."""
+    source, notes = "design.dot", []
+    if len(design.modules) > SUMMARY_PAST:
+        (folder / "design_summary.dot").write_text(summary_dot(design), encoding="utf-8")
+        source = "design_summary.dot"
+        notes.append(
+            f"design.svg draws the summary of {len(design.modules):,} modules (one node per stage, field and "
+            f"kind: reuse chains, buffers, PEs); design.dot has every module"
+        )
     dot = shutil.which("dot")
     if dot is None:
         return ["design.svg not rendered: Graphviz's `dot` is not installed (`apt-get install graphviz`)"]
-    if modules > MAX_SVG_MODULES:
-        return [f"design.svg not rendered: {modules:,} modules (at most {MAX_SVG_MODULES:,} are laid out)"]
-    size = (folder / "design.dot").stat().st_size
+    nodes = (folder / source).read_text(encoding="utf-8").count(" [shape=")
+    if nodes > MAX_SVG_MODULES:
+        return [f"design.svg not rendered: {nodes:,} nodes (at most {MAX_SVG_MODULES:,} are laid out)"]
+    size = (folder / source).stat().st_size
     if size > MAX_SVG_DOT_BYTES:
         return [
-            f"design.svg not rendered: design.dot has {size:,} bytes (at most {MAX_SVG_DOT_BYTES:,} are laid out)"
+            f"design.svg not rendered: {source} has {size:,} bytes (at most {MAX_SVG_DOT_BYTES:,} are laid out)"
         ]
     try:
-        done = native.run([dot, "-Tsvg", "design.dot", "-o", "design.svg"], cwd=folder, timeout=SVG_TIMEOUT_S)
+        done = native.run([dot, "-Tsvg", source, "-o", "design.svg"], cwd=folder, timeout=SVG_TIMEOUT_S)
     except OSError as exc:
         return [f"design.svg not rendered: {md_text(str(exc.strerror or exc))}"]
     if done.timed_out:
@@ -104,7 +116,7 @@ def _render_svg(folder: Path, modules: int) -> list[str]:
     if done.returncode != 0:
         (folder / "design.svg").unlink(missing_ok=True)
         return [f"design.svg not rendered: dot failed ({md_text(done.stderr.strip().splitlines()[-1:])})"]
-    return []
+    return notes
 
 
 def roofline_with_design(report: CompileReport) -> Figure:
@@ -129,7 +141,9 @@ def roofline_with_design(report: CompileReport) -> Figure:
         )
         low, high = ax.get_ylim()
         ax.set_ylim(min(low, gops / 2), high)  # the chosen design may sit far below the roof
-        ax.legend(loc="lower right", fontsize="small")
+        # below the axes: inside them the legend can cover the chosen point (issue 25)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize="small", frameon=False)
+        figure.subplots_adjust(bottom=0.3)
     return figure
 
 
@@ -229,10 +243,11 @@ def _prediction(report: CompileReport) -> list[str]:
         "| for all time steps | |",
         "|---|---|",
         f"| launches | {est.launches:,} × {est.steps_on_chip} step(s) on chip |",
-        f"| cycles per launch | {est.cycles_per_launch:,} (latency {est.latency_cycles:,}) at "
-        f"{est.clock_mhz:g} MHz |",
-        f"| scenario | {est.scenario}-bound: needs {est.required_bandwidth_gbs:.3g} GB/s, the device gives "
-        f"{report.device.practical_bandwidth_gbs:.3g} GB/s practical |",
+        f"| cycles | {est.cycles_per_launch:,} per launch compute-bound (latency {est.latency_cycles:,}); "
+        f"{est.predicted_cycles:,} for all launches at the device's bandwidth, at {est.clock_mhz:g} MHz |",
+        f"| scenario | {est.scenario}-bound: running compute-bound would take "
+        f"{est.required_bandwidth_gbs:,.3g} GB/s; the device gives {report.device.practical_bandwidth_gbs:,.3g} "
+        f"GB/s practical |",
         f"| time | compute {format_seconds(est.compute_seconds)} per launch, host transfers "
         f"{format_seconds(est.host_seconds)}, control {format_seconds(est.control_seconds)}; total "
         f"**{format_seconds(est.predicted_seconds)}** |",

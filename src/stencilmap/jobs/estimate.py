@@ -26,7 +26,7 @@ from stencilmap.program.load import as_program
 from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
-    from stencilmap.design.partition import Partitioned
+    from stencilmap.model.partition import Partitioned
 
 __all__ = ["EstimateConfig", "EstimateReport", "estimate"]
 

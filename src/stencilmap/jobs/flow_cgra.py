@@ -26,7 +26,6 @@ from stencilmap.jobs.compile_flows import (
     validate_outputs,
     verdict,
 )
-from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:
@@ -71,6 +70,7 @@ class CgraFlow:
             why,
             "cgra-asm",
             est,
+            input_files=config.input_files,
         )
         cmd = choice.command(
             "estimate", "--device", config.device, *choice.options(), "--iterations", str(iterations)
@@ -101,27 +101,27 @@ class CgraFlow:
         return self._simulate(choice, cap, self.hybrid)
 
     def _simulate(self, choice: Choice, cap: int, hybrid: bool) -> SimOutcome:
+        from stencilmap.arch.simulate import simulate_cgra
         from stencilmap.codegen.cgra import assembly
         from stencilmap.codegen.cgra_asm import parse_asm
         from stencilmap.jobs.simulate import as_field_dtype
-        from stencilmap.model.cgra import predict
         from stencilmap.model.roofline import roofline_of
-        from stencilmap.sim.cgra import simulate_cgra
 
         shape = shrink_outer(choice.program, max(cap, 1), min_rows=32)
         program = with_iterate(choice.program.with_shape(shape), choice.q)
         # the text the flow writes, parsed back: the assembly is what runs
         mapping = parse_asm(assembly(self._mapping(choice, choice.program.with_shape(shape))), "cgra.asm")
-        values = make_inputs(program, {}, 0)
+        values = choice.values(program)
         if hybrid:
             return self._hybrid(choice, program, values, shape)
         roof = roofline_of(program, shape, choice.device, mapping.layers).attainable_gops
-        run = simulate_cgra(mapping, dict(values), choice.device, roof, None)
+        paired = simulate_cgra(mapping, dict(values), choice.device, roof, None)
+        run = paired.run
         got = {k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()}
         valid, exact, error = validate_outputs(got, program, values)
-        predicted = predict(mapping, choice.device).cycles
+        predicted = paired.prediction.cycles
         command = choice.command("simulate", "--device", choice.device_ref, *choice.options(), shape=shape)
-        extra = (("cgra", run.to_json()),)
+        extra = (("cgra", paired.to_json()),)
         return SimOutcome(
             valid and run.status == "done",
             status=run.status,

@@ -13,7 +13,6 @@ from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import Device
 from stencilmap.jobs.compile_flows import Choice, Csim, Report, SimOutcome, shrink_outer, time_steps, verdict
-from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:
@@ -52,6 +51,7 @@ class EmaxFlow:
             why,
             "emax-asm",
             est,
+            input_files=config.input_files,
         )
         est_cmd = choice.command(
             "estimate", "--device", config.device, *choice.options(), "--iterations", str(iterations)
@@ -77,19 +77,20 @@ class EmaxFlow:
     def simulate(
         self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None
     ) -> SimOutcome:
+        from stencilmap.arch.simulate import simulate_emax
         from stencilmap.jobs.compile_flows import validate_outputs
-        from stencilmap.sim.emax import simulate_emax
 
         p = int(dict(choice.parameters)["unroll"])
         shape = shrink_outer(choice.program, max(cap, 1), min_rows=2 * p + 8)
         program = choice.program.with_shape(shape)
         mapping = self._mapping(choice, program)
-        values = make_inputs(program, {}, 0)
-        run = simulate_emax(mapping, values[mapping.field], choice.device)
+        values = choice.values(program)
+        paired = simulate_emax(mapping, values[mapping.field], choice.device)
+        run = paired.run
         valid, exact, error = validate_outputs({mapping.output: run.output.reshape(shape)}, program, values)
-        predicted = round(run.model.seconds * run.clock_mhz * 1e6)
+        predicted = round(paired.model.seconds * run.clock_mhz * 1e6)
         command = choice.command("simulate", "--device", choice.device_ref, "--arch", "emax", shape=shape)
-        extra = (("emax", run.to_json()),)
+        extra = (("emax", paired.to_json()),)
         return SimOutcome(
             valid,
             status="done",

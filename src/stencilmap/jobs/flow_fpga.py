@@ -14,7 +14,6 @@ from stencilmap.design.ir import Design
 from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
 from stencilmap.jobs.compile_flows import Choice, Csim, Report, SimOutcome, verdict
-from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:
@@ -108,6 +107,7 @@ class FpgaFlow:
             est,
             explored,
             best,
+            input_files=config.input_files,
         )
         iters = ["--iterations", str(choice.iterations)]
         commands = (
@@ -126,7 +126,7 @@ class FpgaFlow:
         chained = with_iterate(choice.program, choice.q)
         folder.mkdir(parents=True)
         small = prod(choice.shape) <= DATA_POINTS
-        values = make_inputs(chained if small else chained.with_shape((1,) * chained.rank), {}, 0)
+        values = choice.values(chained if small else chained.with_shape((1,) * chained.rank))
         if not small:  # the params (their own shapes) are in the code; the grid's data is the user's
             values = {p.name: values[p.name] for p in chained.params}
         gen = stage_code(
@@ -147,7 +147,7 @@ class FpgaFlow:
             chained,
             design=design,
             target_name=choice.target,
-            values=make_inputs(chained, {}, 0),
+            values=choice.values(chained),
             folder=folder,
             verify=True,
         )
@@ -183,7 +183,7 @@ class FpgaFlow:
         program, scaled = _scaled(choice, cap)
         chained = with_iterate(program, choice.q)
         design = replace(_build(choice, program), program=chained)
-        values = make_inputs(chained, {}, 0)
+        values = choice.values(chained)
         progress = lambda c, n: report("simulate", c, n)  # noqa: E731
         sim = simulate_dataflow(chained, design, values, choice.device, progress=progress, notify=notify)
         shape = tuple(int(n or 0) for n in program.shape)

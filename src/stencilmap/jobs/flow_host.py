@@ -24,7 +24,6 @@ from stencilmap.jobs.compile_flows import (
     validate_outputs,
     verdict,
 )
-from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:
@@ -63,6 +62,7 @@ class HostFlow:
             why,
             HOST_CODE[device.kind][1],
             est,
+            input_files=config.input_files,
         )
         cmd = choice.command(
             "estimate", "--device", config.device, "--arch", "roofline", "--iterations", str(iterations)
@@ -99,7 +99,7 @@ class HostFlow:
         _, backend = HOST_CODE[choice.device.kind]
         shape = shrink_outer(choice.program, cap, min_rows=16)
         program = choice.program.with_shape(shape)
-        values = make_inputs(program, {}, 0)
+        values = choice.values(program)
         how = f"the {backend} backend's generated code run here"
         command = choice.command("run", "--backend", backend, shape=shape)
         start = time.perf_counter()

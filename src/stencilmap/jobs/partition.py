@@ -2,7 +2,8 @@
 
 What ``simulate``, ``estimate``, ``analyze`` and the Python API share: check the request (StencilFlow
 designs only, on a device whose file gives its network links) and build the partitioned design with
-its ``Partition`` record (``design.partition``).
+its ``Partition`` record. ``partition`` joins the split (``design.partition``: the least-cut search over
+costs it is given, the network modules) with the resource model that weighs it (``model.partition``).
 """
 
 from __future__ import annotations
@@ -11,10 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stencilmap.arch import arch as arch_of
-from stencilmap.design.partition import Partitioned, Parts, load_parts, partition
+from stencilmap.design.common import live_graph, or_hint, with_iterate
+from stencilmap.design.partition import (
+    Parts,
+    check_parts,
+    choose_parts,
+    load_parts,
+    network_link,
+    single_design,
+    split_design,
+)
 from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError, param
+from stencilmap.model.partition import Partitioned, describe, node_costs
 from stencilmap.program.ir import Program
 
 
@@ -29,6 +40,35 @@ class PartitionRequest:
     @property
     def wanted(self) -> bool:
         return self.devices is not None or self.parts is not None
+
+
+def partition(
+    program: Program,
+    config: BuildConfig,
+    device: Device,
+    devices: int | None = None,
+    parts: Parts | None = None,
+    clock_mhz: float | None = None,
+    where: str = "partition",
+) -> Partitioned:
+    """The StencilFlow design of ``program`` on ``devices`` devices (min-cut parts, weighed by the
+    resource model), or on the user's ``parts`` (``where``: their file, for errors): the partitioned
+    design and its record."""
+    if (devices is None) == (parts is None):
+        raise StencilmapError("give either a number of devices or a partition, not both")
+    link = network_link(device, clock_mhz)
+    single = single_design(program, config, device)
+    chained = with_iterate(program, or_hint(config.iterate, program.iterate))
+    live = live_graph(chained)
+    if parts is None:
+        assert devices is not None
+        parts = choose_parts(live, node_costs(single, chained, device), device, devices)
+        chosen = True
+    else:
+        check_parts(parts, live, where)
+        chosen = False
+    design = split_design(program, config, device, parts, link)
+    return Partitioned(design, describe(design, chained, device, parts, chosen))
 
 
 def check_request(request: PartitionRequest, arch: str, device: Device | None) -> Device:

@@ -37,11 +37,10 @@ from stencilmap.sim.validate import Validation, validate
 from stencilmap.transform.fusion import fuse_if
 
 if TYPE_CHECKING:
+    from stencilmap.arch.simulate import CgraSimulation, EmaxSimulation
     from stencilmap.backends.reference import Result
     from stencilmap.design.cgra.mapping import CgraMapping
-    from stencilmap.design.partition import Partition
-    from stencilmap.sim.cgra import CgraRun
-    from stencilmap.sim.emax import EmaxRun
+    from stencilmap.model.partition import Partition
 
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
 Progress = Callable[[int, int], None]
@@ -156,10 +155,10 @@ class SimulateReport:
     outputs: Mapping[str, Path]
     trace: Path | None
     seconds: float
-    emax: EmaxRun | None = None  # --arch emax: the EMAX simulation (LMM streams, five-state timeline)
+    emax: EmaxSimulation | None = None  # --arch emax: the EMAX simulation (LMM streams, five-state timeline)
     predicted_cycles: int = 0  # the model's cycles for this design on this memory (``predict``)
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
-    cgra: CgraRun | None = None  # --arch cgra: the CGRA simulation (GFLOPS, % of the roofline)
+    cgra: CgraSimulation | None = None  # --arch cgra: the CGRA simulation (GFLOPS, % of the roofline)
     partition: Partition | None = None  # --devices / --partition: the split over devices
 
     @property
@@ -203,13 +202,12 @@ def simulate(
     emax_run = cgra_run = None
     own = _OWN_SIMULATORS.get(a.simulator or "")
     if own is not None:  # EMAX and CGRA mappings: their own simulators
-        from stencilmap.sim.cgra import CgraRun
-        from stencilmap.sim.emax import EmaxRun
+        from stencilmap.arch.simulate import CgraSimulation, EmaxSimulation
 
         result, run, device = own(config, program, values, design)
         design = result.design  # --from-asm: the design of the text run
-        emax_run = run if isinstance(run, EmaxRun) else None
-        cgra_run = run if isinstance(run, CgraRun) else None
+        emax_run = run if isinstance(run, EmaxSimulation) else None
+        cgra_run = run if isinstance(run, CgraSimulation) else None
         reference = run_reference(program, values)
         validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
         outputs: Mapping[str, Array] = masked_outputs(result, reference.defined)
@@ -287,6 +285,14 @@ class Simulation:
     def stalls(self) -> dict[str, tuple[int, int]]:
         return {m.name: (m.starved, m.blocked) for m in self.result.modules}
 
+    def __repr__(self) -> str:
+        """One line (the design, the verdict, the cycles); the fields hold the details."""
+        verdict = "valid" if self.valid else "INVALID"
+        return (
+            f"Simulation({self.design.name!r} on {self.design.arch}: {self.status}, {verdict}, "
+            f"{self.cycles} cycles, predicted {self.predicted_cycles})"
+        )
+
 
 def simulate_dataflow(
     program: Program,
@@ -338,16 +344,17 @@ def default_out_dir(program: Program) -> Path:
 
 def _simulate_emax(
     config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
-) -> tuple[SimResult, EmaxRun, Device]:
+) -> tuple[SimResult, EmaxSimulation, Device]:
     """EMAX designs run on their own simulator (``sim.emax``): LMMs, FIFOs and the five-state timeline."""
+    from stencilmap.arch.simulate import simulate_emax
     from stencilmap.design.emax import emax_device, map_emax
-    from stencilmap.sim.emax import simulate_emax
 
     if config.trace is not None:
         raise StencilmapError(f"{param('arch')} emax simulates one time step without {param('trace')}")
     mapping = map_emax(program, config.point)
     device = emax_device(config.point)
-    run = simulate_emax(mapping, values[mapping.field], device)
+    paired = simulate_emax(mapping, values[mapping.field], device)
+    run = paired.run
     shape = tuple(int(n or 0) for n in program.shape)
     result = SimResult(
         design=design,
@@ -363,17 +370,17 @@ def _simulate_emax(
         output_points=prod(shape),
         sim_seconds=run.sim_seconds,
     )
-    return result, run, device
+    return result, paired, device
 
 
 def _simulate_cgra(
     config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
-) -> tuple[SimResult, CgraRun, Device]:
+) -> tuple[SimResult, CgraSimulation, Device]:
     """CGRA worker mappings run on their own simulator (``sim.cgra``): PEs, queues, loads and stores."""
+    from stencilmap.arch.simulate import simulate_cgra
     from stencilmap.design.cgra.mapping import design_of, fabric, map_cgra
     from stencilmap.model.cgra import roofline_workers_of
     from stencilmap.model.roofline import roofline_of
-    from stencilmap.sim.cgra import simulate_cgra
 
     if config.trace is not None or config.point.tile is not None:
         raise StencilmapError(
@@ -389,7 +396,8 @@ def _simulate_cgra(
     device = fabric(mapping.device).device
     shape = tuple(int(n or 0) for n in program.shape)
     roofline = roofline_of(program, shape, device, mapping.layers).attainable_gops
-    run = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
+    paired = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
+    run = paired.run
     size = np.dtype(mapping.dtype).itemsize
     result = SimResult(
         design=design,
@@ -405,13 +413,14 @@ def _simulate_cgra(
         output_points=run.bytes_written // size,
         sim_seconds=run.sim_seconds,
     )
-    return result, run, device
+    return result, paired, device
 
 
 def _simulate_cgra_tiles(
     config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
-) -> tuple[SimResult, CgraRun, Device]:
+) -> tuple[SimResult, CgraSimulation, Device]:
     """``--tiles n`` (CGRA §VIII-A): every tile mapped and simulated on its slab (``jobs.cgra_tiles``)."""
+    from stencilmap.arch.simulate import CgraSimulation
     from stencilmap.design.cgra.mapping import fabric
     from stencilmap.jobs.cgra_tiles import simulate_tiles
     from stencilmap.model.roofline import roofline_of
@@ -439,7 +448,8 @@ def _simulate_cgra_tiles(
         output_points=int(sum(written.values()) // size),
         sim_seconds=run.sim_seconds,
     )
-    return result, run, device
+    assert run.slowest_prediction is not None
+    return result, CgraSimulation(run, run.slowest_prediction), device
 
 
 def _cgra_from_asm(path: Path, program: Program) -> CgraMapping:
@@ -484,7 +494,8 @@ _FROM_ASM: dict[str, Callable[[Path, Program], CgraMapping]] = {"cgra": _cgra_fr
 _OWN_SIMULATORS: dict[
     str,
     Callable[
-        [SimulateConfig, Program, Mapping[str, Array], Design], tuple[SimResult, EmaxRun | CgraRun, Device]
+        [SimulateConfig, Program, Mapping[str, Array], Design],
+        tuple[SimResult, EmaxSimulation | CgraSimulation, Device],
     ],
 ] = {"emax": _simulate_emax, "cgra": _simulate_cgra}
 

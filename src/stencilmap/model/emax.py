@@ -18,16 +18,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import ceil
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from stencilmap.analysis.halos import program_halo
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.design.emax.geometry import group_streams, mapped_streams, max_mappings, rows, x_chunks
-from stencilmap.device.catalog import Cost
+from stencilmap.device.catalog import Cost, Device
 from stencilmap.errors import StencilmapError, param
 from stencilmap.model.report import EstimateReport, ModelContext, reject_options
 from stencilmap.model.resources import ResourceUsage
 from stencilmap.model.roofline import roofline_of
+
+if TYPE_CHECKING:
+    from stencilmap.design.emax.mapping import EmaxMapping
 
 __all__ = [
     "Plan",
@@ -37,6 +40,7 @@ __all__ = [
     "first_streams",
     "group_streams",
     "mapped_streams",
+    "mapping_timeline",
     "max_mappings",
     "next_streams",
     "plan",
@@ -152,6 +156,14 @@ def step_timeline(
     return timeline(
         bytes_in / executions, z * y * x * itemsize / executions, cycles, executions, host_bps, lmm_bps, f_hz
     )
+
+
+def mapping_timeline(m: EmaxMapping, device: Device) -> Timeline:
+    """``step_timeline`` of mapping ``m`` on ``device`` at its rates (host link, LMM link, clock): the
+    closed form the EMAX simulator's scheduled timeline is compared with (``arch.simulate``)."""
+    host = device.host_bandwidth_gbs * 1e9 if device.host_bandwidth_gbs else None
+    rates = (host, device.practical_bandwidth_gbs * 1e9, device.clock_mhz * 1e6)
+    return step_timeline(m.degree, m.p, m.rows, m.shape, m.x_chunks, itemsize(m.dtype), *rates)
 
 
 # ------------------------------------------------------------------------------------------ estimate

@@ -39,7 +39,7 @@ from stencilmap.point import DesignPoint
 from stencilmap.program import Program
 
 if TYPE_CHECKING:
-    from stencilmap.design.partition import Partitioned
+    from stencilmap.model.partition import Partitioned
 
 __all__ = ["cgra", "roofline_machine", "spatial"]
 

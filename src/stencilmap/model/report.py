@@ -19,7 +19,7 @@ from stencilmap.point import DesignPoint
 from stencilmap.program import Program
 
 if TYPE_CHECKING:
-    from stencilmap.design.partition import Partition, Partitioned
+    from stencilmap.model.partition import Partition, Partitioned
 
 JsonScalar = int | float | str | bool | None
 
@@ -74,6 +74,14 @@ class EstimateReport:
     fused: tuple[tuple[str, str], ...] = ()  # --fuse: (producer, consumer) pairs fused (transform.fusion)
     extra: tuple[tuple[str, JsonScalar], ...] = field(default=())
     partition: Partition | None = None  # --devices / --partition: the split over devices
+
+    def __repr__(self) -> str:
+        """One line: the program, device, design and prediction (the fields hold the rest)."""
+        params = ", ".join(f"{k}={v!r}" for k, v in self.parameters if k in ("k", "q", "unroll", "W", "p"))
+        return (
+            f"EstimateReport({self.program.name!r} on {self.device.name}: {self.arch}"
+            f"{' ' + params if params else ''}, {self.predicted_seconds:.4g} s, {self.scenario}-bound)"
+        )
 
     @property
     def predicted_cycles(self) -> int:

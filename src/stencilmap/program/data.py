@@ -129,14 +129,22 @@ def make_inputs(
 
 
 def _checked(name: str, dtype: str, shape: tuple[int, ...], arr: Array) -> Array:
-    where = f"--input {name}"
+    """The supplied array as the program's C-order array of ``dtype``: a dtype that converts without
+    loss (``np.can_cast(..., "safe")``: int16 → float32, float32 → float64) is converted; any other is
+    refused, saying which cast would lose what."""
+    where = input_param(name)
     if arr.ndim != len(shape):
         raise StencilmapError(f"has rank {arr.ndim}, expected {len(shape)} (shape {list(shape)})", where)
     if tuple(arr.shape) != shape:
         raise StencilmapError(f"has shape {list(arr.shape)}, expected {list(shape)}", where)
-    if str(arr.dtype) != dtype:
-        raise StencilmapError(f"has dtype {arr.dtype}, expected {dtype}", where)
-    return np.array(arr, order="C", copy=True)  # keeps 0-d arrays 0-d (ascontiguousarray would not)
+    if str(arr.dtype) != dtype and not np.can_cast(arr.dtype, dtype, "safe"):
+        raise StencilmapError(
+            f"has dtype {arr.dtype}, expected {dtype} (the conversion may lose values: convert it "
+            f"yourself, e.g. with astype('{dtype}'), if that is what you want)",
+            where,
+        )
+    # keeps 0-d arrays 0-d (ascontiguousarray would not)
+    return np.array(arr, dtype=dtype, order="C", copy=True)
 
 
 def _generate(field: Input | Param, shape: tuple[int, ...], seed: int) -> Array:

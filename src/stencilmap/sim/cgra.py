@@ -28,7 +28,6 @@ from stencilmap.design.cgra.regions import points
 from stencilmap.design.cgra.traffic import reads_of, ring_of, stores_of
 from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
-from stencilmap.model.cgra import CgraPrediction, predict
 from stencilmap.program.data import check_memory
 from stencilmap.sim import bytecode as B
 from stencilmap.sim.engine import CFLAGS, compiler
@@ -138,7 +137,6 @@ class CgraRun:
     clock_mhz: float
     flops: float
     roofline_gops: float
-    prediction: CgraPrediction
     sim_seconds: float
 
     @property
@@ -157,7 +155,6 @@ class CgraRun:
             "strips": len(self.mapping.strips),
             "workers": self.mapping.workers,
             "layers": self.mapping.layers,
-            "predicted_cycles": self.prediction.cycles,
             "memory_ops": self.memory_ops,
         }
 
@@ -216,7 +213,6 @@ def simulate_cgra(
         clock_mhz=device.clock_mhz,
         flops=float(flops),
         roofline_gops=roofline_gops,
-        prediction=predict(m, device),
         sim_seconds=seconds,
     )
 

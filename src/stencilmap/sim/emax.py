@@ -37,7 +37,6 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from stencilmap.design.emax import EmaxMapping, Instruction, execution_order
 from stencilmap.device.catalog import Device
-from stencilmap.model.emax import Timeline, step_timeline
 
 Array = npt.NDArray[Any]
 
@@ -83,7 +82,6 @@ class EmaxRun:
     """What the EMAX simulation produced."""
 
     mapping: EmaxMapping
-    model: Timeline  # the closed form (``model.emax.step_timeline``) for comparison
     output: Array
     executions: tuple[Execution, ...]
     schedule: Schedule
@@ -112,7 +110,6 @@ class EmaxRun:
             "bytes_ddr_to_lmm": self.bytes_in,
             "bytes_lmm_to_ddr": self.bytes_out,
             "timeline": self.schedule.to_json(),
-            "model_total_s": self.model.seconds,
         }
 
     @property
@@ -158,8 +155,7 @@ def simulate_emax(m: EmaxMapping, values: Array, device: Device) -> EmaxRun:
     host = device.host_bandwidth_gbs * 1e9 if device.host_bandwidth_gbs else None
     rates = (host, device.practical_bandwidth_gbs * 1e9, device.clock_mhz * 1e6)
     schedule = schedule_states(executions, *rates)
-    closed = step_timeline(m.degree, m.p, m.rows, m.shape, m.x_chunks, dtype.itemsize, *rates)
-    return EmaxRun(m, closed, out, tuple(executions), schedule, device.clock_mhz, time.perf_counter() - start)
+    return EmaxRun(m, out, tuple(executions), schedule, device.clock_mhz, time.perf_counter() - start)
 
 
 def _execute(

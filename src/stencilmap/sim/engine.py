@@ -53,9 +53,10 @@ class Engine:
         trace_from: int,
         now0: int,
         limit: int,
-    ) -> tuple[int, int, int]:
-        """Advance ``limit`` cycles from ``now0``: (status, cycle reached, module firings)."""
-        out = np.zeros(3, np.int64)
+    ) -> tuple[int, int, int, int]:
+        """Advance ``limit`` cycles from ``now0``: (status, cycle reached, module firings, of which
+        by reuse chains running as ring buffers)."""
+        out = np.zeros(4, np.int64)
         self.function(
             packed.I.ctypes.data,
             packed.F.ctypes.data,
@@ -70,7 +71,7 @@ class Engine:
         )
         if out[0] < 0:
             raise MemoryError("the simulator engine ran out of memory")
-        return int(out[0]), int(out[1]), int(out[2])
+        return int(out[0]), int(out[1]), int(out[2]), int(out[3])
 
 
 def load_engine(packed: Packed, compile_evaluators: bool, notify: Notify | None = None) -> Engine:

@@ -63,7 +63,9 @@ def _aligned(a: npt.NDArray[Any]) -> Any:
     return out
 
 
-def pack(model: SimModel) -> Packed:
+def pack(model: SimModel, fuse_chains: bool = True) -> Packed:
+    """The engine's memories for ``model``; ``fuse_chains``: run each reuse chain as one ring buffer
+    while it is steady (``engine.c``; identical results, only faster)."""
     a: dict[str, Any] = model.arrays
     n_mod, n_ch = len(a["kind"]), len(a["cap"])
     in_ch, out_ch, grp = a["in_ch"], a["out_ch"], a["grp"]
@@ -127,6 +129,7 @@ def pack(model: SimModel) -> Packed:
         K.H_MODF: modf_b,
         K.H_BW: bw_b,
         K.H_OUTX: outx_b - n_in,
+        K.H_FUSE: int(fuse_chains),
     }
     for slot, value in header.items():
         I[slot] = value

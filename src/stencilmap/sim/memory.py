@@ -13,6 +13,7 @@ H_NMOD, H_NCH, H_MOD, H_CH, H_LIST, H_PIPE, H_DEST, H_CODE, H_PINFO, H_NBANK = r
 H_STORE, H_MEM, H_SCR, H_STACK, H_TEMPS, H_STREAM, H_OUT, H_CONST, H_PVAL, H_MODF, H_BW, H_OUTX = range(
     10, 22
 )
+H_FUSE = 22  # 1: each reuse chain (taps and FIFOs linked by ``next``) runs as one ring buffer when steady
 HEADER = 32
 
 # module table columns, grouped by cache line (rows are 64-byte aligned): line 0 what every module reads and

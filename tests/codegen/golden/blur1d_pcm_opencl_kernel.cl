@@ -24,7 +24,9 @@ static inline float compute_b(float a_m1, float a_0, float a_1) {
 __kernel SM_SINGLE_WORK_ITEM void blur1d_pcm(__global const float* restrict in_a, __global float* restrict out_b) {
     float sr_b_a[D][SIZE_b_a];
     float y_b[D][P_CELL];
+    SM_UNROLL
     for (int t = 0; t < D; ++t) {
+        SM_UNROLL
         for (int i = 0; i < SIZE_b_a; ++i) sr_b_a[t][i] = 0;
     }
 
@@ -45,6 +47,7 @@ __kernel SM_SINGLE_WORK_ITEM void blur1d_pcm(__global const float* restrict in_a
             {
                 SM_UNROLL
                 for (int i = SIZE_b_a - 1; i >= P_CELL; --i) sr_b_a[t][i] = sr_b_a[t][i - P_CELL];
+                SM_UNROLL
                 for (int j = 0; j < P_CELL; ++j) sr_b_a[t][P_CELL - 1 - j] = t == 0 ? x_a[j] : (float)y_b[t - 1][j];
                 const long n = c - t * LAG_PASS - LAG_b;  // this PCM's beat of b
                 SM_UNROLL

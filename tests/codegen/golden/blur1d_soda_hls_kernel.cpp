@@ -155,32 +155,29 @@ static void stage1_b_pe0(hls::stream<float>& in0, hls::stream<float>& in1, hls::
 
 // write.b: writer (field=b, bank=0)
 static void write_b(hls::stream<float>& in0, hls::stream<float>& in1, ap_uint<512>* mem) {
-    static const long start[1][1] = {{0}};
-    static const long own_lo[1][1] = {{0}};
-    static const long own_hi[1][1] = {{16}};
-    tiles: for (int t = 0; t < 1; ++t) {
-        beats: for (long n = 0; n < 8L; ++n) {
-            #pragma HLS pipeline II=1
-            float beat[2];
-            beat[0] = in0.read();
-            beat[1] = in1.read();
-            for (int e = 0; e < 2; ++e) {
-                #pragma HLS unroll
-                const long i = n * 2L + e;
-                if (i >= 16L) continue;  // padding of the last beat
-                const long c0 = (i / 1L) % 16L;
-                const long g0 = c0 + start[t][0];
-                if (!(g0 >= own_lo[t][0] && g0 < own_hi[t][0])) continue;  // another tile owns this point
-                sm_store<float, 32, 512>(mem, g0 * 1L, beat[e]);
+    ap_uint<512> word = 0;  // the word being filled: 16 elements of 32 bits
+    beats: for (long n = 0; n < 8L; ++n) {
+        #pragma HLS pipeline II=1
+        float beat[2];
+        beat[0] = in0.read();
+        beat[1] = in1.read();
+        for (int e = 0; e < 2; ++e) {
+            #pragma HLS unroll
+            const long i = n * 2L + e;
+            if (i >= 16L) continue;  // padding of the last beat
+            sm_put<float, 32, 512>(word, i % 16L, beat[e]);
+            if (i % 16L == 15L || i == 15L) {
+                mem[i / 16L] = word;  // complete: written once, never read
+                word = 0;
             }
         }
     }
 }
 
-void blur1d_kernel(const ap_uint<512>* in_a, ap_uint<512>* out_b) {
-    #pragma HLS interface m_axi port=in_a offset=slave bundle=gmem0 depth=SM_WORDS_A
+extern "C" void blur1d_kernel(const ap_uint<512>* in_a, ap_uint<512>* out_b) {
+    #pragma HLS interface m_axi port=in_a offset=slave bundle=gmem_in_a depth=SM_WORDS_A
     #pragma HLS interface s_axilite port=in_a
-    #pragma HLS interface m_axi port=out_b offset=slave bundle=gmem0 depth=SM_WORDS_B
+    #pragma HLS interface m_axi port=out_b offset=slave bundle=gmem_out_b depth=SM_WORDS_B
     #pragma HLS interface s_axilite port=out_b
     #pragma HLS interface s_axilite port=return
     #pragma HLS dataflow

@@ -44,6 +44,7 @@ __kernel SM_SINGLE_WORK_ITEM void read_a(__global const float* restrict mem) {
     tiles: for (int t = 0; t < 1; ++t) {
         beats: for (long n = 0; n < 8L; ++n) {
             float beat[2];
+            SM_UNROLL
             for (int e = 0; e < 2; ++e) {
                 const long i = n * 2L + e;
                 beat[e] = 0.0f;
@@ -54,6 +55,7 @@ __kernel SM_SINGLE_WORK_ITEM void read_a(__global const float* restrict mem) {
                 }
             }
             sm_vec_f32_2 v0;
+            SM_UNROLL
             for (int e = 0; e < 2; ++e) v0.v[e] = beat[0 + e];
             write_channel_intel(ch_3, v0);
         }
@@ -63,6 +65,7 @@ __kernel SM_SINGLE_WORK_ITEM void read_a(__global const float* restrict mem) {
 // b.a.buf: internal_buffer (field=a, stencil=b, stage=1, size=4)
 __kernel SM_AUTORUN void b_a_buf(void) {
     float sr[5];  // 5 cells (internal_buffer size 4)
+    SM_UNROLL
     for (int i = 0; i < 5; ++i) sr[i] = 0.0f;
     for (int t = 0; t < 1; ++t) {
         for (long step = 0; step < 9L; ++step) {
@@ -71,6 +74,7 @@ __kernel SM_AUTORUN void b_a_buf(void) {
             if (step < 8L) {
                 float beat[2];
                 const sm_vec_f32_2 v0 = read_channel_intel(ch_3);
+                SM_UNROLL
                 for (int e = 0; e < 2; ++e) beat[0 + e] = v0.v[e];
                 SM_UNROLL
                 for (int e = 0; e < 2; ++e) sr[3 + e] = beat[e];
@@ -110,6 +114,7 @@ __kernel SM_AUTORUN void b_pe(void) {
             const sm_vec_f32_2 p1 = read_channel_intel(ch_1);
             const sm_vec_f32_2 p2 = read_channel_intel(ch_2);
             sm_vec_f32_2 r;
+            SM_UNROLL
             for (int e = 0; e < 2; ++e) {
                 const long addr = n * 2L + 0 + e;
                 float value = 0.0f;  // padding
@@ -136,7 +141,9 @@ __kernel SM_SINGLE_WORK_ITEM void write_b(__global float* restrict mem) {
         beats: for (long n = 0; n < 8L; ++n) {
             float beat[2];
             const sm_vec_f32_2 v0 = read_channel_intel(ch_4);
+            SM_UNROLL
             for (int e = 0; e < 2; ++e) beat[0 + e] = v0.v[e];
+            SM_UNROLL
             for (int e = 0; e < 2; ++e) {
                 const long i = n * 2L + e;
                 if (i >= 16L) continue;  // padding of the last beat

@@ -45,13 +45,12 @@ T sm_load(const ap_uint<B>* mem, long index) {
     return sm_bits<T>::from(word.range(lo + BITS - 1, lo).to_uint64());
 }
 
+// Element `lane` of a B-bit word assembled in a register: writers fill whole words and write each one
+// once, so an output m_axi port is never read (no read-modify-write of memory).
 template <typename T, int BITS, int B>
-void sm_store(ap_uint<B>* mem, long index, T value) {
-    const long per_word = B / BITS;
-    const int lo = (int)(index % per_word) * BITS;
-    ap_uint<B> word = mem[index / per_word];
+void sm_put(ap_uint<B>& word, long lane, T value) {
+    const int lo = (int)lane * BITS;
     word.range(lo + BITS - 1, lo) = (uint64_t)sm_bits<T>::to(value);
-    mem[index / per_word] = word;
 }
 
 #endif

@@ -10,16 +10,23 @@
  *                fires (inputs hold a beat, outputs have room, bandwidth is available) and does so;
  *  3. commit   - implicit: a channel stamps the cycle of its last push and pop, and the evaluate phase
  *                discounts both (a token pushed this cycle is not yet visible to its consumer, a slot
- *                freed this cycle not yet to its producer). That is registered-FIFO timing,
- *                independent of the order in which modules are evaluated, so phase 2 runs the modules
- *                kind by kind (a tight loop per kind); memory ports alone keep the design's order,
- *                since they share a bank's credit in that order.
+ *                freed this cycle not yet to its producer). That is registered-FIFO timing: every
+ *                module's decision is independent of the order in which modules are evaluated, so
+ *                phase 2 runs the modules kind by kind (a tight loop per kind); memory ports alone keep
+ *                the design's order, since they share a bank's credit in that order. (A channel's peak
+ *                does see the order: a push before the same cycle's pop counts one beat more. The
+ *                order is fixed, and reuse chains keep it.)
+ *
+ * SODA reuse chains (taps linked by ``next`` through FIFOs) run as one ring buffer each while steady
+ * (see "reuse chains" below; I[H_FUSE] turns that on), with results identical to module by module.
  *
  * Adding a module kind: a K_* constant in memory.py, its lowering in model.py, a function here, and
  * one line in the kind table of phase 2.
  */
 #include <stdlib.h>
 #include "arith.h"
+
+typedef uint64_t u64;
 
 /* A PE's expression: straight-line code engine.py generated for this design's stencils (evaluator
  * M_EV of the PE, its constants at k0), or NULL to interpret the bytecode. */
@@ -405,7 +412,8 @@ INLINE int pe_retire(const Ctx *x, i64 m, i64 now) {
     if (n_pipe == 0 || x->I[x->pipe + MP(m, M_E + 7) + h] > now) return IDLE;
     i64 *out = x->rout[m];
     if (!room_r(out, now)) return BLOCKED;
-    push_r(x, out, now, x->mem + MP(m, M_MEMB) + h * w);
+    if (w == 1 && x->unit[m]) push1_r(x, out, now, x->F[x->mem + MP(m, M_MEMB) + h]);
+    else push_r(x, out, now, x->mem + MP(m, M_MEMB) + h * w);
     h += 1;
     MP(m, M_S + 2) = h == lat ? 0 : h;
     MP(m, M_S + 1) = n_pipe - 1;
@@ -589,6 +597,299 @@ INLINE int net(const Ctx *x, i64 m, i64 now) {
     return n == 0 ? STARVED : BLOCKED;
 }
 
+/* ------------------------------------------------------------------------------------- reuse chains */
+
+/* A SODA reuse chain: taps linked by their ``next`` channels, through FIFOs, from a head tap (fed by a
+ * reader or a PE) to a tap without ``next``. Each cycle every module of the chain is evaluated as above,
+ * except while the chain is *steady*: every internal channel holds 1..cap-1 beats and every tap is in
+ * a phase where it fires each cycle (emitting to the PEs as it passes elements on, or passing elements
+ * on ahead of the PEs). Then, as long as the head's input holds a beat and the emitting taps' PE
+ * channels have room, every module of the chain fires, every internal channel and FIFO keeps its count
+ * (one beat in, one out) and the chain is a delay line: it runs as one ring buffer of the elements the
+ * head received, tap k sending the element D_k behind the newest, D_k being the beats stored between the
+ * head and tap k. Internal channels and FIFOs are written back from the ring, and the taps' counters and
+ * the modules' busy counts advanced, when the chain leaves that state (or the call ends): every count,
+ * peak, statistic and trace entry is the one module-by-module evaluation gives. */
+typedef struct {
+    i64 *ch;  /* an internal channel's row, or NULL for a FIFO's memory */
+    i64 mod;  /* the FIFO, or the channel's producer */
+    int push_first; /* a channel whose producer is evaluated before its consumer: it holds one beat more
+                     * than its count between the two in a steady cycle (its peak) */
+} Store;
+
+typedef struct {
+    i64 n_mod, n_st, n_tap, n_emit;
+    i64 *mods;       /* the chain's modules, from the head down */
+    i64 *order;      /* the same in evaluation order: FIFOs, then taps, each in design order */
+    Store *st;       /* internal storage, from the head down */
+    i64 *tap;        /* the taps, from the head down */
+    i64 *tap_st;     /* storages above each tap */
+    i64 *em_d;       /* steady: the beats stored above each emitting tap */
+    i64 *em_n;       /* steady: how many PE channels each emitting tap feeds */
+    i64 n_out;       /* steady: the emitting taps' PE channels, all together */
+    i64 **out;       /* steady: their rows, emitting tap by emitting tap */
+    char *emits;     /* steady: whether tap k emits */
+    i64 *in;         /* the head's input channel row */
+    double *ring;
+    u64 mask, r;     /* ring: r counts the elements the head received while steady (from mask + 1) */
+    i64 t, tmax;     /* steady cycles so far, and how many the taps' phases allow */
+    int steady;
+} Chain;
+
+/* Follow the chain from tap h: its modules and storages (into mods, st), or -1 when the links are not
+ * a plain chain of one-value-wide taps and FIFOs. */
+static i64 chain_walk(const Ctx *x, const i64 *consumer, i64 n_mod, i64 h, i64 *mods, Store *st, i64 *n_st) {
+    i64 n = 0, ns = 0, cur = h;
+    if (!x->unit[h] || MP(h, M_IN1) - MP(h, M_IN0) != 1) return -1;
+    mods[n++] = h;
+    for (;;) {
+        i64 next = MP(cur, M_P + 3);
+        if (next < 0) break;
+        i64 q = consumer[next];
+        st[ns++] = (Store){CHR(next), cur, 0};
+        while (q >= 0 && MP(q, M_KIND) == K_FIFO && n < n_mod) {
+            if (MP(q, M_P + 1) != 1 || !x->unit[q] || MP(q, M_IN1) - MP(q, M_IN0) != 1 ||
+                MP(q, M_OUT1) - MP(q, M_OUT0) != 1)
+                return -1;
+            mods[n++] = q;
+            st[ns++] = (Store){NULL, q, 0};
+            i64 c = LS(MP(q, M_OUT0));
+            st[ns++] = (Store){CHR(c), q, 0};
+            q = consumer[c];
+        }
+        if (q < 0 || n >= n_mod || MP(q, M_KIND) != K_TAP || !x->unit[q] || MP(q, M_IN1) - MP(q, M_IN0) != 1)
+            return -1;
+        mods[n++] = q;
+        cur = q;
+    }
+    *n_st = ns;
+    return n;
+}
+
+INLINE i64 store_count(const Ctx *x, const Store *s) { return s->ch ? s->ch[C_COUNT] : MP(s->mod, M_S); }
+
+/* Element i (0: the oldest) of a storage. */
+INLINE double *store_at(const Ctx *x, const Store *s, i64 i) {
+    if (s->ch) {
+        i64 slot = s->ch[C_HEAD] + i, cap = s->ch[C_CAP];
+        if (slot >= cap) slot -= cap;
+        return x->F + s->ch[C_BASE] + slot;
+    }
+    i64 slot = MP(s->mod, M_S + 1) + i, depth = MP(s->mod, M_P);
+    if (slot >= depth) slot -= depth;
+    return x->F + x->mem + MP(s->mod, M_MEMB) + slot;
+}
+
+/* Enter the steady state when the chain is in one (see above); the ring takes the stored elements. */
+static void chain_enter(const Ctx *x, Chain *c) {
+    for (i64 j = 0; j < c->n_st; j++) {
+        const i64 *ch = c->st[j].ch;
+        if (ch && (ch[C_COUNT] < 1 || ch[C_COUNT] >= ch[C_CAP])) return;
+    }
+    i64 tmax = INT64_MAX, n_emit = 0, d = 0, j = 0;
+    for (i64 k = 0; k < c->n_tap; k++) {
+        for (; j < c->tap_st[k]; j++) d += store_count(x, &c->st[j]);
+        const i64 *M = x->I + x->mod + c->tap[k] * MCOLS;
+        i64 s = M[M_P], v = M[M_P + 1], recv = M[M_S], sent = M[M_S + 1], want = sent + s, left;
+        if (recv >= v) return;
+        if (sent < v && want == recv) { /* emitting: both counters advance */
+            left = v - (sent > recv ? sent : recv);
+            c->em_d[n_emit] = d;
+            c->em_n[n_emit++] = M[M_OUT1] - M[M_OUT0];
+            c->emits[k] = 1;
+        } else if (want > recv) { /* passing elements on ahead of the PEs */
+            left = (want < v ? want : v) - recv;
+            c->emits[k] = 0;
+        } else {
+            return;
+        }
+        if (left < tmax) tmax = left;
+    }
+    u64 r = c->mask + 1, age = 0;
+    for (j = 0; j < c->n_st; j++)
+        for (i64 i = store_count(x, &c->st[j]) - 1; i >= 0; i--)
+            c->ring[(r - 1 - age++) & c->mask] = *store_at(x, &c->st[j], i);
+    c->r = r;
+    c->n_emit = n_emit;
+    c->n_out = 0;
+    for (i64 k = 0; k < c->n_tap; k++) {
+        const i64 *M = x->I + x->mod + c->tap[k] * MCOLS;
+        if (c->emits[k])
+            for (i64 i = M[M_OUT0]; i < M[M_OUT1]; i++) c->out[c->n_out++] = LR(i);
+    }
+    c->t = 0;
+    c->tmax = tmax;
+    c->steady = 1;
+}
+
+/* Leave the steady state: storages from the ring, counters and statistics advanced by its cycles. */
+static void chain_leave(const Ctx *x, Chain *c, i64 now) {
+    i64 t = c->t;
+    c->steady = 0;
+    if (t == 0) return;
+    u64 age = 0;
+    for (i64 j = 0; j < c->n_st; j++) {
+        Store *s = &c->st[j];
+        for (i64 i = store_count(x, s) - 1; i >= 0; i--)
+            *store_at(x, s, i) = c->ring[(c->r - 1 - age++) & c->mask];
+        if (!s->ch) continue;
+        s->ch[C_PUSH] = s->ch[C_POP] = now - 1; /* pushed and popped every steady cycle */
+        i64 peak = s->ch[C_COUNT] + s->push_first;
+        if (peak > s->ch[C_PEAK]) s->ch[C_PEAK] = peak;
+    }
+    for (i64 k = 0; k < c->n_tap; k++) {
+        MP(c->tap[k], M_S) += t;
+        if (c->emits[k]) MP(c->tap[k], M_S + 1) += t;
+    }
+    for (i64 i = 0; i < c->n_mod; i++) MP(c->mods[i], M_BUSY) += t;
+}
+
+/* One steady cycle of the chain, or 0 (nothing done) when some module would not fire in it. */
+INLINE int chain_step(const Ctx *x, Chain *c, i64 now) {
+    if (c->t >= c->tmax || !avail_r(c->in, now)) return 0;
+    i64 **out = c->out;
+    for (i64 i = 0, n = c->n_out; i < n; i++)
+        if (!room_r(out[i], now)) return 0;
+    u64 r = c->r, mask = c->mask;
+    double *ring = c->ring;
+    ring[r & mask] = pop1_r(x, c->in, now);
+    for (i64 e = 0, n = c->n_emit; e < n; e++) {
+        double value = ring[(r - (u64)c->em_d[e]) & mask];
+        for (i64 i = 0, end = c->em_n[e]; i < end; i++) push1_r(x, *out++, now, value);
+    }
+    c->r = r + 1;
+    c->t += 1;
+    return 1;
+}
+
+
+static void chains_free(Chain *chains, i64 n_chain) {
+    if (!chains) return;
+    for (i64 k = 0; k < n_chain; k++) {
+        Chain *c = &chains[k];
+        free(c->mods);
+        free(c->order);
+        free(c->st);
+        free(c->tap);
+        free(c->tap_st);
+        free(c->em_n);
+        free(c->out);
+        free(c->em_d);
+        free(c->emits);
+        free(c->ring);
+    }
+    free(chains);
+}
+
+/* The design's reuse chains of two modules or more (members marked); 0 when memory ran out. */
+static int chains_build(const Ctx *x, i64 n_mod, i64 n_ch, char *member, Chain **out, i64 *n_out) {
+    i64 *consumer = malloc(sizeof(i64) * (size_t)(n_ch + 1));
+    char *below = calloc((size_t)n_mod + 1, 1); /* reached from another tap's ``next`` */
+    i64 *producer = malloc(sizeof(i64) * (size_t)(n_ch + 1));
+    i64 *rank = malloc(sizeof(i64) * (size_t)(n_mod + 1));
+    i64 *mods = malloc(sizeof(i64) * (size_t)(n_mod + 1));
+    Store *st = malloc(sizeof(Store) * (size_t)(2 * n_mod + 2));
+    Chain *chains = calloc((size_t)n_mod + 1, sizeof(Chain));
+    int ok = consumer && producer && rank && below && mods && st && chains;
+    i64 n_chain = 0;
+    if (ok) {
+        for (i64 c = 0; c < n_ch; c++) consumer[c] = producer[c] = -1;
+        for (i64 m = 0; m < n_mod; m++) {
+            for (i64 i = MP(m, M_IN0); i < MP(m, M_IN1); i++) consumer[LS(i)] = m;
+            for (i64 i = MP(m, M_OUT0); i < MP(m, M_OUT1); i++) producer[LS(i)] = m;
+            if (MP(m, M_KIND) == K_TAP && MP(m, M_P + 3) >= 0) producer[MP(m, M_P + 3)] = m;
+        }
+        for (i64 m = 0; m < n_mod; m++) {
+            if (MP(m, M_KIND) != K_TAP || MP(m, M_P + 3) < 0) continue;
+            i64 q = consumer[MP(m, M_P + 3)];
+            for (i64 hops = 0; q >= 0 && MP(q, M_KIND) == K_FIFO && MP(q, M_OUT1) > MP(q, M_OUT0) && hops < n_mod;
+                 hops++)
+                q = consumer[LS(MP(q, M_OUT0))];
+            if (q >= 0) below[q] = 1;
+        }
+    }
+    for (i64 h = 0; ok && h < n_mod; h++) {
+        if (MP(h, M_KIND) != K_TAP || below[h]) continue;
+        i64 n_st = 0, n = chain_walk(x, consumer, n_mod, h, mods, st, &n_st);
+        if (n < 2) continue;
+        /* the chain runs where the kind lists put its taps: after every kind but taps, windows, links and
+         * PEs; so no channel may join it to a tap outside it */
+        i64 p = producer[LS(MP(h, M_IN0))];
+        int apart = p < 0 || MP(p, M_KIND) != K_TAP;
+        for (i64 i = 0; i < n; i++)
+            for (i64 e = MP(mods[i], M_OUT0); e < MP(mods[i], M_OUT1) && MP(mods[i], M_KIND) == K_TAP; e++)
+                apart &= consumer[LS(e)] < 0 || MP(consumer[LS(e)], M_KIND) != K_TAP;
+        if (!apart) continue;
+        Chain *c = &chains[n_chain];
+        i64 n_tap = 0, room = 1;
+        for (i64 i = 0; i < n; i++) n_tap += MP(mods[i], M_KIND) == K_TAP;
+        for (i64 j = 0; j < n_st; j++) room += st[j].ch ? st[j].ch[C_CAP] : MP(st[j].mod, M_P);
+        u64 size = 1;
+        while (size < (u64)room) size <<= 1;
+        c->mods = malloc(sizeof(i64) * (size_t)n);
+        c->order = malloc(sizeof(i64) * (size_t)n);
+        c->st = malloc(sizeof(Store) * (size_t)(n_st + 1));
+        c->tap = malloc(sizeof(i64) * (size_t)n_tap);
+        c->tap_st = malloc(sizeof(i64) * (size_t)n_tap);
+        c->em_n = malloc(sizeof(i64) * (size_t)n_tap);
+        i64 n_outs = 0;
+        for (i64 i = 0; i < n; i++)
+            if (MP(mods[i], M_KIND) == K_TAP) n_outs += MP(mods[i], M_OUT1) - MP(mods[i], M_OUT0);
+        c->out = malloc(sizeof(i64 *) * (size_t)(n_outs + 1));
+        c->em_d = malloc(sizeof(i64) * (size_t)n_tap);
+        c->emits = malloc((size_t)n_tap);
+        c->ring = malloc(sizeof(double) * size);
+        n_chain += 1;
+        if (!c->mods || !c->order || !c->st || !c->tap || !c->tap_st || !c->em_n || !c->out || !c->em_d ||
+            !c->emits || !c->ring) {
+            ok = 0;
+            break;
+        }
+        c->n_mod = n;
+        c->n_st = n_st;
+        c->n_tap = n_tap;
+        c->mask = size - 1;
+        c->in = x->rin[h];
+        /* evaluation order: FIFOs, then taps, each by module number (as the kind lists run them) */
+        for (i64 i = 0; i < n; i++) {
+            i64 m = mods[i], key = (MP(m, M_KIND) == K_TAP) * n_mod + m, j = i;
+            for (; j > 0 && (MP(c->order[j - 1], M_KIND) == K_TAP) * n_mod + c->order[j - 1] > key; j--)
+                c->order[j] = c->order[j - 1];
+            c->order[j] = m;
+        }
+        for (i64 i = 0; i < n; i++) rank[c->order[i]] = i;
+        for (i64 j = 0; j < n_st; j++) {
+            c->st[j] = st[j];
+            if (st[j].ch)
+                c->st[j].push_first = rank[st[j].mod] < rank[consumer[(st[j].ch - x->I - x->ch) / CCOLS]];
+        }
+        for (i64 i = 0, k = 0, j = 0; i < n; i++) {
+            c->mods[i] = mods[i];
+            member[mods[i]] = 1;
+            if (MP(mods[i], M_KIND) == K_TAP) {
+                c->tap[k] = mods[i];
+                c->tap_st[k++] = j;
+                j += i + 1 < n; /* a tap's ``next`` */
+            } else {
+                j += 2; /* a FIFO's memory and its output */
+            }
+        }
+    }
+    free(consumer);
+    free(producer);
+    free(rank);
+    free(below);
+    free(mods);
+    free(st);
+    if (!ok) {
+        chains_free(chains, n_chain);
+        return 0;
+    }
+    *out = chains;
+    *n_out = n_chain;
+    return 1;
+}
+
 /* ---------------------------------------------------------------------------------------- cycle loop */
 
 /* What a cycle's evaluate phase learned: for the deadlock test and the done test. */
@@ -632,8 +933,8 @@ static int list_of(i64 kind) {
 
 /* Advance the design from cycle now0 for at most limit cycles. trace [trace_len x n_mod] and occupancy
  * [trace_len x n_ch] record each module's activity and each channel's beats at the end of the cycles
- * from trace_from on. Writes (status, cycle reached, module firings) to outcome; status is RUNNING,
- * DONE or DEADLOCK; -1 when memory ran out. */
+ * from trace_from on. Writes (status, cycle reached, module firings, of which by steady reuse chains)
+ * to outcome; status is RUNNING, DONE or DEADLOCK; -1 when memory ran out. */
 void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 trace_from, i64 now0,
          i64 limit, i64 *outcome, Evaluator ev) {
     const i64 n_mod = I[H_NMOD], n_ch = I[H_NCH], n_bank = I[H_NBANK];
@@ -669,14 +970,28 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         for (i64 i = MP(m, M_OUT0); i < MP(m, M_OUT1); i++) unit[m] &= CH(LS(i), C_WIDTH) == 1;
         if (MP(m, M_KIND) == K_TAP && MP(m, M_P + 3) >= 0) unit[m] &= CH(MP(m, M_P + 3), C_WIDTH) == 1;
     }
+    /* reuse chains (with I[H_FUSE]): their modules leave the kind lists and run chain by chain */
+    Chain *chains = NULL;
+    i64 n_chain = 0;
+    char *member = calloc((size_t)n_mod + 1, 1);
+    if (!member || (I[H_FUSE] && !chains_build(x, n_mod, n_ch, member, &chains, &n_chain))) {
+        free(lists);
+        free(rows);
+        free(unit);
+        free(member);
+        outcome[0] = -1;
+        return;
+    }
     i64 start[N_LISTS + 1] = {0};
-    for (i64 m = 0; m < n_mod; m++) start[list_of(MP(m, M_KIND)) + 1] += 1;
+    for (i64 m = 0; m < n_mod; m++)
+        if (!member[m]) start[list_of(MP(m, M_KIND)) + 1] += 1;
     for (int k = 0; k < N_LISTS; k++) start[k + 1] += start[k];
     i64 fill[N_LISTS];
     for (int k = 0; k < N_LISTS; k++) fill[k] = start[k];
-    for (i64 m = 0; m < n_mod; m++) lists[fill[list_of(MP(m, M_KIND))]++] = m;
+    for (i64 m = 0; m < n_mod; m++)
+        if (!member[m]) lists[fill[list_of(MP(m, M_KIND))]++] = m;
 
-    i64 firings = 0, idle_cycles = 0, now = now0, status = RUNNING;
+    i64 firings = 0, fused = 0, idle_cycles = 0, now = now0, status = RUNNING;
     const i64 end = now0 + limit;
     while (now < end) {
         /* phase 1: refill - bandwidth credit of every bank */
@@ -705,6 +1020,28 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         for (i64 i = start[L_BCAST]; i < start[L_BCAST + 1]; i++) account(x, &cy, row, lists[i], bcast(x, lists[i], now));
         for (i64 i = start[L_FIFO]; i < start[L_FIFO + 1]; i++) account(x, &cy, row, lists[i], fifo(x, lists[i], now));
         for (i64 i = start[L_TAP]; i < start[L_TAP + 1]; i++) account(x, &cy, row, lists[i], tap(x, lists[i], now));
+        for (i64 k = 0; k < n_chain; k++) {
+            Chain *c = &chains[k];
+            if (c->steady) {
+                if (chain_step(x, c, now)) {
+                    cy.firings += c->n_mod;
+                    fused += c->n_mod;
+                    cy.progress = 1;
+                    if (row)
+                        for (i64 i = 0; i < c->n_mod; i++) row[c->mods[i]] = BUSY;
+                    continue;
+                }
+                chain_leave(x, c, now);
+            }
+            int all = 1;
+            for (i64 i = 0; i < c->n_mod; i++) {
+                i64 m = c->order[i];
+                int act = MP(m, M_KIND) == K_TAP ? tap(x, m, now) : fifo(x, m, now);
+                all &= act == BUSY;
+                account(x, &cy, row, m, act);
+            }
+            if (all) chain_enter(x, c);
+        }
         for (i64 i = start[L_WINDOW]; i < start[L_WINDOW + 1]; i++) account(x, &cy, row, lists[i], window(x, lists[i], now));
         for (i64 i = start[L_NET]; i < start[L_NET + 1]; i++) account(x, &cy, row, lists[i], net(x, lists[i], now));
         for (i64 i = start[L_PE]; i < start[L_PE + 1]; i++) {
@@ -733,10 +1070,15 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
             break;
         }
     }
+    for (i64 k = 0; k < n_chain; k++)
+        if (chains[k].steady) chain_leave(x, &chains[k], now);
+    chains_free(chains, n_chain);
+    free(member);
     free(lists);
     free(rows);
     free(unit);
     outcome[0] = status;
     outcome[1] = now;
     outcome[2] = firings;
+    outcome[3] = fused;
 }

@@ -1,0 +1,1 @@
+#include "stencilmap_xrt_standin.h"
