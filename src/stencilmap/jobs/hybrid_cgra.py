@@ -70,7 +70,7 @@ class HybridRun:
                 }
                 for t in self.tasks
             ],
-            "cgra_subtasks": sum(1 for t in self.tasks if t.where == "cgra"),
+            "cgra_subtasks": sum(1 for t in self.tasks if t.where != "cpu"),
             "cgra_cycles": self.cgra_cycles,
             "predicted_cgra_cycles": self.predicted_cycles,
             "cgra_points": self.cgra_points,
