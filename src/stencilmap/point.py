@@ -86,6 +86,15 @@ class DesignPoint:
     )
     #: CGRA vertical strip width (None: one strip unless the buffering overflows)
     strip: int | None = field(default=None, metadata=_cli("CGRA vertical strip width (§III-B).", "WIDTH"))
+    #: CGRA tiles splitting the grid, each a fabric with its own workers and bandwidth (§VIII-A; None: 1)
+    tiles: int | None = field(
+        default=None,
+        metadata=_cli(
+            "CGRA tiles splitting the outermost axis, each with its own workers and memory bandwidth (§VIII-A: 16).",
+            "N",
+            "count",
+        ),
+    )
     #: StencilFlow delay buffers: the computed depths, or the minimum
     delay_buffers: DelayBuffers = field(
         default="computed",

@@ -35,7 +35,7 @@ def test_analyze_writes_assembly_dot_and_json(tmp_path: Path) -> None:
     c = json.loads(result.stdout)["cgra"]
     assert c["workers"] == 6 and c["pes"]["MUL"] == 6 and c["pes"]["MAC"] == 96 and c["strips"] == 1
     assert c["grid"][1] == 32 and set(c["pes"]) >= {"FILTER", "LOAD", "AGEN", "STORE", "COUNT", "DONE"}
-    lines = [line for line in asm.read_text().splitlines() if not line.startswith("#")]
+    lines = [line for line in asm.read_text().splitlines() if not line.startswith(("#", "."))]
     assert len(lines) == sum(c["pes"].values())
     assert dot.read_text().startswith("digraph") and "fillcolor=red" in dot.read_text()
 

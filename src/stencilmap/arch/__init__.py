@@ -75,6 +75,7 @@ class Arch:
             "delay_buffers": "min" if point.delay_buffers == "min" else None,
             "workers": point.workers,
             "strip": point.strip,
+            "tiles": point.tiles,
             "parts": point.parts,
         }
         reject_options(
@@ -157,7 +158,7 @@ ARCHS: dict[str, Arch] = {
         Arch(  # unroll: the workers, as estimate takes it
             name="cgra",
             roofline="stencilmap.model.cgra:roofline_workers_of",
-            options=frozenset({"unroll", "iterate", "workers", "strip"}),
+            options=frozenset({"unroll", "iterate", "workers", "strip", "tiles"}),
             lanes="workers",
             mapping="assembly",
             simulator="cgra",

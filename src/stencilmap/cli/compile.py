@@ -123,6 +123,11 @@ def print_summary(report: CompileReport) -> None:
     "[default: out/<program>/compile].",
 )
 @click.option("--force", is_flag=True, help="Replace --out DIR even if stencilmap did not write it.")
+@click.option(
+    "--hybrid",
+    is_flag=True,
+    help="CGRA: simulate the CGRA paper's CPU + CGRA divide-and-conquer (§IV): the CPU the boundary and remainder, the CGRA the subtasks.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @user_errors
 def compile_cmd(
@@ -134,6 +139,7 @@ def compile_cmd(
     inputs: dict[str, Path],
     out_dir: Path | None,
     force: bool,
+    hybrid: bool,
     as_json: bool,
 ) -> None:
     """The main job end to end: analyze, explore the best design under the device's resources, build it,
@@ -150,6 +156,7 @@ def compile_cmd(
       stencilmap compile examples/jacobi2d.soda --device ku060 --out out/jacobi2d_ku060
       stencilmap compile examples/jacobi2d.soda --device de5 --shape 1024,1024 --iterations 100 --out out/j_de5
       stencilmap compile examples/jacobi3d.soda --device emax --shape 16,32,32 --out out/j3_emax --json
+      stencilmap compile examples/heat3d.json --device cgra-tia --hybrid --out out/heat3d_hybrid
     """
     from stencilmap.jobs.compile import CompileConfig
     from stencilmap.point import DesignPoint
@@ -168,6 +175,7 @@ def compile_cmd(
             shape=shape,
             force=force,
             inputs=inputs,
+            hybrid=hybrid,
         )
     )
     if as_json:

@@ -105,6 +105,7 @@ def print_estimate(report: EstimateReport, console: Console) -> None:
     "tile",
     "workers",
     "strip",
+    "tiles",
     "fuse",
     "devices",
     "partition",

@@ -92,6 +92,7 @@ class ProgressBar:
     "iterate",
     "workers",
     "strip",
+    "tiles",
     "vector",
     "device",
     "tile",
@@ -134,6 +135,13 @@ class ProgressBar:
     metavar="N",
     help="Stop after N cycles  [default: 10× the stream length + 100000].",
 )
+@click.option(
+    "--from-asm",
+    "from_asm",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Run the mapping this text describes (--arch cgra: the assembly analyze --asm and codegen --target cgra write, edited or not) instead of building one; validated against PROGRAM's reference.",
+)
 @data_dir_option
 @click.option("--verbose", "-v", is_flag=True, help="Every table in full: stalls, channel peaks, traffic.")
 @format_options
@@ -148,6 +156,7 @@ def simulate_cmd(
     trace: Path | None,
     trace_cycles: int,
     max_cycles: int | None,
+    from_asm: Path | None,
     data_dir: Path | None,
     verbose: bool,
     fmt: str,
@@ -166,6 +175,7 @@ def simulate_cmd(
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
       stencilmap simulate examples/stencil1d_r8.json --arch cgra --json
+      stencilmap simulate examples/laplace2d.soda --arch cgra --from-asm l2d.asm
       stencilmap simulate examples/heat3d.json --iterate 4 --device stratix10 --devices 2
     """
     from stencilmap.jobs.simulate import SimulateConfig, simulate
@@ -182,6 +192,7 @@ def simulate_cmd(
         trace_cycles=trace_cycles,
         max_cycles=max_cycles,
         data_dir=data_dir,
+        from_asm=from_asm,
     )
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)

@@ -1,21 +1,22 @@
-"""The CGRA codegen target (CGRA paper §V): the high-level assembly of a worker mapping — one instruction
-per PE with its op, grid place, input queues (the triggers: it fires when they all hold data and its
-consumers have room), constants and filter pattern — and the data-flow graph as Graphviz DOT coloured by
-op as in Fig. 7. Deterministic text (design order, no clocks). Run it here (``--verify``,
-``jobs.codegen_checks``): the CGRA simulator (``sim.cgra``) fires the mapped PEs with values and its
-outputs are compared with the reference.
+"""The CGRA codegen target (CGRA paper §V): the high-level assembly of a worker mapping — a header with
+the fabric, fields, shapes and addresses, then one instruction per PE with its op, grid place, input queues
+(the triggers: it fires when they all hold data and its consumers have room), constants and filter pattern
+(``codegen.cgra_asm``, which also parses it back) — and the data-flow graph as Graphviz DOT coloured by op
+as in Fig. 7. Deterministic text (design order, no clocks). Run it here (``--verify``,
+``jobs.codegen_checks``): the assembly written is parsed back and the CGRA simulator (``sim.cgra``) fires
+its PEs with values; the outputs are compared with the reference.
 """
 
 from __future__ import annotations
 
+from stencilmap.codegen.cgra_asm import print_asm
 from stencilmap.codegen.emax import design_int, device_program
 from stencilmap.codegen.registry import Generated, Values, register
-from stencilmap.design.cgra.mapping import CgraMapping, Pe, Queue
-from stencilmap.design.cgra.traffic import reads_of, stores_of
+from stencilmap.design.cgra.mapping import CgraMapping
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
 from stencilmap.errors import StencilmapError
-from stencilmap.names import comment, dot_string
+from stencilmap.names import dot_string
 from stencilmap.program.ir import Program
 
 #: Fig. 7's colours: MUL orange, MAC red, ADD green, address generators cyan, the broadcasting loads light
@@ -30,87 +31,10 @@ COLOURS = {
 }
 
 
-def _inputs(m: CgraMapping) -> dict[str, list[Queue]]:
-    into: dict[str, list[Queue]] = {}
-    for q in m.queues:
-        into.setdefault(q.dst, []).append(q)
-    return into
-
-
 def assembly(m: CgraMapping) -> str:
-    """One line per PE: row, column, op, name, its input queues ``port←source[depth]``, its operand."""
-    counts = ", ".join(f"{op} {n}" for op, n in m.op_counts().items())
-    lines = [
-        f"# {comment(m.program)}: CGRA worker mapping on {comment(m.device)} (CGRA §III): {m.workers} workers, {m.layers} layer(s), "
-        f"{len(m.strips)} strip(s), grid {m.grid[0]}×{m.grid[1]}",
-        f"# {len(m.pes)} PEs: {counts}",
-        "# a PE fires when every input queue holds a ready token and each queue it feeds has room",
-        f"# {'row':>3s} {'col':>3s}  {'op':<6s} {'pe':<18s} {'inputs (port<-source[depth])':<48s} operand",
-    ]
-    into = _inputs(m)
-    by_name = {p.name: p for p in m.pes}
-    for p in sorted(m.pes, key=lambda p: (p.row, p.col)):
-        order = {port: i for i, port in enumerate(p.inputs)}
-        queues = sorted(into.get(p.name, []), key=lambda q: order.get(q.port, 0))
-        ins = ", ".join(f"{q.port}<-{q.src}[{q.depth}]" for q in queues) or "-"
-        lines.append(
-            f"  {p.row:3d} {p.col:3d}  {p.op:<6s} {p.name:<18s} {ins:<48s} {_operand(m, p, by_name, into)}"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _operand(m: CgraMapping, p: Pe, by_name: dict[str, Pe], into: dict[str, list[Queue]]) -> str:
-    if p.op in ("MUL", "MAC") and m.linear is not None:
-        return f"x * {p.const!r}" + (" + acc" if p.op == "MAC" else "")
-    if p.operands:
-        return f"{p.op.lower()}(" + ", ".join(o if isinstance(o, str) else repr(o) for o in p.operands) + ")"
-    if p.op == "AGEN":
-        f = [name for name, _, _ in m.inputs].index(p.field)
-        return f"{p.field}[x ≡ {p.worker} mod {m.workers}] row by row, {reads_of(m, f, p.worker):,} addresses"
-    if p.op == "LOAD":
-        return f"load {p.field}, broadcast"
-    if p.op == "FILTER":
-        return _pattern(m, p, by_name[into[p.name][0].src])
-    if p.op == "STORE":
-        return f"store {p.field}"
-    if p.op == "COUNT":
-        return f"raise after {stores_of(m, p.stage, p.worker):,} stores"
-    return "raise done when every count is reached"
-
-
-def _pattern(m: CgraMapping, p: Pe, source: Pe) -> str:
-    """The filter's keep test on the row/column ids, and Fig. 6's 0^m 1^n 0^p over one row of the stream
-    (first strip): m points before the needed ones, n needed, p after."""
-    dz, dy, dx = p.offset
-    z0, z1, y0, y1, x0, x1 = m.boxes[p.stage][0]
-    if source.op == "LOAD":
-        lo, hi = m.spans[[name for name, _, _ in m.inputs].index(source.field)][0]
-    else:
-        lo, hi = m.boxes[by_stage(m, source)][0][4:]
-    r = (p.worker + dx) % m.workers
-    xs = [x for x in range(lo, hi) if x % m.workers == r]
-    before = sum(1 for x in xs if x - dx < x0)
-    kept = sum(1 for x in xs if x0 <= x - dx < x1)
-    rows = f"{_minus('y', dy)} in [{y0},{y1}) " if m.rank >= 2 else ""
-    planes = f"{_minus('z', dz)} in [{z0},{z1}) " if m.rank == 3 else ""
-    after = len(xs) - before - kept
-    fill = {
-        "constant": f"; outside the grid: {p.const!r}",
-        "copy": "; outside the grid: the centre's value",
-    }.get(p.boundary, "")
-    return f"keep {planes}{rows}{_minus('x', dx)} in [{x0},{x1}): per row 0^{before} 1^{kept} 0^{after}{fill}"
-
-
-def by_stage(m: CgraMapping, p: Pe) -> int:
-    """The box of the stage a compute PE belongs to."""
-    if m.linear is not None:
-        return m.box_id(p.layer, 0)
-    return p.stage if p.stage >= 0 else m.box_id(p.layer, 0)
-
-
-def _minus(axis: str, d: int) -> str:
-    """The id of the output point a token at ``axis`` feeds through offset d: axis − d."""
-    return axis if d == 0 else f"{axis}{-d:+d}"
+    """The assembly of ``m``: one instruction per PE, a text ``codegen.cgra_asm.parse_asm`` reads back
+    (the format: ``codegen.cgra_asm``, README "CGRA assembly")."""
+    return print_asm(m)
 
 
 def cgra_dot(m: CgraMapping) -> str:

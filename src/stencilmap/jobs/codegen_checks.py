@@ -59,13 +59,14 @@ def _emax(design: Design, program: Program, values: Mapping[str, Array]) -> Csim
 
 
 def _cgra(design: Design, program: Program, values: Mapping[str, Array]) -> CsimResult:
-    from stencilmap.codegen.cgra import mapping_of
+    from stencilmap.codegen.cgra import assembly, mapping_of
+    from stencilmap.codegen.cgra_asm import parse_asm
     from stencilmap.design.cgra.mapping import fabric
     from stencilmap.jobs.simulate import as_field_dtype
     from stencilmap.model.roofline import roofline_of
     from stencilmap.sim.cgra import simulate_cgra
 
-    mapping = mapping_of(design, program)
+    mapping = parse_asm(assembly(mapping_of(design, program)), "cgra.asm")  # the text written, run
     device = fabric(mapping.device).device
     shape = tuple(int(n or 0) for n in program.shape)
     roofline = roofline_of(program, shape, device, mapping.layers).attainable_gops

@@ -54,6 +54,7 @@ class CompileConfig:
     csim_points: int = 1 << 12  # the C simulation runs code generated for at most this many points
     force: bool = False  # replace an out_dir stencilmap did not write (jobs.codegen.check_replace_folder)
     inputs: Mapping[str, Path] = field(default_factory=dict)  # --input NAME=FILE.npy on the full grid
+    hybrid: bool = False  # CGRA: simulate §IV's CPU + CGRA divide-and-conquer (jobs.hybrid_cgra)
 
     @property
     def device(self) -> str:
@@ -117,6 +118,10 @@ def compile_program(
     source = str(config.program) if isinstance(config.program, Path) else f"{program.name}.{_suffix(program)}"
     check_grid(program)
     flow: Flow = flow_for(device, config.point.arch)
+    if config.hybrid and not hasattr(flow, "hybrid"):
+        raise StencilmapError(
+            f"--hybrid is the CGRA paper's CPU + CGRA division (§IV): not for '{device.name}'"
+        )
     stage = stage_folder(config.out_dir, config.force)
     try:
         report("analyze", 0, 1)

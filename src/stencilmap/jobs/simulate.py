@@ -39,6 +39,7 @@ from stencilmap.transform.fusion import fuse_if
 if TYPE_CHECKING:
     from stencilmap.arch.simulate import CgraSimulation, EmaxSimulation
     from stencilmap.backends.reference import Result
+    from stencilmap.design.cgra.mapping import CgraMapping
     from stencilmap.model.partition import Partition
 
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
@@ -59,6 +60,7 @@ class SimulateConfig:
     trace_cycles: int = 10_000
     max_cycles: int | None = None
     data_dir: Path | None = None  # where data files a program names may be (default: its folder)
+    from_asm: Path | None = None  # run this mapping text (CGRA assembly) instead of building one (_FROM_ASM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +185,11 @@ def simulate(
     arch = config.point.arch or default_arch(program)
     a = arch_of(arch)
     a.check(config.point)
+    if config.from_asm is not None and arch not in _FROM_ASM:
+        raise StencilmapError(
+            f"{param('from_asm')} reads back the mapping text of {param('arch')} "
+            f"{' or '.join(sorted(_FROM_ASM))}; {param('arch')} {arch} has none to read"
+        )
     request = PartitionRequest(config.point.devices, config.point.partition)
     split = (
         partitioned(program, config=config.point, arch=arch, device=device, request=request)
@@ -198,6 +205,7 @@ def simulate(
         from stencilmap.arch.simulate import CgraSimulation, EmaxSimulation
 
         result, run, device = own(config, program, values, design)
+        design = result.design  # --from-asm: the design of the text run
         emax_run = run if isinstance(run, EmaxSimulation) else None
         cgra_run = run if isinstance(run, CgraSimulation) else None
         reference = run_reference(program, values)
@@ -370,7 +378,7 @@ def _simulate_cgra(
 ) -> tuple[SimResult, CgraSimulation, Device]:
     """CGRA worker mappings run on their own simulator (``sim.cgra``): PEs, queues, loads and stores."""
     from stencilmap.arch.simulate import simulate_cgra
-    from stencilmap.design.cgra.mapping import fabric, map_cgra
+    from stencilmap.design.cgra.mapping import design_of, fabric, map_cgra
     from stencilmap.model.cgra import roofline_workers_of
     from stencilmap.model.roofline import roofline_of
 
@@ -378,8 +386,14 @@ def _simulate_cgra(
         raise StencilmapError(
             f"{param('arch')} cgra simulates without {param('trace')} or {param('tile')} (strips: {param('strip')})"
         )
-    mapping = map_cgra(program, config.point, roofline_workers_of)
-    device = fabric(config.point.device).device
+    if config.point.tiles is not None and config.point.tiles > 1:
+        return _simulate_cgra_tiles(config, program, values, design)
+    if config.from_asm is not None:
+        mapping = _FROM_ASM["cgra"](config.from_asm, program)
+        design = design_of(mapping)
+    else:
+        mapping = map_cgra(program, config.point, roofline_workers_of)
+    device = fabric(mapping.device).device
     shape = tuple(int(n or 0) for n in program.shape)
     roofline = roofline_of(program, shape, device, mapping.layers).attainable_gops
     paired = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
@@ -400,6 +414,79 @@ def _simulate_cgra(
         sim_seconds=run.sim_seconds,
     )
     return result, paired, device
+
+
+def _simulate_cgra_tiles(
+    config: SimulateConfig, program: Program, values: Mapping[str, Array], design: Design
+) -> tuple[SimResult, CgraSimulation, Device]:
+    """``--tiles n`` (CGRA §VIII-A): every tile mapped and simulated on its slab (``jobs.cgra_tiles``)."""
+    from stencilmap.arch.simulate import CgraSimulation
+    from stencilmap.design.cgra.mapping import fabric
+    from stencilmap.jobs.cgra_tiles import simulate_tiles
+    from stencilmap.model.roofline import roofline_of
+
+    if config.from_asm is not None:
+        raise StencilmapError(f"{param('from_asm')} runs one fabric's assembly: not with {param('tiles')}")
+    device = fabric(config.point.device).device
+    shape = tuple(int(n or 0) for n in program.shape)
+    layers = max(1, program.iterate)
+    roofline = roofline_of(program, shape, device, layers).attainable_gops
+    run = simulate_tiles(program, config.point, values, device, roofline, config.max_cycles)
+    size = np.dtype(run.mapping.dtype).itemsize
+    written = {k: float(np.count_nonzero(~np.isnan(v))) * size for k, v in run.outputs.items()}
+    result = SimResult(
+        design=design,
+        status=run.status,
+        cycles=run.cycles,
+        outputs={k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()},
+        modules=(),
+        channel_peaks=run.peaks,
+        bytes_read={k: float(v) for k, v in run.bytes_read.items()},
+        bytes_written=written,
+        firings=run.firings,
+        seconds=run.sim_seconds,
+        output_points=int(sum(written.values()) // size),
+        sim_seconds=run.sim_seconds,
+    )
+    assert run.slowest_prediction is not None
+    return result, CgraSimulation(run, run.slowest_prediction), device
+
+
+def _cgra_from_asm(path: Path, program: Program) -> CgraMapping:
+    """``--from-asm FILE`` for ``--arch cgra``: the mapping the assembly in FILE describes
+    (``codegen.cgra_asm``), checked to be one of ``program`` (its fields, types and grid)."""
+    from stencilmap.codegen.cgra_asm import read_asm
+    from stencilmap.sim.cgra import TYPED_OPS
+
+    m = read_asm(path, known_ops=TYPED_OPS)
+    shape = tuple(int(n or 0) for n in program.shape)
+    padded = (1,) * (3 - len(shape)) + shape
+    asm_inputs = {f: d for f, d, _ in m.inputs}
+    want_inputs = {i.name: i.dtype for i in program.inputs if i.name in asm_inputs}
+    outputs = tuple(s.name for s in m.stages if s.output)
+    problems = []
+    if m.shape != padded or m.rank != program.rank:
+        problems.append(f"its grid is {_dims(m.shape[3 - m.rank :])}, the program's {_dims(shape)}")
+    if asm_inputs != want_inputs:
+        problems.append(f"it reads {_fields(asm_inputs)}, the program has inputs {_fields(want_inputs)}")
+    if sorted(outputs) != sorted(program.outputs):
+        problems.append(f"it writes {', '.join(outputs)}, the program {', '.join(program.outputs)}")
+    if problems:
+        raise StencilmapError(f"{path}: not a mapping of {program.name}: " + "; ".join(problems))
+    return m
+
+
+def _dims(shape: tuple[int, ...]) -> str:
+    return "×".join(str(n) for n in shape)
+
+
+def _fields(fields: Mapping[str, str]) -> str:
+    return ", ".join(f"{f} ({d})" for f, d in sorted(fields.items())) or "none"
+
+
+#: The architectures whose mapping text ``--from-asm`` reads back (the parsed mapping is what the
+#: architecture's simulator runs): one entry per architecture.
+_FROM_ASM: dict[str, Callable[[Path, Program], CgraMapping]] = {"cgra": _cgra_from_asm}
 
 
 #: The simulators of the architectures that have their own (``arch.Arch.simulator``); the others run on

@@ -222,7 +222,7 @@ def plan(ctx: ModelContext) -> Plan:
 def estimate_emax(ctx: ModelContext) -> EstimateReport:
     """EMAX §4.5–§5.1: one execution per Y row, Z group and X chunk, five states each, T time steps."""
     cfg, device, work = ctx.config, ctx.device, ctx.work
-    reject_options(ctx, ("vector", cfg.point.vector))
+    reject_options(ctx, ("vector", cfg.point.vector), ("tiles", cfg.point.tiles))
     if (cfg.point.iterate or 1) != 1:
         raise StencilmapError(
             "the EMAX library computes one time step per call (EMAX §4.2): " + param("iterate") + " must be 1"

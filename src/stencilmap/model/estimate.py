@@ -68,7 +68,7 @@ def spatial(ctx: ModelContext) -> EstimateReport:
     """A SODA, StencilFlow or PCM design built by the registry."""
     cfg = ctx.config.point
     other = "vector" if ctx.lanes_option == "unroll" else "unroll"  # the option setting no lanes here
-    reject_options(ctx, (other, getattr(cfg, other)))
+    reject_options(ctx, (other, getattr(cfg, other)), ("tiles", cfg.tiles))
     point = DesignPoint(
         unroll=cfg.unroll, iterate=cfg.iterate, vector=cfg.vector, device=cfg.device, tile=cfg.tile
     )
@@ -153,35 +153,54 @@ def _bank_notes(design: Design, program: Program, device: Device) -> tuple[str, 
 
 def cgra(ctx: ModelContext) -> EstimateReport:
     """CGRA §III/§IV/§VI: the worker mapping ``design.cgra`` builds (workers, strips, layers) and its
-    cycles (``model.cgra.predict``: the busiest reader or writer, or the memory, plus the pipeline)."""
+    cycles (``model.cgra.predict``: the busiest reader or writer, or the memory, plus the pipeline).
+    ``--tiles n`` (§VIII-A): n fabrics, each with its own workers and bandwidth, split the grid
+    (``design.cgra.tiles``); they run side by side, so the time is the slowest tile's, the lanes and the
+    roofline n tiles'."""
+    from dataclasses import replace
+
     from stencilmap.design.cgra.mapping import map_cgra
-    from stencilmap.model.cgra import roofline_workers_of
+    from stencilmap.design.cgra.tiles import split_tiles, tile_program
+    from stencilmap.model.cgra import roofline_workers, roofline_workers_of
 
     cfg = ctx.config.point
     reject_options(ctx, ("vector", cfg.vector))
     q = cfg.iterate if cfg.iterate is not None else max(1, ctx.program.iterate)
     workers = cfg.workers if cfg.workers is not None else cfg.unroll
-    mapping = map_cgra(
-        with_iterate(ctx.program, q),
-        DesignPoint(device=cfg.device, workers=workers, strip=cfg.strip),
-        roofline_workers_of,
-    )
-    pred = predict(mapping, ctx.device, ctx.clock_mhz)
+    program = with_iterate(ctx.program, q)
+    tiles = cfg.tiles or 1
+    if tiles > 1 and workers is None:  # every tile the whole grid's §VI choice (a band's own is lower)
+        workers = roofline_workers(program, DesignPoint(device=cfg.device))
+    point = DesignPoint(device=cfg.device, workers=workers, strip=cfg.strip)
+    parts = [program] if tiles == 1 else [tile_program(program, t) for t in split_tiles(program, tiles)]
+    mapped = [map_cgra(p, point, roofline_workers_of) for p in parts]
+    preds = [predict(m, ctx.device, ctx.clock_mhz) for m in mapped]
+    slowest = max(range(len(preds)), key=lambda i: preds[i].cycles)
+    mapping, pred = mapped[slowest], preds[slowest]
     macs = ctx.device.resource("mac") or 0
     arith = sum(mapping.count(op) for op in ("MUL", "MAC", "ADD"))
+    parameters = (("layers", q), ("strips", len(mapping.strips)), ("workers", mapping.workers))
     stream = _Stream(
         q=q,
-        lanes=mapping.workers,
+        lanes=sum(m.workers for m in mapped),
         latency=pred.latency,
         stream_points=ctx.work.points,
-        parameters=(("layers", q), ("strips", len(mapping.strips)), ("workers", mapping.workers)),
+        parameters=parameters if tiles == 1 else (*parameters, ("tiles", tiles)),
         resources=ResourceUsage(Cost.of({"mac": arith}), (("mac", macs),)),
         cycles=pred.cycles,
         launch_cycles=pred.cycles,
         scenario="bandwidth" if pred.bound == "memory" else "compute",
         extra=(("roofline_workers", mapping.roofline_workers), ("cgra_bound", pred.bound)),
+        notes=()
+        if tiles == 1
+        else (
+            f"{tiles} CGRA tiles (§VIII-A), each its own fabric and {ctx.device.practical_bandwidth_gbs:g} GB/s: "
+            f"the slowest (tile {slowest}, {parts[slowest].shape[0]} of {program.shape[0]} rows with its halo) "
+            "sets the time; resources are one tile's",
+        ),
     )
-    return _streamed(ctx, stream)
+    report = _streamed(ctx, stream)
+    return report if tiles == 1 else replace(report, roofline_gops=report.roofline_gops * tiles)
 
 
 def _streamed(ctx: ModelContext, s: _Stream) -> EstimateReport:
@@ -227,7 +246,13 @@ def roofline_machine(ctx: ModelContext) -> EstimateReport:
     """A GPU or CPU at its roofline: each time step reads the inputs and writes the outputs once."""
     cfg, device, work = ctx.config, ctx.device, ctx.work
     point = cfg.point
-    reject_options(ctx, ("unroll", point.unroll), ("vector", point.vector), ("iterate", point.iterate))
+    reject_options(
+        ctx,
+        ("unroll", point.unroll),
+        ("vector", point.vector),
+        ("iterate", point.iterate),
+        ("tiles", point.tiles),
+    )
     steps = cfg.iterations if cfg.iterations is not None else max(1, ctx.program.iterate)
     peak = device.peak(work.dtype) * 1e9
     t_ops = work.ops() / peak
