@@ -141,6 +141,13 @@ class ProgressBar:
     metavar="N",
     help="Stop after N cycles  [default: 10× the stream length + 100000].",
 )
+@click.option(
+    "--from-asm",
+    "from_asm",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Run these EMAX mnemonics (--arch emax; as `analyze --asm` / `codegen --target emax` write them).",
+)
 @data_dir_option
 @click.option("--verbose", "-v", is_flag=True, help="Every table in full: stalls, channel peaks, traffic.")
 @format_options
@@ -156,6 +163,7 @@ def simulate_cmd(
     trace_cycles: int,
     max_cycles: int | None,
     data_dir: Path | None,
+    from_asm: Path | None,
     verbose: bool,
     fmt: str,
     as_json: bool,
@@ -172,6 +180,7 @@ def simulate_cmd(
       stencilmap simulate examples/dag_listing1.json --delay-buffers min
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
+      stencilmap simulate examples/jacobi3d.soda --arch emax --from-asm j3.asm
       stencilmap simulate examples/stencil1d_r8.json --arch cgra --json
       stencilmap simulate examples/heat3d.json --iterate 4 --device stratix10 --devices 2
     """
@@ -189,6 +198,7 @@ def simulate_cmd(
         trace_cycles=trace_cycles,
         max_cycles=max_cycles,
         data_dir=data_dir,
+        from_asm=from_asm,
     )
     with ProgressBar() as bar:
         report = simulate(config, bar.update, bar.note)

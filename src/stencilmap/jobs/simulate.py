@@ -60,6 +60,7 @@ class SimulateConfig:
     trace_cycles: int = 10_000
     max_cycles: int | None = None
     data_dir: Path | None = None  # where data files a program names may be (default: its folder)
+    from_asm: Path | None = None  # --from-asm: run this assembly / these mnemonics, not the built mapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,11 +196,16 @@ def simulate(
     facts = prediction(program, design)
     emax_run = cgra_run = None
     own = _OWN_SIMULATORS.get(a.simulator or "")
+    if config.from_asm is not None and own is None:
+        raise StencilmapError(
+            f"{param('from_asm')} runs EMAX mnemonics or CGRA assembly: it needs {param('arch')} emax or cgra"
+        )
     if own is not None:  # EMAX and CGRA mappings: their own simulators
         from stencilmap.sim.cgra import CgraRun
         from stencilmap.sim.emax import EmaxRun
 
         result, run, device = own(config, program, values, design)
+        design = result.design  # the design it ran: the text's with --from-asm
         emax_run = run if isinstance(run, EmaxRun) else None
         cgra_run = run if isinstance(run, CgraRun) else None
         reference = run_reference(program, values)
@@ -339,6 +345,14 @@ def _simulate_emax(
         raise StencilmapError(f"{param('arch')} emax simulates one time step without {param('trace')}")
     mapping = map_emax(program, config.point)
     device = emax_device(config.point)
+    if (
+        config.from_asm is not None
+    ):  # the mnemonics as written (``design.emax.asm``), on their header's device
+        from stencilmap.design.emax import design_of
+        from stencilmap.design.emax.asm import read_mnemonics
+
+        mapping = read_mnemonics(config.from_asm, program)
+        device, design = load_device(mapping.device), design_of(mapping)
     run = simulate_emax(mapping, values[mapping.field], device)
     shape = tuple(int(n or 0) for n in program.shape)
     result = SimResult(
