@@ -53,8 +53,17 @@ def device_program(program: Program, design: Design) -> Program:
     return on_device_banks(program, dev.dram_banks, dev.name)[0]
 
 
-@register("emax", ("emax",), "EMAX mnemonics (emax.asm); --verify: the EMAX simulator interprets the mapping")
+@register(
+    "emax",
+    ("emax",),
+    "EMAX mnemonics (emax.asm) and the library's C call (stencil_<name>.c, emax.h); --verify: the EMAX "
+    "simulator runs emax.asm as written",
+)
 def emit_emax(design: Design, program: Program, values: Values) -> Generated:
-    """``emax.asm``: the mnemonics of the design's mapping."""
-    text = mnemonics(mapping_of(design, program))
-    return Generated("emax", (("emax.asm", text),), program.name, (), "emax-sim", ("emax.asm",), ())
+    """``emax.asm``: the mnemonics of the design's mapping; ``stencil_<name>.c`` and ``emax.h``: the
+    library's C entry point holding the same mnemonics (``codegen.emax_c``)."""
+    from stencilmap.codegen.emax_c import c_files
+
+    mapping = mapping_of(design, program)
+    files = (("emax.asm", mnemonics(mapping)), *c_files(mapping))
+    return Generated("emax", tuple(sorted(files)), program.name, (), "emax-sim", ("emax.asm",), ())

@@ -1,7 +1,7 @@
 """``--verify`` of the targets whose "run it here" needs a simulator or a backend (``codegen.registry``):
 codegen sits beside ``sim`` and ``backends`` and imports neither, so their runs live here.
 
-* ``emax`` — the EMAX simulator (``sim.emax``) interprets the mapping the mnemonics print;
+* ``emax`` — the EMAX simulator (``sim.emax``) runs the written mnemonics as the assembler reads them;
 * ``cgra`` — the CGRA simulator (``sim.cgra``) fires the PEs the assembly lists;
 * ``c-openmp`` — the cpu backend compiles exactly the written ``kernel.c`` and runs it;
 * ``cuda`` — CuPy compiles the written ``kernel.cu`` on a GPU; without one: "not run: no GPU";
@@ -35,7 +35,7 @@ def run_here(
 ) -> CsimResult | str:
     """Run ``gen`` here as its runner says; a string: why it did not run."""
     if gen.runner == "emax-sim":
-        return _emax(design, program, values)
+        return _emax(gen, design, program, values)
     if gen.runner == "cgra-sim":
         return _cgra(design, program, values)
     if gen.runner == "cpu":
@@ -47,12 +47,13 @@ def run_here(
     raise StencilmapError(f"target '{gen.target}': no check runs '{gen.runner}' here")
 
 
-def _emax(design: Design, program: Program, values: Mapping[str, Array]) -> CsimResult:
-    from stencilmap.codegen.emax import mapping_of
+def _emax(gen: Generated, design: Design, program: Program, values: Mapping[str, Array]) -> CsimResult:
+    from stencilmap.codegen.emax import device_program
+    from stencilmap.design.emax.asm import assemble
     from stencilmap.device.catalog import load_device
     from stencilmap.sim.emax import simulate_emax
 
-    mapping = mapping_of(design, program)
+    mapping = assemble(dict(gen.files)["emax.asm"], "emax.asm", device_program(program, design))
     run = simulate_emax(mapping, values[mapping.field], load_device(mapping.device))
     shape = tuple(int(n or 0) for n in program.shape)
     return CsimResult("done", {mapping.output: run.output.reshape(shape)}, 0.0, run.sim_seconds)
