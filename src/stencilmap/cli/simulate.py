@@ -180,7 +180,6 @@ def simulate_cmd(
       stencilmap simulate examples/dag_listing1.json --delay-buffers min
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
-      stencilmap simulate examples/jacobi3d.soda --arch emax --from-asm j3.asm
       stencilmap simulate examples/stencil1d_r8.json --arch cgra --json
       stencilmap simulate examples/heat3d.json --iterate 4 --device stratix10 --devices 2
     """
