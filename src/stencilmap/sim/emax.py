@@ -140,6 +140,8 @@ class _Group:
         self.lmms: dict[tuple[int, int], Lmm] = {}
         self.kept: frozenset[tuple[int, int]] = frozenset()
         self.stored = {i.plane: (i.row, i.col) for i in m.instructions if i.op == "ST"}
+        self.loads = m.loads()
+        self.stores = {pe: plane for plane, pe in self.stored.items()}
 
     def at(self, pe: tuple[int, int]) -> Lmm:
         if pe not in self.lmms:
@@ -150,9 +152,9 @@ class _Group:
         """Where each load's LMM is in execution k; refuses two ports on one LMM (single-port, §3.1)."""
         where: dict[Instruction, tuple[int, int]] = {}
         owner: dict[tuple[int, int], Instruction] = {}
-        stores = {pe: plane for plane, pe in self.stored.items()}
-        for i in self.m.loads():
-            pe = ((i.row + k * i.dist) % self.m.rows, i.col)
+        rows, stores = self.m.rows, self.stores
+        for i in self.loads:
+            pe = ((i.row + k * i.dist) % rows, i.col)
             other = owner.get(pe)
             if other is not None or pe in stores:
                 what = f"LD {other.dst} (row {other.row})" if other else f"ST p{stores[pe]}.out"
@@ -202,7 +204,7 @@ def _execute(
     where = group.place(y)
     # state 2: DDR3 → LMM, every load's stream but those its shifted LMM keeps (dist, Fig. 4)
     streams = bytes_in = 0
-    for i in m.loads():
+    for i in group.loads:
         pe = where[i]
         lmm = group.at(pe)
         if i.dist and pe in group.kept:
