@@ -186,6 +186,9 @@ def test_two_loads_on_one_lmm_are_refused() -> None:
         (r"FADD  p0.sum", lambda s: s.replace("<-", "=="), "cannot read FADD's operands"),
         (r"FMUL  p0.px0", lambda s: s.replace("* 0.1", "* zero"), "cannot read FMUL's operands"),
         (r"FADD  p0.sum", lambda s: "  x" + s[3:], "row 'x' is not an integer"),
+        # rgi read where no RGI is
+        (r"FMA   p0.acc0a", lambda s: s.replace("A[z][y-1] *", "rgi *"), "only FMA reads rgi"),
+        (r"FADD  p0.sum", lambda s: s.replace("p0.s0a,", "rgi,"), "only FMA reads rgi"),
         # RGI where nothing reads it
         (r"FADD  p0.sum", lambda s: s.replace(" 0        0", " 5        0"), "never read"),
         # a store of a plane that does not exist, and a load of no stream
@@ -278,3 +281,30 @@ def test_simulate_from_asm_cli(tmp_path: Path) -> None:
     assert "Traceback" not in r.output
     r = runner.invoke(simulate_cmd, [str(EXAMPLES / "jacobi2d.soda"), "--from-asm", str(asm)])
     assert r.exit_code == 2 and "--from-asm" in r.output
+
+
+def test_mutated_text_is_run_or_refused_in_one_line() -> None:
+    """400 seeded token swaps (tokens of the text itself, rgi, out-of-range and non-finite numbers): each
+    assembles and simulates, or is refused with one line naming the file and line — never a traceback."""
+    import random
+
+    program, text = _jacobi(2)
+    values = make_inputs(program, {}, 0)
+    lines = _lines(text)
+    tokens = [*sorted(set(re.findall(r"[^\s,]+", text))), "rgi", "-1", "99", "1e400", "nan"]
+    rng = random.Random(7)
+    refused = 0
+    for _ in range(400):
+        edited = list(lines)
+        k = rng.randrange(2, len(edited))
+        parts = re.split(r"([\s,]+)", edited[k])
+        words = [i for i, x in enumerate(parts) if x and not re.fullmatch(r"[\s,]+", x)]
+        parts[rng.choice(words)] = rng.choice(tokens)
+        edited[k] = "".join(parts)
+        try:
+            m = assemble("".join(edited), "m.asm", program)
+            simulate_emax(m, values[m.field], DEVICE)
+        except StencilmapError as exc:
+            refused += 1
+            assert "\n" not in str(exc) and re.match(r"m\.asm:\d+: |EMAX execution", str(exc)), str(exc)
+    assert refused > 300

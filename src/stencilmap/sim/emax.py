@@ -222,8 +222,11 @@ def _execute(
     # state 3: the rows in lock-step on this stream
     regs: dict[str, Array] = {}
     fifos: dict[str, Array] = {}
-    for i in program:
-        _step(i, m, group, where, n, regs, fifos)
+    with np.errstate(
+        over="ignore", invalid="ignore"
+    ):  # an edited coefficient may overflow: data, not a crash
+        for i in program:
+            _step(i, m, group, where, n, regs, fifos)
     # state 4: LMM → DDR3, the planes inside the grid
     bytes_out = 0
     for j, pe in group.stored.items():

@@ -30,6 +30,7 @@ ring, RGI only where an op reads it, and every plane stored once.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -261,6 +262,7 @@ def _instruction(body: str, h: Header, ref: EmaxMapping, where: Location) -> Ins
             raise StencilmapError(f"ST writes a plane's result pJ.out (J < {h.p}), not '{dst}'", where)
         if rgi != RGI_ZERO:
             raise StencilmapError(f"ST writes its LMM from address 0, not {rgi}", where)
+        _check_rgi(op, (match["a"],), rgi, where)
         return Instruction(row, col, "EAG", "ST", dst, (match["a"],), rgi, 0, plane)
     srcs = tuple(match[k] for k in ("a", "b") if k in match.groupdict())
     _check_rgi(op, srcs, rgi, where)
@@ -286,11 +288,11 @@ _SHAPES = {
 
 
 def _check_rgi(op: str, srcs: tuple[str, ...], rgi: str, where: Location) -> None:
+    if "rgi" in srcs[1:] or (op != "FMA" and "rgi" in srcs):
+        raise StencilmapError("only FMA reads rgi, as its first operand (the RGI constant, EMAX §3.3)", where)
     if op == "FMA" and srcs[0] == "rgi":
         _float(rgi, where)
         return
-    if "rgi" in srcs:
-        raise StencilmapError("only FMA reads rgi, as its first operand (the RGI constant, EMAX §3.3)", where)
     if rgi != RGI_ZERO:
         raise StencilmapError(
             f"RGI {rgi} is never read: only an FMA whose first operand is rgi reads it", where
@@ -380,6 +382,9 @@ def _int(text: str, what: str, where: Location) -> int:
 
 def _float(text: str, where: Location) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise StencilmapError(f"'{text}' is not a number", where) from None
+    if not math.isfinite(value):
+        raise StencilmapError(f"'{text}' is not a finite number", where)
+    return value
