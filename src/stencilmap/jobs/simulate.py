@@ -345,9 +345,7 @@ def _simulate_emax(
         raise StencilmapError(f"{param('arch')} emax simulates one time step without {param('trace')}")
     mapping = map_emax(program, config.point)
     device = emax_device(config.point)
-    if (
-        config.from_asm is not None
-    ):  # the mnemonics as written (``design.emax.asm``), on their header's device
+    if config.from_asm is not None:  # the mnemonics as written (``design.emax.asm``), on their device
         from stencilmap.design.emax import design_of
         from stencilmap.design.emax.asm import read_mnemonics
 
