@@ -68,7 +68,7 @@ def write_mnemonics(m: EmaxMapping) -> str:
 # ------------------------------------------------------------------------------------------------ parser
 
 _HEADER = re.compile(
-    r"#\s*(?P<name>.*): EMAX mapping of a degree-(?P<d>\d+) star, p = (?P<p>\d+), (?P<rows>\d+) rows × "
+    r"#\s*(?P<name>.*): EMAX mapping of a degree-(?P<d>\d+) star, p = (?P<p>\d+), (?P<rows>\d+) rows [×x] "
     r"(?P<cols>\d+) columns, dist (?P<dist>\d+), (?P<chunks>\d+) X chunk\(s\) of (?P<chunk>\d+) points "
     r"on (?P<device>\S+)\s*$"
 )
