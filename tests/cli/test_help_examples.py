@@ -148,8 +148,13 @@ def _run_step(step: Step, following: Step | None, state: dict[str, int]) -> None
     if args[0] == "python":
         subprocess.run([sys.executable, *args[1:]], check=True)
         return
-    if args[0] == "sed":  # a hand edit of a file a command wrote (the CGRA assembly)
-        subprocess.run(args, check=True)
+    if args[0] == "sed":  # a hand edit of a written file: sed -i ... FILE, or sed ... IN > OUT
+        if len(args) > 2 and args[-2] == ">":
+            Path(args[-1]).write_text(
+                subprocess.run(args[:-2], check=True, capture_output=True, text=True).stdout
+            )
+        else:
+            subprocess.run(args, check=True)
         return
     assert args[0] == "stencilmap", f"README line {step.line}: a command this test does not know: {args[0]}"
     if ">" in args:  # a shell redirection: the output is not shown

@@ -16,6 +16,7 @@ from stencilmap.cli.codegen import codegen_cmd
 from stencilmap.codegen.cgra import assembly, cgra_dot
 from stencilmap.codegen.dot import to_dot
 from stencilmap.codegen.emax import mnemonics
+from stencilmap.codegen.emax_c import c_files
 from stencilmap.codegen.registry import HOST, emit, program_design, target, targets
 from stencilmap.design.cgra.mapping import map_cgra
 from stencilmap.design.emax import map_emax
@@ -49,7 +50,9 @@ def test_emax_target_writes_the_mnemonics_of_the_design() -> None:
     design = build("emax", program, BuildConfig(unroll=2))
     gen = emit("emax", design, program, {})
     assert gen.runner == "emax-sim"
-    assert dict(gen.files) == {"emax.asm": mnemonics(map_emax(program, BuildConfig(unroll=2)))}
+    mapping = map_emax(program, BuildConfig(unroll=2))
+    assert dict(gen.files) == {"emax.asm": mnemonics(mapping), **dict(c_files(mapping))}
+    assert set(dict(gen.files)) == {"emax.asm", "emax.h", "stencil_star3d_degree2.c"}
 
 
 def test_cgra_target_writes_the_assembly_and_the_dfg() -> None:
@@ -81,7 +84,7 @@ def test_host_targets_take_no_design() -> None:
 @pytest.mark.parametrize(
     ("target_name", "program", "files", "runner_words"),
     [
-        ("emax", STAR, {"emax.asm"}, "the EMAX simulator"),
+        ("emax", STAR, {"emax.asm", "emax.h", "stencil_star3d_degree2.c"}, "the EMAX simulator"),
         ("cgra", R8, {"cgra.asm", "cgra_dfg.dot"}, "the CGRA simulator"),
         ("c-openmp", JACOBI, {"kernel.c"}, "the cpu backend"),
     ],

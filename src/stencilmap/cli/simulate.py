@@ -140,7 +140,7 @@ class ProgressBar:
     "from_asm",
     type=click.Path(path_type=Path),
     metavar="FILE",
-    help="Run the mapping this text describes (--arch cgra: the assembly analyze --asm and codegen --target cgra write, edited or not) instead of building one; validated against PROGRAM's reference.",
+    help="Run the mapping this text describes instead of building one (--arch cgra: the assembly, --arch emax: the mnemonics that analyze --asm and codegen write, edited or not); validated against PROGRAM's reference.",
 )
 @data_dir_option
 @click.option("--verbose", "-v", is_flag=True, help="Every table in full: stalls, channel peaks, traffic.")

@@ -7,32 +7,17 @@ from __future__ import annotations
 
 from stencilmap.codegen.registry import Generated, Values, register
 from stencilmap.design.emax.mapping import EmaxMapping
-from stencilmap.design.emax.pattern import fmt
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import BuildConfig
 from stencilmap.errors import StencilmapError
-from stencilmap.names import comment
 from stencilmap.program.ir import Program
 
 
 def mnemonics(m: EmaxMapping) -> str:
-    """One line per instruction (Fig. 3): row, col, unit, ALU OP / MEM OP, dst ← operands, RGI, dist."""
-    lines = [
-        f"# {comment(m.program)}: EMAX mapping of a degree-{m.degree} star, p = {m.p}, {m.rows} rows × "
-        f"{m.columns} columns, dist {m.dist}, {m.x_chunks} X chunk(s) of {m.chunk} points on {comment(m.device)}",
-        f"# {'row':>3s} {'col':>3s} {'unit':<4s} {'op':<5s} {'dst <- operands':<44s} {'rgi':<8s} dist",
-    ]
-    for i in m.instructions:
-        ops = ", ".join(i.srcs)
-        if i.op in ("FMUL", "FMA"):
-            ops += f" * {fmt(i.coeff)}"
-        if i.op == "FIFO":
-            ops += f" @x{i.dx:+d}"
-        if i.op in ("LD", "ST"):
-            ops = f"lmm[{i.rgi}:+{m.chunk}]" + (f" <- {ops}" if ops else "")
-        text = f"{i.dst} <- {ops}"
-        lines.append(f"  {i.row:3d} {i.col:3d} {i.unit:<4s} {i.op:<5s} {text:<44s} {i.rgi:<8s} {i.dist}")
-    return "\n".join(lines) + "\n"
+    """One line per instruction (Fig. 3); the format and its assembler are ``design.emax.asm``."""
+    from stencilmap.design.emax.asm import write_mnemonics
+
+    return write_mnemonics(m)
 
 
 def mapping_of(design: Design, program: Program) -> EmaxMapping:
@@ -68,8 +53,17 @@ def device_program(program: Program, design: Design) -> Program:
     return on_device_banks(program, dev.dram_banks, dev.name)[0]
 
 
-@register("emax", ("emax",), "EMAX mnemonics (emax.asm); --verify: the EMAX simulator interprets the mapping")
+@register(
+    "emax",
+    ("emax",),
+    "EMAX mnemonics (emax.asm) and the library's C call (stencil_<name>.c, emax.h); --verify: the EMAX "
+    "simulator runs emax.asm as written",
+)
 def emit_emax(design: Design, program: Program, values: Values) -> Generated:
-    """``emax.asm``: the mnemonics of the design's mapping."""
-    text = mnemonics(mapping_of(design, program))
-    return Generated("emax", (("emax.asm", text),), program.name, (), "emax-sim", ("emax.asm",), ())
+    """``emax.asm``: the mnemonics of the design's mapping; ``stencil_<name>.c`` and ``emax.h``: the
+    library's C entry point holding the same mnemonics (``codegen.emax_c``)."""
+    from stencilmap.codegen.emax_c import c_files
+
+    mapping = mapping_of(design, program)
+    files = (("emax.asm", mnemonics(mapping)), *c_files(mapping))
+    return Generated("emax", tuple(sorted(files)), program.name, (), "emax-sim", ("emax.asm",), ())

@@ -1,7 +1,8 @@
 """``--verify`` of the targets whose "run it here" needs a simulator or a backend (``codegen.registry``):
 codegen sits beside ``sim`` and ``backends`` and imports neither, so their runs live here.
 
-* ``emax`` — the EMAX simulator (``sim.emax``) interprets the mapping the mnemonics print;
+* ``emax`` — the EMAX simulator (``sim.emax``) runs the written mnemonics as the assembler reads them, and
+  the library's C call written beside them, compiled and run here, must compute the same values;
 * ``cgra`` — the CGRA simulator (``sim.cgra``) fires the PEs the assembly lists;
 * ``c-openmp`` — the cpu backend compiles exactly the written ``kernel.c`` and runs it;
 * ``cuda`` — CuPy compiles the written ``kernel.cu`` on a GPU; without one: "not run: no GPU";
@@ -35,7 +36,7 @@ def run_here(
 ) -> CsimResult | str:
     """Run ``gen`` here as its runner says; a string: why it did not run."""
     if gen.runner == "emax-sim":
-        return _emax(design, program, values)
+        return _emax(gen, design, program, values)
     if gen.runner == "cgra-sim":
         return _cgra(design, program, values)
     if gen.runner == "cpu":
@@ -47,15 +48,32 @@ def run_here(
     raise StencilmapError(f"target '{gen.target}': no check runs '{gen.runner}' here")
 
 
-def _emax(design: Design, program: Program, values: Mapping[str, Array]) -> CsimResult:
-    from stencilmap.codegen.emax import mapping_of
+def _emax(gen: Generated, design: Design, program: Program, values: Mapping[str, Array]) -> CsimResult:
+    from stencilmap.codegen.emax import device_program
+    from stencilmap.design.emax.asm import assemble
     from stencilmap.device.catalog import load_device
     from stencilmap.sim.emax import simulate_emax
 
-    mapping = mapping_of(design, program)
+    mapping = assemble(dict(gen.files)["emax.asm"], "emax.asm", device_program(program, design))
     run = simulate_emax(mapping, values[mapping.field], load_device(mapping.device))
     shape = tuple(int(n or 0) for n in program.shape)
-    return CsimResult("done", {mapping.output: run.output.reshape(shape)}, 0.0, run.sim_seconds)
+    simulated = run.output.reshape(shape)
+    # the library's C call (stencil_<name>.c and emax.h) compiled and run here must compute the same
+    from stencilmap.codegen.emax_c import compile_and_run, source_name
+
+    source, start = source_name(mapping), time.perf_counter()
+    c_files = tuple((name, text) for name, text in gen.files if name.endswith((".c", ".h")))
+    try:
+        compiled = compile_and_run(mapping, c_files, values[mapping.field]).reshape(shape)
+    except StencilmapError as exc:
+        why = f"{source} not run: {exc}"
+        return CsimResult("done", {mapping.output: simulated}, 0.0, run.sim_seconds, why)
+    seconds = time.perf_counter() - start
+    if not np.array_equal(compiled, simulated, equal_nan=True):
+        why = f"{source} compiled and run here differs from the simulator's run of emax.asm"
+        return CsimResult("failed", {mapping.output: compiled}, seconds, run.sim_seconds, why)
+    same = f"{source} compiled and run here: the same values bit for bit"
+    return CsimResult("done", {mapping.output: simulated}, seconds, run.sim_seconds, same)
 
 
 def _cgra(design: Design, program: Program, values: Mapping[str, Array]) -> CsimResult:

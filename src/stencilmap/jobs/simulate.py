@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from stencilmap.arch.simulate import CgraSimulation, EmaxSimulation
     from stencilmap.backends.reference import Result
     from stencilmap.design.cgra.mapping import CgraMapping
+    from stencilmap.design.emax import EmaxMapping
     from stencilmap.model.partition import Partition
 
 #: ``progress(cycle, total)``: called between chunks of simulated cycles; ``total`` is an estimate.
@@ -60,7 +61,7 @@ class SimulateConfig:
     trace_cycles: int = 10_000
     max_cycles: int | None = None
     data_dir: Path | None = None  # where data files a program names may be (default: its folder)
-    from_asm: Path | None = None  # run this mapping text (CGRA assembly) instead of building one (_FROM_ASM)
+    from_asm: Path | None = None  # run this mapping text (CGRA assembly, EMAX mnemonics) (_FROM_ASM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +354,11 @@ def _simulate_emax(
         raise StencilmapError(f"{param('arch')} emax simulates one time step without {param('trace')}")
     mapping = map_emax(program, config.point)
     device = emax_device(config.point)
+    if config.from_asm is not None:  # the mnemonics as written (``design.emax.asm``), on their device
+        from stencilmap.design.emax import design_of
+
+        mapping = _FROM_ASM["emax"](config.from_asm, program)
+        device, design = load_device(mapping.device), design_of(mapping)
     paired = simulate_emax(mapping, values[mapping.field], device)
     run = paired.run
     shape = tuple(int(n or 0) for n in program.shape)
@@ -486,7 +492,15 @@ def _fields(fields: Mapping[str, str]) -> str:
 
 #: The architectures whose mapping text ``--from-asm`` reads back (the parsed mapping is what the
 #: architecture's simulator runs): one entry per architecture.
-_FROM_ASM: dict[str, Callable[[Path, Program], CgraMapping]] = {"cgra": _cgra_from_asm}
+def _emax_from_asm(path: Path, program: Program) -> EmaxMapping:
+    """``--from-asm FILE`` for ``--arch emax``: the mnemonics in FILE assembled against ``program``
+    (``design.emax.asm``: the rules of EMAX §3–§5, FILE:LINE errors)."""
+    from stencilmap.design.emax.asm import read_mnemonics
+
+    return read_mnemonics(path, program)
+
+
+_FROM_ASM: dict[str, Callable[[Path, Program], Any]] = {"cgra": _cgra_from_asm, "emax": _emax_from_asm}
 
 
 #: The simulators of the architectures that have their own (``arch.Arch.simulator``); the others run on

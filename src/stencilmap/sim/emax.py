@@ -6,11 +6,14 @@ one X-stream per execution; between executions the LMMs keep their contents and 
 ``dist``; every execution is framed by DMA states on shared paths. This simulator models exactly those
 things, and nothing is taken from the reference:
 
-* **LMMs** hold X-streams (a chunk and its 2d halo). State 2 (DDR3 → LMM) moves a stream only when the
-  LMM the shifted mapping reads does not already hold it, so the count of streams moved *is* the reuse
-  the mapping achieves (formulas (2), (3)). Streams outside the grid are never moved.
+* **LMMs** are the PE array's, by physical (row, column), and hold X-streams (a chunk and its 2d halo).
+  Each execution along Y shifts every load by its ``dist`` rows round the ring (§3.1, §3.3, Fig. 4); an
+  LMM a shifting load read in the previous execution is kept, every other load's LMM is refilled by
+  state 2 (DDR3 → LMM) with the stream its instruction names. So the streams moved *are* the reuse the
+  mapping achieves (formulas (2), (3)), and a wrong ``dist`` or placement reads a stale stream (wrong
+  data) or puts two loads on one single-port LMM (a refusal). Streams outside the grid are never moved.
 * **Execution** (state 3) interprets the mnemonics row by row: ``LD`` reads an LMM through the EAG
-  (``count`` words from ``RGI``), ``FIFO`` reads a tap of the FIFO that the centre LMM fills (the FIFO
+  (``count`` words from ``RGI``), ``FIFO`` reads a tap of the FIFO that its row's LMM fills (the FIFO
   holds the last 2d + 1 words; at cycle t tap dx is word t + d + dx), the ALU ops compute in the
   program's float type with their RGI constants (``FMA`` d = a + c·b rounds the product and the sum, as
   NumPy does; the result matches the reference within its tolerance, not bit for bit, since the library
@@ -37,6 +40,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from stencilmap.design.emax import EmaxMapping, Instruction, execution_order
 from stencilmap.device.catalog import Device
+from stencilmap.errors import StencilmapError
 
 Array = npt.NDArray[Any]
 
@@ -119,21 +123,45 @@ class EmaxRun:
 
 
 class _Group:
-    """The LMMs of one Z group for one X chunk: a ring of 2d + 1 per plane for the Y column (the mapping
-    shifts by ``dist`` = 1 each step, so stream y' always lives in slot y' mod (2d + 1)), one per loaded
-    neighbour plane, one per store."""
+    """The PE array's LMMs during one Y sweep of one Z group and X chunk, by physical (row, column).
+
+    Execution k places each load with dist δ on row (row + k·δ) mod ``rows`` (the ring, §3.1; Fig. 4:
+    "the previous contents of LMMs are kept and the mapping of instructions is shifted by dist"). An LMM
+    a shifting load read in execution k − 1 is kept for execution k — state 2 does not refill it, so it
+    holds whatever stream it held — and every other load's LMM is refilled with the stream its
+    instruction names. With the library's dist (1, the Y column one row apart) the kept LMMs hold exactly
+    the streams the shifted loads name; a wrong dist or placement reads stale streams."""
 
     def __init__(self, m: EmaxMapping, dtype: np.dtype[Any]) -> None:
-        d = m.degree
-        self.ring = {j: [Lmm(m.lmm_words, dtype) for _ in range(2 * d + 1)] for j in range(m.p)}
-        self.z = {i.dz: Lmm(m.lmm_words, dtype) for i in m.loads() if not 0 <= i.dz < m.p}
-        self.out = {j: Lmm(m.lmm_words, dtype) for j in range(m.p)}
+        self.m, self.dtype = m, dtype
+        self.lmms: dict[tuple[int, int], Lmm] = {}
+        self.kept: frozenset[tuple[int, int]] = frozenset()
+        self.stored = {i.plane: (i.row, i.col) for i in m.instructions if i.op == "ST"}
+        self.loads = m.loads()
+        self.stores = {pe: plane for plane, pe in self.stored.items()}
 
-    def lmm(self, i: Instruction, y: int) -> Lmm:
-        if 0 <= i.dz < len(self.ring):
-            ring = self.ring[i.dz]
-            return ring[(y + i.dy) % len(ring)]
-        return self.z[i.dz]
+    def at(self, pe: tuple[int, int]) -> Lmm:
+        if pe not in self.lmms:
+            self.lmms[pe] = Lmm(self.m.lmm_words, self.dtype)
+        return self.lmms[pe]
+
+    def place(self, k: int) -> dict[Instruction, tuple[int, int]]:
+        """Where each load's LMM is in execution k; refuses two ports on one LMM (single-port, §3.1)."""
+        where: dict[Instruction, tuple[int, int]] = {}
+        owner: dict[tuple[int, int], Instruction] = {}
+        rows, stores = self.m.rows, self.stores
+        for i in self.loads:
+            pe = ((i.row + k * i.dist) % rows, i.col)
+            other = owner.get(pe)
+            if other is not None or pe in stores:
+                what = f"LD {other.dst} (row {other.row})" if other else f"ST p{stores[pe]}.out"
+                raise StencilmapError(
+                    f"EMAX execution {k} of a Y sweep: LD {i.dst} (row {i.row}, dist {i.dist}) and {what} "
+                    f"both use the LMM of PE {pe}, which has one port (EMAX §3.1)"
+                )
+            owner[pe] = i
+            where[i] = pe
+        return where
 
 
 def simulate_emax(m: EmaxMapping, values: Array, device: Device) -> EmaxRun:
@@ -169,12 +197,15 @@ def _execute(
     z0, y, c, x0, n = at
     d, Z, (_, Y, X) = m.degree, m.shape[0], m.shape
     itemsize = grid.dtype.itemsize
-    # state 2: DDR3 → LMM, only the streams the shifted mapping does not find in place
+    where = group.place(y)
+    # state 2: DDR3 → LMM, every load's stream but those its shifted LMM keeps (dist, Fig. 4)
     streams = bytes_in = 0
-    for i in m.loads():
-        lmm, stream = group.lmm(i, y), (z0 + i.dz, y + i.dy, c)
-        if lmm.holds == stream:
+    for i in group.loads:
+        pe = where[i]
+        lmm = group.at(pe)
+        if i.dist and pe in group.kept:
             continue
+        stream = (z0 + i.dz, y + i.dy, c)
         lmm.holds = stream
         lmm.words[:] = 0
         zz, yy = stream[0], stream[1]
@@ -183,16 +214,20 @@ def _execute(
             lmm.words[lo - (x0 - d) : hi - (x0 - d)] = grid[zz, yy, lo:hi]
             streams += 1
             bytes_in += (hi - lo) * itemsize
+    group.kept = frozenset(pe for i, pe in where.items() if i.dist)
     # state 3: the rows in lock-step on this stream
     regs: dict[str, Array] = {}
     fifos: dict[str, Array] = {}
-    for i in program:
-        _step(i, m, group, y, n, regs, fifos)
+    with np.errstate(
+        over="ignore", invalid="ignore"
+    ):  # an edited coefficient may overflow: data, not a crash
+        for i in program:
+            _step(i, m, group, where, n, regs, fifos)
     # state 4: LMM → DDR3, the planes inside the grid
     bytes_out = 0
-    for j, lmm in group.out.items():
+    for j, pe in group.stored.items():
         if z0 + j < Z:
-            out[z0 + j, y, x0 : x0 + n] = lmm.words[:n]
+            out[z0 + j, y, x0 : x0 + n] = group.at(pe).words[:n]
             bytes_out += n * itemsize
     return Execution(bytes_in, bytes_out, streams, n + 2 * d + m.rows)
 
@@ -201,32 +236,32 @@ def _step(
     i: Instruction,
     m: EmaxMapping,
     group: _Group,
-    y: int,
+    where: dict[Instruction, tuple[int, int]],
     n: int,
     regs: dict[str, Array],
     fifos: dict[str, Array],
 ) -> None:
     """One instruction on the n words of this execution (operands as registers of n lanes in time)."""
     d = m.degree
-    t = group.out[0].words.dtype.type
+    t = group.dtype.type
     if i.op == "LD":
         base = int(i.rgi)  # EAG: count n words from address RGI
-        regs[i.dst] = group.lmm(i, y).words[base : base + n]
+        regs[i.dst] = group.at(where[i]).words[base : base + n]
     elif i.op == "FIFO":
         src = i.srcs[0]
-        if src not in fifos:  # the FIFO of the centre LMM's row: its last 2d + 1 words at each cycle
+        if src not in fifos:  # the FIFO its row's LMM fills: the last 2d + 1 words at each cycle
             centre = next(x for x in m.loads() if x.dst == src)
-            fifos[src] = sliding_window_view(group.lmm(centre, y).words[: n + 2 * d], 2 * d + 1)
+            fifos[src] = sliding_window_view(group.at(where[centre]).words[: n + 2 * d], 2 * d + 1)
         regs[i.dst] = fifos[src][:n, d + i.dx]
     elif i.op == "FMUL":
         regs[i.dst] = t(i.coeff) * regs[i.srcs[0]]
     elif i.op == "FMA":
-        acc = np.full(n, t(float(i.rgi)), regs[i.srcs[1]].dtype) if i.srcs[0] == "rgi" else regs[i.srcs[0]]
+        acc = np.full(n, t(float(i.rgi)), group.dtype) if i.srcs[0] == "rgi" else regs[i.srcs[0]]
         regs[i.dst] = acc + t(i.coeff) * regs[i.srcs[1]]
     elif i.op == "FADD":
         regs[i.dst] = regs[i.srcs[0]] + regs[i.srcs[1]]
     elif i.op == "ST":
-        group.out[i.plane].words[:n] = regs[i.srcs[0]]
+        group.at((i.row, i.col)).words[:n] = regs[i.srcs[0]]
 
 
 def schedule_states(

@@ -28,9 +28,12 @@ exactly that many rows and no unit twice).
 
 Modules: ``mapping`` (the instruction IR), ``checks`` (what the library serves), ``pattern`` (the basic
 pattern and its packing), ``geometry`` (rows, p, chunks, streams), ``verify`` (invariants), ``build``
-(the builder). The mnemonics are a codegen target (``codegen.emax``).
+(the builder), ``asm`` (the mnemonics as text: the writer and the assembler that checks §3–§5's rules and
+reads them back). The mnemonics are a codegen target (``codegen.emax``), with the library's C call
+(``codegen.emax_c``).
 """
 
+from stencilmap.design.emax.asm import assemble, read_mnemonics, write_mnemonics
 from stencilmap.design.emax.build import build_emax, design_of, emax_device, emax_json, lmm_streams, map_emax
 from stencilmap.design.emax.checks import linear_form, star_degree
 from stencilmap.design.emax.mapping import FIFOS_PER_ROW, EmaxMapping, Instruction
@@ -41,6 +44,7 @@ __all__ = [
     "FIFOS_PER_ROW",
     "EmaxMapping",
     "Instruction",
+    "assemble",
     "basic_pattern",
     "build_emax",
     "design_of",
@@ -52,6 +56,8 @@ __all__ = [
     "map_emax",
     "origins",
     "place",
+    "read_mnemonics",
     "star_degree",
     "verify_mapping",
+    "write_mnemonics",
 ]
