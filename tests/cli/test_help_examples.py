@@ -1,6 +1,6 @@
 """Every example command shown in a ``--help`` text runs (in a temporary folder, with the bundled examples;
 an ``--input NAME=FILE.npy`` it names is made first; explore's grid is made smaller to keep this quick);
-so does every console example of the README, as shown (``NOT_RUN`` lists the few that need a cluster, and
+so does every console example of the README and of the documentation's pages (``docs/``), as shown (``NOT_RUN`` lists the few that need a cluster, and
 why)."""
 
 from __future__ import annotations
@@ -75,7 +75,10 @@ def test_help_example_runs(line: str, tmp_path: Path, monkeypatch: pytest.Monkey
 
 # ------------------------------------------------------------------------------------- README examples
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+#: The README and the documentation's pages: their console examples run here.
+PAGES = (README, *sorted((ROOT / "docs").rglob("*.md")))
 
 #: Commands of the README that these tests do not run (a first word or an option), with the reason.
 NOT_RUN = {
@@ -93,13 +96,19 @@ class Step:
     line: int
     command: str
     shown: tuple[str, ...]
+    source: str = "README.md"
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}"
 
 
-def readme_blocks() -> list[tuple[int, list[Step]]]:
-    """Every ```console block of the README: its steps (a ``\\``-continued command is one step)."""
+def readme_blocks(page: Path = README) -> list[tuple[int, list[Step]]]:
+    """Every ```console block of a page: its steps (a ``\\``-continued command is one step)."""
+    source = str(page.relative_to(ROOT))
     blocks: list[tuple[int, list[Step]]] = []
     steps: list[Step] | None = None
-    lines = README.read_text(encoding="utf-8").splitlines()
+    lines = page.read_text(encoding="utf-8").splitlines()
     i = 0
     while i < len(lines):
         text = lines[i]
@@ -113,15 +122,28 @@ def readme_blocks() -> list[tuple[int, list[Step]]]:
             while command.endswith("\\"):
                 i += 1
                 command = command[:-1] + " " + lines[i].strip()
-            steps.append(Step(first, command, ()))
+            steps.append(Step(first, command, (), source))
         elif steps:
             last = steps[-1]
-            steps[-1] = Step(last.line, last.command, (*last.shown, text))
+            steps[-1] = Step(last.line, last.command, (*last.shown, text), source)
         i += 1
     return blocks
 
 
-README_BLOCKS = readme_blocks()
+def page_blocks() -> list[tuple[str, list[Step]]]:
+    """The console blocks of every page, each once (a block the README and a page both show runs once)."""
+    seen: set[tuple[tuple[str, tuple[str, ...]], ...]] = set()
+    out: list[tuple[str, list[Step]]] = []
+    for page in PAGES:
+        for start, steps in readme_blocks(page):
+            key = tuple((s.command, s.shown) for s in steps)
+            if key not in seen:
+                seen.add(key)
+                out.append((f"{page.relative_to(ROOT)}:{start}", steps))
+    return out
+
+
+README_BLOCKS = page_blocks()
 
 
 def _expected_status(step: Step, following: Step | None) -> int:
@@ -141,9 +163,7 @@ def _run_step(step: Step, following: Step | None, state: dict[str, int]) -> None
         return
     if args[0] == "cat":
         shown = "\n".join(step.shown) + "\n"
-        assert Path(args[1]).read_text() == shown, (
-            f"README line {step.line}: {args[1]} differs from a real run"
-        )
+        assert Path(args[1]).read_text() == shown, f"{step.where}: {args[1]} differs from a real run"
         return
     if args[0] == "python":
         subprocess.run([sys.executable, *args[1:]], check=True)
@@ -156,7 +176,7 @@ def _run_step(step: Step, following: Step | None, state: dict[str, int]) -> None
         else:
             subprocess.run(args, check=True)
         return
-    assert args[0] == "stencilmap", f"README line {step.line}: a command this test does not know: {args[0]}"
+    assert args[0] == "stencilmap", f"{step.where}: a command this test does not know: {args[0]}"
     if ">" in args:  # a shell redirection: the output is not shown
         args = args[: args.index(">")]
     result = runner.invoke(main, args[1:])
@@ -166,14 +186,14 @@ def _run_step(step: Step, following: Step | None, state: dict[str, int]) -> None
         assert result.exit_code == 0 or result.stderr.startswith("error: ")
         return
     expected = _expected_status(step, following)
-    assert result.exit_code == expected, f"README line {step.line}: {step.command}\n{result.output}"
+    assert result.exit_code == expected, f"{step.where}: {step.command}\n{result.output}"
     if expected == 2:
         assert result.stderr == step.shown[0] + "\n"
 
 
-@pytest.mark.parametrize(("start", "steps"), README_BLOCKS, ids=[f"README:{s}" for s, _ in README_BLOCKS])
+@pytest.mark.parametrize(("start", "steps"), README_BLOCKS, ids=[s for s, _ in README_BLOCKS])
 def test_readme_example_runs(
-    start: int, steps: list[Step], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    start: str, steps: list[Step], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every console example of the README runs and exits as shown; a file it prints with ``cat`` (the
     trace sample, explore's commands.txt) is exactly what the command writes."""
@@ -181,7 +201,7 @@ def test_readme_example_runs(
         args = shlex.split(step.command, comments=True)
         for what, why in NOT_RUN.items():
             if args[0] == what or (what.startswith("--") and what in args):
-                pytest.skip(f"README line {step.line}: {why}")
+                pytest.skip(f"{step.where}: {why}")
     if any("../shared/corpus" in step.command for step in steps) and not CORPUS.is_dir():
         pytest.skip("../shared/corpus absent")
     repo = tmp_path / "repo"
