@@ -188,9 +188,9 @@ def predict_stencilflow(rows: list[Row], corpus: Path) -> dict[str, float | None
     s10 = load_device("stratix10")
     for row in rows:
         c, qty, path = config(row), row["quantity"], program_path(row, corpus)
-        if qty == "bandwidth":  # operands × 4 B at the clock, capped at B_prac (§VIII-D)
+        if qty == "bandwidth":  # operands × 4 B at the clock, capped at the access points' plateau (§VIII-D)
             requested = int(c["operands"]) * 4 * s10.clock_mhz / 1e3
-            out[row["id"]] = min(requested, s10.practical_bandwidth_gbs)
+            out[row["id"]] = min(requested, s10.access_point_plateau_gbs(32 * int(c["W"])))
             continue
         if "stencils" in c:
             r = _jacobi(path, int(c["stencils"]), int(c["W"]), int(c["devices"]))

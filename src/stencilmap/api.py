@@ -393,11 +393,13 @@ def calibrate(
     out: str | Path | None = None,
     holdout: int = 0,
     check: str | Path | None = None,
+    leave_one_out: bool = False,
 ) -> CalibrationReport:
     """Fit ``device``'s resource model to synthesized ``arch`` designs of ``program`` (``reports``: a CSV
     of ``unroll,iterate,<resource>...`` rows, OpenCL §4.2 phase 1 / SODA §4.3); write the fitted device
     file to ``out`` when given (usable as ``device=str(out)``). ``holdout``: the last rows are predicted,
-    not fitted; ``check``: a CSV of more rows to predict. ``.resources`` says how good the fit is."""
+    not fitted; ``check``: a CSV of more rows to predict; ``leave_one_out``: refit without each fitted row in
+    turn and predict it (``.left_out``). ``.resources`` says how good the fit is."""
     from stencilmap.jobs.calibrate import CalibrateConfig
     from stencilmap.jobs.calibrate import calibrate as calibrate_job
 
@@ -410,6 +412,7 @@ def calibrate(
         out=None if out is None else Path(out),
         holdout=holdout,
         check=None if check is None else Path(check),
+        leave_one_out=leave_one_out,
     )
     with _api_errors():
         return calibrate_job(config)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from stencilmap.cli import main
@@ -64,3 +65,19 @@ def test_unidentifiable_rows_exit_2(tmp_path: Path) -> None:
     csv.write_text("unroll,iterate,alm\n2,10,1\n2,20,2\n2,30,3\n2,40,4\n")
     result = runner.invoke(calibrate_cmd, [*ARGS[:-1], str(csv)])
     assert result.exit_code == 2 and "vary unroll" in result.output
+
+
+def test_leave_one_out_table_and_json() -> None:
+    result = runner.invoke(calibrate_cmd, [*ARGS, "--leave-one-out"])
+    assert result.exit_code == 0, result.output
+    assert "leave-one-out: each fitted row predicted by a fit without it" in result.output
+    assert "leave-one-out max error: alm 2.11%" in result.output
+    data = json.loads(runner.invoke(calibrate_cmd, [*ARGS, "--leave-one-out", "--json"]).stdout)
+    assert [r["unroll"] for r in data["leave_one_out"]] == [1, 2, 4, 8, 16]
+    first = data["leave_one_out"][0]
+    assert first["error"]["alm"] == pytest.approx(
+        first["predicted"]["alm"] / first["measured"]["alm"] - 1, abs=1e-5
+    )
+    assert data["resources"]["alm"]["loo_max_relative_error"] == pytest.approx(0.021134, abs=1e-5)
+    plain = json.loads(runner.invoke(calibrate_cmd, [*ARGS, "--json"]).stdout)
+    assert "leave_one_out" not in plain and "loo_r2" not in plain["resources"]["alm"]

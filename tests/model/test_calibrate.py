@@ -169,3 +169,35 @@ def test_api_calibrate(tmp_path: Path) -> None:
     assert (tmp_path / "d.json").is_file() and len(report.resources) == 4
     with pytest.raises(sm.Error, match="holdout"):
         sm.calibrate(prog, "de5", "pcm", TABLE2, holdout=5)
+
+
+def test_leave_one_out_is_the_fit_without_that_row(tmp_path: Path) -> None:
+    """Each leave-one-out prediction equals the prediction of a separate run fitted to the other rows with
+    that row given as ``check``: the refit never saw the row it predicts. Table 2's rows lie within 3% of a
+    4-row fit (see the tolerance above: a 4-row fit is over-determined, so closer than the 3-row split)."""
+    report = calibrate(_laplace(TABLE2, leave_one_out=True))
+    assert [(r.row.unroll, r.row.iterate) for r in report.left_out] == [
+        (1, 146), (2, 80), (4, 40), (8, 21), (16, 10)
+    ]  # fmt: skip
+    fit, check = _split(TABLE2, tmp_path, ("1", "2", "8", "16"))
+    alone = calibrate(_laplace(fit, check=check))
+    unseen = next(r for r in alone.rows if not r.fitted)
+    left = next(r for r in report.left_out if r.row.unroll == 4)
+    assert dict(left.predicted) == pytest.approx(dict(unseen.predicted), rel=1e-12)
+    full = {r.row.unroll: dict(r.predicted) for r in report.rows}
+    assert dict(left.predicted)["alm"] != pytest.approx(full[4]["alm"], rel=1e-6)  # not the full fit's
+    for left in report.left_out:
+        for name, err in left.errors().items():
+            assert abs(err) < 0.03, (left.row.where, name, err)
+    for r in report.resources:
+        assert r.left_out is not None
+        worst = max(abs(lo.errors()[r.fit.resource]) for lo in report.left_out)
+        assert r.left_out.max_relative_error == pytest.approx(worst)
+    assert calibrate(_laplace(TABLE2)).left_out == ()
+
+
+def test_leave_one_out_of_an_exact_fit_names_the_row(tmp_path: Path) -> None:
+    """Three rows for three terms: without one, two rows cannot determine the fit; the error says which."""
+    fit, _ = _split(TABLE2, tmp_path, ("1", "4", "16"))
+    with pytest.raises(StencilmapError, match=r"without .*fit.csv:2 \(leave-one-out\).*cannot determine"):
+        calibrate(_laplace(fit, leave_one_out=True))

@@ -77,6 +77,8 @@ def print_calibration(report: CalibrationReport, console: Console) -> None:
             *cells,
         )
     console.print(rows)
+    if report.left_out:
+        _print_left_out(report, names, console)
     terms = max(len(r.fit.terms) for r in report.resources)
     if fitted == terms:
         console.print(
@@ -87,6 +89,23 @@ def print_calibration(report: CalibrationReport, console: Console) -> None:
         console.print(
             f"device file written to {escape(str(report.out))} (use it as --device {escape(str(report.out))})"
         )
+
+
+def _print_left_out(report: CalibrationReport, names: list[str], console: Console) -> None:
+    table = Table(title="leave-one-out: each fitted row predicted by a fit without it", title_justify="left")
+    for col in ("row", "unroll", "iterate", *names):
+        table.add_column(col, justify="left" if col == "row" else "right")
+    for left in report.left_out:
+        used, pred, err = dict(left.row.used), dict(left.predicted), left.errors()
+        cells = [
+            f"{used[n]:,.0f} / {pred[n]:,.0f} ({100 * err[n]:+.2f}%)" if n in used else "-" for n in names
+        ]
+        table.add_row(escape(Path(left.row.where).name), str(left.row.unroll), str(left.row.iterate), *cells)
+    console.print(table)
+    worst = ", ".join(
+        f"{r.fit.resource} {_err(r.left_out)}" for r in report.resources if r.left_out is not None
+    )
+    console.print(f"leave-one-out max error: {worst}")
 
 
 @click.command("calibrate")
@@ -114,6 +133,11 @@ def print_calibration(report: CalibrationReport, console: Console) -> None:
 @click.option(
     "--check", type=click.Path(path_type=Path), metavar="FILE.csv", help="More designs to predict, not fit."
 )
+@click.option(
+    "--leave-one-out",
+    is_flag=True,
+    help="Refit without each fitted row in turn and report that row's error (cross-validation).",
+)
 @format_options
 @user_errors
 def calibrate_cmd(
@@ -125,12 +149,14 @@ def calibrate_cmd(
     shape: tuple[int, ...] | None,
     holdout: int,
     check: Path | None,
+    leave_one_out: bool,
     fmt: str,
     as_json: bool,
 ) -> None:
     """Fit a device's resource model to synthesized designs of PROGRAM (OpenCL §4.2 phase 1, eqs. 9-10;
     SODA §4.3) and write a device file with it; says how well it fits, and how well it predicts rows
-    held out (--holdout, --check) that were not fitted.
+    held out (--holdout, --check) that were not fitted, and with --leave-one-out how well each fitted
+    row is predicted by a fit without it.
 
     \b
     Examples:
@@ -151,6 +177,7 @@ def calibrate_cmd(
         shape=shape,
         holdout=holdout,
         check=check,
+        leave_one_out=leave_one_out,
     )
     report = calibrate(config)
     if fmt == "json":

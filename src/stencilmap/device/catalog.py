@@ -21,6 +21,12 @@ spreading its ports over many channels — one channel delivers less than one DD
 resource, piecewise linear through (utilization, MHz) points and flat beyond the first and last — the
 OpenCL paper's Fig. 10 on the DE5: about 300 MHz below 75% of the ALMs, falling to 270 MHz at 85%, about
 270 MHz to 90% (§5.1). ``estimate`` and ``explore`` use it for a design's clock when the user gives none.
+
+``access_point_bandwidth`` (optional): ``[[bits, GB/s], ...]`` with increasing widths, the memory system's
+plateau when every access point (memory port) of a design is that wide, piecewise linear in the mean width
+and flat beyond the ends, capped at B_prac — StencilFlow §VIII-D, Fig. 16 on the 520N: 32-bit access
+points flatten at 36.4 GB/s, 4-wide (128-bit) ones at 58.3 GB/s. A design's banks deliver that share of
+B_prac (``Device.bank_rate``).
 """
 
 from __future__ import annotations
@@ -136,6 +142,7 @@ class _DeviceSpec(_Strict):
     resource_model: _ResourceModelSpec | None = None
     clock_model: _ClockModelSpec | None = None
     network: _NetworkSpec | None = None
+    access_point_bandwidth: list[tuple[float, float]] | None = None
     sources: list[str] = Field(default_factory=list)
 
 
@@ -192,6 +199,7 @@ def _device(spec: _DeviceSpec) -> Device:
         if spec.clock_model is None
         else ClockModel(spec.clock_model.resource, tuple((u, f) for u, f in spec.clock_model.points)),
         network=None if spec.network is None else Network(**spec.network.model_dump()),
+        access_point_bandwidth=tuple((float(b), float(g)) for b, g in spec.access_point_bandwidth or ()),
     )
 
 
@@ -261,6 +269,13 @@ def _check(device: Device, where: str) -> None:
         raise StencilmapError("an FPGA names its part (the generated scripts target it)", where)
     if device.memory_interleaved and device.kind != "fpga":
         raise StencilmapError("memory_interleaved describes an FPGA board's banks (kind fpga)", where)
+    pts = device.access_point_bandwidth
+    if any(not (isfinite(b) and isfinite(g) and b > 0 and g > 0) for b, g in pts) or any(
+        b1 <= b0 for (b0, _), (b1, _) in pairwise(pts)
+    ):
+        raise StencilmapError(
+            "access_point_bandwidth: [bits, GB/s] points, positive, with strictly increasing widths", where
+        )
 
 
 def _check_clock_model(device: Device, where: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Literal
 
 import numpy as np
@@ -169,17 +170,49 @@ class Device:
     clock_model: ClockModel | None = None  # the clock against logic utilization (OpenCL Fig. 10)
     memory_kind: Literal["ddr", "hbm"] = "ddr"  # hbm: every bank is one HBM pseudo-channel
     network: Network | None = None  # links to other devices (StencilFlow §VI-B, SMI)
+    #: (access-point width in bits, GB/s): the memory system's plateau when every access point is that
+    #: wide, piecewise linear in the width and flat beyond the ends (StencilFlow §VIII-D, Fig. 16); empty:
+    #: B_prac whatever the access points
+    access_point_bandwidth: tuple[tuple[float, float], ...] = ()
+
+    def access_point_plateau_gbs(self, bits_per_point: float | None) -> float:
+        """The bandwidth the memory system delivers to access points ``bits_per_point`` wide (their mean
+        width; None: unknown), at most B_prac: StencilFlow §VIII-D, Fig. 16 — 32-bit access points flatten
+        at 36.4 GB/s past 24 of them (the memory controller's crossbar and the routing of many narrow
+        accesses across the device), 4-wide ones at 58.3 GB/s."""
+        pts = self.access_point_bandwidth
+        if not pts or bits_per_point is None or bits_per_point <= 0:
+            return self.practical_bandwidth_gbs
+        if bits_per_point <= pts[0][0]:
+            plateau = pts[0][1]
+        elif bits_per_point >= pts[-1][0]:
+            plateau = pts[-1][1]
+        else:
+            plateau = pts[-1][1]
+            for (b0, g0), (b1, g1) in pairwise(pts):
+                if b0 <= bits_per_point <= b1:
+                    plateau = g0 + (g1 - g0) * (bits_per_point - b0) / (b1 - b0)
+                    break
+        return min(plateau, self.practical_bandwidth_gbs)
 
     def interleaved_banks(self, pinned: bool) -> int:
         """Banks one memory port's traffic spreads over: all N_mem on a ``memory_interleaved`` device
         running a program that pins no bank, else the one bank the port sits on."""
         return self.dram_banks if self.memory_interleaved and not pinned else 1
 
-    def bank_rate(self, pinned: bool, clock_mhz: float | None = None) -> float:
+    def bank_rate(
+        self, pinned: bool, clock_mhz: float | None = None, access_bits: float | None = None
+    ) -> float:
         """Practical bytes per design cycle behind one bank number of a design: one bank's
         B_prac / N_mem / f, or B_prac / f when the device interleaves an unpinned program's ports over
-        all its banks (OpenCL eq. 3 over the banks the port really uses)."""
-        return self.bytes_per_cycle_per_bank(clock_mhz) * self.interleaved_banks(pinned)
+        all its banks (OpenCL eq. 3 over the banks the port really uses); scaled by the access-point
+        plateau over B_prac when the design's access points are ``access_bits`` wide (StencilFlow
+        §VIII-D, Fig. 16; ``access_point_plateau_gbs``)."""
+        rate = self.bytes_per_cycle_per_bank(clock_mhz) * self.interleaved_banks(pinned)
+        if not self.access_point_bandwidth or access_bits is None:
+            return rate
+        share = self.access_point_plateau_gbs(access_bits) / self.practical_bandwidth_gbs
+        return rate if share >= 1 - 1e-4 else rate * share  # a plateau at B_prac (to the file's rounding)
 
     @property
     def practical_bandwidth_gbs(self) -> float:

@@ -16,7 +16,7 @@ import numpy.typing as npt
 from stencilmap.explore.space import Space
 from stencilmap.explore.tables import ArchTables
 from stencilmap.model.report import host_seconds
-from stencilmap.model.timing import launch_cycles, memory_rate
+from stencilmap.model.timing import launch_cycles, pins_banks, port_bits
 from stencilmap.model.workload import workload
 
 Array = npt.NDArray[Any]
@@ -45,7 +45,9 @@ def lane_times(
     mhz: Array = np.full((space.q_max, 1), space.bound_clock_mhz) if clock_mhz is None else clock_mhz[:, None]
     f_hz = mhz * 1e6
     # a bank's bytes per design cycle scale as 1 / f (OpenCL eq. 3 over f_core): (q, 1, 1) over (q, t, bank)
-    rate = (memory_rate(device, space.program, 1.0) / mhz)[:, :, None]
+    # … at the plateau of its access points' width (StencilFlow §VIII-D, Fig. 16: ``Device.bank_rate``)
+    bits = port_bits(space.program, int(tables.lanes[lane]))
+    rate = (device.bank_rate(pins_banks(space.program), 1.0, bits) / mhz)[:, :, None]
     vectors = tables.vectors[:, cols, lane].astype(np.float64)
     read = tables.read_bytes[:, cols] / vectors[:, :, None]
     write = tables.write_bytes[None, None, :] / vectors[:, :, None]

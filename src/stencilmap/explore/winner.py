@@ -27,7 +27,7 @@ from stencilmap.errors import StencilmapError
 from stencilmap.explore.report import Candidate, WinnerCheck
 from stencilmap.explore.resources import build_candidate
 from stencilmap.explore.space import Space, window_reach
-from stencilmap.model.timing import design_timing, memory_rate
+from stencilmap.model.timing import design_timing, pins_banks, port_bits
 from stencilmap.program.data import make_inputs
 from stencilmap.program.ir import Program
 from stencilmap.sim import SimConfig, simulate
@@ -71,7 +71,11 @@ def check_winner(
     """Build ``candidate`` on the scaled grid, simulate it with the device's bandwidth, compare cycles."""
     shape = scaled_shape(space.program, candidate, cap)
     program = space.program.with_shape(shape)
-    rate = memory_rate(space.device, space.program, candidate.clock_mhz or space.clock_mhz)
+    rate = space.device.bank_rate(  # at its access points' plateau (StencilFlow §VIII-D, Fig. 16)
+        pins_banks(space.program),
+        candidate.clock_mhz or space.clock_mhz,
+        port_bits(space.program, candidate.lanes),
+    )
     start = perf_counter()
     try:
         design = build_candidate(

@@ -4,7 +4,9 @@ OpenCL §4.2 phase 1 / SODA §4.3: read ``unroll,iterate,<resource>...`` rows (o
 PCM P_cell and d, SODA k and q, and the resources its report says it used), build every design, fit
 ``model.calibrate`` per resource, and write the named device's file with the fitted ``resource_model``
 (all or nothing). Rows held out (``holdout``: the last N) or given in a ``check`` file are predicted by the
-written model and never fitted.
+written model and never fitted. ``leave_one_out`` refits once without each fitted row in turn and predicts
+that row with the refit (leave-one-out cross-validation: every fitted row is also judged by a model that never
+saw it, OpenCL §4.2 phase 1's fit judged as SODA §4.3 asks, by designs outside the fit).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class CalibrateConfig:
     shape: tuple[int, ...] | None = None
     holdout: int = 0  # the last N rows of ``reports`` are predicted, not fitted
     check: Path | None = None  # more rows, predicted, not fitted
+    leave_one_out: bool = False  # refit without each fitted row in turn and predict it
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +79,24 @@ class RowResult:
 
 
 @dataclass(frozen=True, slots=True)
+class LeftOut:
+    """One fitted row predicted by the model refitted without it (leave-one-out)."""
+
+    row: ReportRow
+    predicted: tuple[tuple[str, float], ...]
+
+    def errors(self) -> dict[str, float]:
+        """Relative error per resource: predicted / measured − 1 (measured 0: against 1, as ``quality``)."""
+        used = dict(self.row.used)
+        return {k: (v - used[k]) / max(abs(used[k]), 1.0) for k, v in self.predicted}
+
+
+@dataclass(frozen=True, slots=True)
 class ResourceResult:
     fit: ResourceFit
     fitted: FitQuality
     checked: FitQuality | None  # None: no row was held out
+    left_out: FitQuality | None = None  # None: no leave-one-out run
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +109,10 @@ class CalibrationReport:
     out: Path | None
     resources: tuple[ResourceResult, ...]
     rows: tuple[RowResult, ...]
+    left_out: tuple[LeftOut, ...] = ()  # empty: no leave-one-out run
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "device": self.device.name,
             "prior": self.prior,
             "arch": self.arch,
@@ -114,6 +132,19 @@ class CalibrationReport:
                 for r in self.rows
             ],
         }
+        if self.left_out:
+            out["leave_one_out"] = [
+                {
+                    "where": r.row.where,
+                    "unroll": r.row.unroll,
+                    "iterate": r.row.iterate,
+                    "measured": dict(r.row.used),
+                    "predicted": {k: round(v, 3) for k, v in r.predicted},
+                    "error": {k: round(v, 6) for k, v in r.errors().items()},
+                }
+                for r in self.left_out
+            ]
+        return out
 
 
 def _resource_json(r: ResourceResult) -> dict[str, Any]:
@@ -126,6 +157,11 @@ def _resource_json(r: ResourceResult) -> dict[str, Any]:
         "fitted_max_relative_error": r.fitted.max_relative_error,
         "check_r2": None if r.checked is None else r.checked.r2,
         "check_max_relative_error": None if r.checked is None else r.checked.max_relative_error,
+        **(
+            {}
+            if r.left_out is None
+            else {"loo_r2": r.left_out.r2, "loo_max_relative_error": r.left_out.max_relative_error}
+        ),
     }
 
 
@@ -150,21 +186,16 @@ def calibrate(config: CalibrateConfig) -> CalibrationReport:
         )
         for r in fit_rows
     ]
-    where = str(config.reports)
-    fits = [fit_resource(res, terms, [dict(r.used)[res] for r in fit_rows], where) for res in resources]
-    text, source = device_text(config.device)
-    spec = json.loads(text)
-    spec["resource_model"] = fitted_resource_model(spec["resource_model"], fits, terms)
-    spec["sources"] = [*spec.get("sources", []), _source_line(config, fits, len(fit_rows))]
-    out_text = json.dumps(spec, indent=2) + "\n"
-    device = parse_device(out_text, str(config.out or "the calibrated device"))
+    out_text, device, fits = _fit(config, resources, fit_rows, terms, str(config.reports))
+    _, source = device_text(config.device)
     results = [RowResult(r, True, _predict(program, config.arch, r, device)) for r in fit_rows]
     results += [RowResult(r, False, _predict(program, config.arch, r, device)) for r in checks]
+    left_out = _leave_one_out(config, program, resources, fit_rows, terms) if config.leave_one_out else ()
     if config.out is not None:
         from stencilmap.io import write_text_atomically
 
         write_text_atomically(config.out, out_text)
-    per_resource = tuple(_result(fit, results) for fit in fits)
+    per_resource = tuple(_result(fit, results, left_out if config.leave_one_out else None) for fit in fits)
     return CalibrationReport(
         device,
         prior=source,
@@ -174,10 +205,48 @@ def calibrate(config: CalibrateConfig) -> CalibrationReport:
         out=config.out,
         resources=per_resource,
         rows=tuple(results),
+        left_out=left_out,
     )
 
 
-def _result(fit: ResourceFit, results: list[RowResult]) -> ResourceResult:
+def _fit(
+    config: CalibrateConfig,
+    resources: list[str],
+    fit_rows: tuple[ReportRow, ...],
+    terms: list[DesignTerms],
+    where: str,
+) -> tuple[str, Device, list[ResourceFit]]:
+    """Fit every resource to ``fit_rows`` and the device file that holds the fit (its text and parse)."""
+    fits = [fit_resource(res, terms, [dict(r.used)[res] for r in fit_rows], where) for res in resources]
+    text, _ = device_text(config.device)
+    spec = json.loads(text)
+    spec["resource_model"] = fitted_resource_model(spec["resource_model"], fits, terms)
+    spec["sources"] = [*spec.get("sources", []), _source_line(config, fits, len(fit_rows))]
+    out_text = json.dumps(spec, indent=2) + "\n"
+    return out_text, parse_device(out_text, str(config.out or "the calibrated device")), fits
+
+
+def _leave_one_out(
+    config: CalibrateConfig,
+    program: Program,
+    resources: list[str],
+    fit_rows: tuple[ReportRow, ...],
+    terms: list[DesignTerms],
+) -> tuple[LeftOut, ...]:
+    """Refit without each fitted row in turn; predict that row with the refit. A refit the remaining rows
+    cannot determine is an error naming the row left out."""
+    left: list[LeftOut] = []
+    for i, row in enumerate(fit_rows):
+        rest = fit_rows[:i] + fit_rows[i + 1 :]
+        where = f"{config.reports} without {row.where} (leave-one-out)"
+        _, device, _ = _fit(config, resources, rest, terms[:i] + terms[i + 1 :], where)
+        left.append(LeftOut(row, _predict(program, config.arch, row, device)))
+    return tuple(left)
+
+
+def _result(
+    fit: ResourceFit, results: list[RowResult], left_out: tuple[LeftOut, ...] | None = None
+) -> ResourceResult:
     def q(fitted: bool) -> FitQuality:
         chosen = [r for r in results if r.fitted == fitted and fit.resource in dict(r.row.used)]
         return quality(
@@ -186,7 +255,14 @@ def _result(fit: ResourceFit, results: list[RowResult]) -> ResourceResult:
         )
 
     checked = any(not r.fitted for r in results)
-    return ResourceResult(fit, q(True), q(False) if checked else None)
+    loo = None
+    if left_out is not None:
+        chosen = [r for r in left_out if fit.resource in dict(r.row.used)]
+        loo = quality(
+            [dict(r.row.used)[fit.resource] for r in chosen],
+            [dict(r.predicted)[fit.resource] for r in chosen],
+        )
+    return ResourceResult(fit, q(True), q(False) if checked else None, loo)
 
 
 def _source_line(config: CalibrateConfig, fits: list[ResourceFit], n_rows: int) -> str:

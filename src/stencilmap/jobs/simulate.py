@@ -313,7 +313,7 @@ def simulate_dataflow(
     from stencilmap.sim import simulate as simulate_design
 
     config = SimConfig(
-        bytes_per_cycle_per_bank=memory_rate(device, program) if device is not None else None,
+        bytes_per_cycle_per_bank=memory_rate(device, program, design=design) if device is not None else None,
         clock_mhz=device.clock_mhz if device is not None else None,
         max_cycles=max_cycles,
         trace_cycles=trace_cycles,
@@ -636,7 +636,7 @@ def _bandwidth(program: Program, design: Design, result: SimResult, device: Devi
     return Bandwidth(
         tuple(ports),
         result.cycles,
-        memory_rate(device, program) if device is not None else None,
+        memory_rate(device, program, design=design) if device is not None else None,
         device.clock_mhz if device is not None else None,
         device.interleaved_banks(pins_banks(program)) if device is not None else 1,
     )

@@ -79,9 +79,12 @@ def spatial(ctx: ModelContext) -> EstimateReport:
     if split is not None:  # the fullest device's
         resources = max((p.resources for p in split.partition.parts), key=_fullness)
     ctx, clock_notes = _modelled_clock(ctx, resources)
-    extra: tuple[tuple[str, JsonScalar], ...] = ()
+    extra: tuple[tuple[str, JsonScalar], ...] = (
+        ("access_points", t.access_points),  # StencilFlow §VIII-D, Fig. 16
+        ("achieved_bandwidth_gbs", t.achieved_bandwidth_gbs(ctx.device, ctx.clock_mhz)),
+    )
     if ctx.tiled:
-        extra = (("soda_ideal_gpoints_per_s", _soda_ideal(ctx, t.lanes, t.q, t.stream_shape) / 1e9),)
+        extra += (("soda_ideal_gpoints_per_s", _soda_ideal(ctx, t.lanes, t.q, t.stream_shape) / 1e9),)
     stream = _Stream(
         q=t.q,
         lanes=t.lanes,

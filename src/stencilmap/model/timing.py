@@ -81,6 +81,8 @@ class DesignTiming:
     bubble: int  # cycles lost at the tile transitions
     banks: tuple[BankLoad, ...]
     pinned: bool = True  # the program names a bank for some memory port (``pins_banks``)
+    access_points: int = 0  # memory ports (readers and writers): StencilFlow §VIII-D's access points
+    access_bits: float | None = None  # their mean width in bits (None: no port)
 
     @property
     def compute_cycles(self) -> int:
@@ -104,13 +106,18 @@ class DesignTiming:
 
     def scenario(self, device: Device, clock_mhz: float) -> Scenario:
         """``bandwidth`` when a bank, not the pipeline, sets the steady-state rate (OpenCL eq. 4, per bank)."""
-        rate = device.bank_rate(self.pinned, clock_mhz)
+        rate = device.bank_rate(self.pinned, clock_mhz, self.access_bits)
         bank = min((rate * self.vectors / (b.read_bytes + b.write_bytes) for b in self.banks), default=inf)
         return "bandwidth" if bank < min(1.0, self.chain_rate) else "compute"
 
     def cycles(self, device: Device, clock_mhz: float | None = None) -> float:
         """Cycles of one launch on ``device`` at ``clock_mhz`` (default: the device's clock)."""
-        return self.cycles_at(device.bank_rate(self.pinned, clock_mhz))
+        return self.cycles_at(device.bank_rate(self.pinned, clock_mhz, self.access_bits))
+
+    def achieved_bandwidth_gbs(self, device: Device, clock_mhz: float) -> float:
+        """What the memory system delivers to this design: B_req, at most the plateau of its access
+        points (StencilFlow §VIII-D, Fig. 16: ``Device.access_point_plateau_gbs``), all banks together."""
+        return min(self.required_bandwidth_gbs(clock_mhz), device.access_point_plateau_gbs(self.access_bits))
 
 
 def pins_banks(program: Program) -> bool:
@@ -118,12 +125,39 @@ def pins_banks(program: Program) -> bool:
     return any(i.banks for i in program.inputs) or any(s.banks for s in program.stencils)
 
 
-def memory_rate(device: Device, program: Program, clock_mhz: float | None = None) -> float:
+def _width(value: ParamValue | None) -> int:
+    return value if isinstance(value, int) and value > 0 else 1
+
+
+def access_points(design: Design, program: Program) -> tuple[int, float | None]:
+    """The memory ports of ``design`` (StencilFlow §VIII-D's access points) and their mean width in bits:
+    a port moves ``width`` elements of its field a cycle."""
+    bits = [
+        8 * itemsize(program.field_dtype(str(m.param("field")))) * _width(m.param("width", 1))
+        for m in design.modules
+        if m.kind in ("reader", "writer")
+    ]
+    return len(bits), (sum(bits) / len(bits) if bits else None)
+
+
+def port_bits(program: Program, lanes: int) -> float:
+    """The mean width in bits of the memory ports of a design of ``program`` with ``lanes`` lanes (every
+    builder's reader and writer moves ``lanes`` elements a cycle): what ``explore`` gives
+    ``Device.bank_rate`` without building the design, as ``access_points`` does for a built one."""
+    fields = [i.name for i in program.inputs] + list(program.outputs)
+    return lanes * 8 * sum(itemsize(program.field_dtype(f)) for f in fields) / max(1, len(fields))
+
+
+def memory_rate(
+    device: Device, program: Program, clock_mhz: float | None = None, design: Design | None = None
+) -> float:
     """Bytes per cycle behind each bank number of a design built from ``program`` on ``device``: one
     bank's B_prac / N_mem / f, or all banks' B_prac / f on a device that interleaves the global memory of
     a program pinning no bank (every port of such a program sits on bank 0: ``design.common.bank_of``).
-    What ``estimate`` and ``explore`` predict with and ``simulate`` limits the memory ports to."""
-    return device.bank_rate(pins_banks(program), clock_mhz)
+    What ``estimate`` and ``explore`` predict with and ``simulate`` limits the memory ports to; with
+    ``design``, at the plateau of its access points (StencilFlow §VIII-D, Fig. 16)."""
+    bits = None if design is None else access_points(design, program)[1]
+    return device.bank_rate(pins_banks(program), clock_mhz, bits)
 
 
 def launch_cycles(
@@ -276,6 +310,7 @@ def design_timing(
     chained = chain_latencies(program, q, [stream_shape], [lanes_p], pe_latency)
     vectors = tiles * -(-prod(stream_shape) // lanes_p)
     hops, net_rate = network_timing(design, with_iterate(program, q), lanes_p)
+    ports, port_bits = access_points(design, program)
     return DesignTiming(
         q=q,
         lanes=lanes_p,
@@ -290,6 +325,8 @@ def design_timing(
         bubble=(tiles - 1) * int(chained.reach[0, 0]),
         banks=design_banks(design, program),
         pinned=pins_banks(program),
+        access_points=ports,
+        access_bits=port_bits,
     )
 
 
