@@ -894,7 +894,8 @@ static int chains_build(const Ctx *x, i64 n_mod, i64 n_ch, char *member, Chain *
 
 /* What a cycle's evaluate phase learned: for the deadlock test and the done test. */
 typedef struct {
-    int progress, waiting, done;
+    i64 progress, waiting, done; /* words, not ints: the PE loop tests two flags as one load, which must not
+                                  * wait on two narrower stores (a failed store forwarding, ~5% of a cycle) */
     i64 firings;
 } Cycle;
 
