@@ -19,6 +19,8 @@
  *
  * SODA reuse chains (taps linked by ``next`` through FIFOs) run as one ring buffer each while steady
  * (see "reuse chains" below; I[H_FUSE] turns that on), with results identical to module by module.
+ * A PE group whose every input comes from such steady chains then reads their rings directly (the
+ * bypass: the channels between them are written back only on leaving it, or in a traced cycle).
  *
  * Adding a module kind: a K_* constant in memory.py, its lowering in model.py, a function here, and
  * one line in the kind table of phase 2.
@@ -1121,7 +1123,8 @@ static int list_of(i64 kind) {
 /* Advance the design from cycle now0 for at most limit cycles. trace [trace_len x n_mod] and occupancy
  * [trace_len x n_ch] record each module's activity and each channel's beats at the end of the cycles
  * from trace_from on. Writes (status, cycle reached, module firings, of which by steady reuse chains,
- * PE group firings fed by chains in bypass) to outcome; status is RUNNING, DONE or DEADLOCK; -1 when memory ran out. */
+ * PE group firings fed by chains in bypass) to outcome; status is RUNNING, DONE or DEADLOCK; -1 when
+ * memory ran out. */
 void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 trace_from, i64 now0,
          i64 limit, i64 *outcome, Evaluator ev) {
     const i64 n_mod = I[H_NMOD], n_ch = I[H_NCH], n_bank = I[H_NBANK];
@@ -1196,7 +1199,8 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
     for (i64 c = 0; c < n_ch; c++) chan_chain[c] = -1;
     for (i64 k = 0; k < n_chain; k++)
         for (i64 i = 0; i < chains[k].n_tap; i++)
-            for (i64 e = MP(chains[k].tap[i], M_OUT0); e < MP(chains[k].tap[i], M_OUT1); e++) chan_chain[LS(e)] = k;
+            for (i64 e = MP(chains[k].tap[i], M_OUT0); e < MP(chains[k].tap[i], M_OUT1); e++)
+                chan_chain[LS(e)] = k;
     i64 start[N_LISTS + 1] = {0};
     for (i64 m = 0; m < n_mod; m++)
         if (!member[m]) start[list_of(MP(m, M_KIND)) + 1] += 1;
@@ -1262,7 +1266,8 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         if (!row)
             for (i64 k = 0; k < n_chain; k++) {
                 Chain *c = &chains[k];
-                if (c->steady && !c->byp && c->t >= c->next_try) bypass_enter(x, c, chains, chan_chain, groups);
+                if (c->steady && !c->byp && c->t >= c->next_try)
+                    bypass_enter(x, c, chains, chan_chain, groups);
             }
         for (i64 i = start[L_WINDOW]; i < start[L_WINDOW + 1]; i++) account(x, &cy, row, lists[i], window(x, lists[i], now));
         for (i64 i = start[L_NET]; i < start[L_NET + 1]; i++) account(x, &cy, row, lists[i], net(x, lists[i], now));
