@@ -150,8 +150,12 @@ def test_stalling_jacobi_fused_equals_module_by_module(config: SimConfig, lanes:
     # stalls end a chain's steady state (the rest of such a cycle runs module by module)
     fused, bypassed = shares(program, design, config)
     assert fused > (0.3 if config.bytes_per_cycle_per_bank is None else 0.0)
-    if config.bytes_per_cycle_per_bank is None and config.chunk_cycles > 50:
-        assert bypassed > 0.3  # the PE groups read the rings for most of the run
+    # the PE groups read the rings for a good share of the run, leaving the bypass at the writer's stalls and
+    # at every chunk's end in "slow-writes" (with k = 4 its stalls keep the chains from staying steady)
+    if config.chunk_cycles > 50 and (
+        config.bytes_per_cycle_per_bank is None or (config.chunk_cycles == 101 and lanes < 4)
+    ):
+        assert bypassed > 0.3
 
 
 def test_tiled_fused_equals_module_by_module() -> None:
