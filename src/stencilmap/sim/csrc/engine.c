@@ -893,16 +893,20 @@ static void bypass_enter(const Ctx *x, Chain *c, Chain *chains, const i64 *chan_
         if (!x->unit[q] || MP(q, M_P + 7) != 1) return;
         ports += MP(q, M_IN1) - MP(q, M_IN0);
     }
-    if (!b->ring) {
+    if (!b->ring || !b->mask || !b->base || !b->cs) { /* first try (or an earlier one ran out of memory) */
+        free(b->ring);
+        free(b->mask);
+        free(b->base);
+        free(b->cs);
         b->ring = malloc(sizeof(double *) * (size_t)ports);
         b->mask = malloc(sizeof(u64) * (size_t)ports);
         b->base = malloc(sizeof(u64) * (size_t)ports);
         b->cs = malloc(sizeof(Chain *) * (size_t)ports);
         b->ports = ports;
-        if (!b->ring || !b->mask || !b->base || !b->cs) return;
+        if (!b->ring || !b->mask || !b->base || !b->cs) return; /* the bypass is only a speed-up */
     }
     b->n_c = 0;
-    i64 total = 0, last_pop = -2;
+    i64 total = 0, last_pop = 0, first = 1;
     for (i64 k = MP(g, M_GRP0), o = 0; k < MP(g, M_GRP1); k++) {
         i64 q = LS(k);
         for (i64 i = MP(q, M_IN0); i < MP(q, M_IN1); i++, o++) {
@@ -919,7 +923,7 @@ static void bypass_enter(const Ctx *x, Chain *c, Chain *chains, const i64 *chan_
             i64 f = 0;
             while (f < h->n_out && h->out[f] != row) f++;
             if (f == h->n_out) return;
-            if (last_pop == -2) last_pop = row[C_POP];
+            if (first) last_pop = row[C_POP], first = 0;
             if (row[C_POP] != last_pop) return;
             b->ring[o] = h->ring;
             b->mask[o] = h->mask;
