@@ -53,10 +53,10 @@ class Engine:
         trace_from: int,
         now0: int,
         limit: int,
-    ) -> tuple[int, int, int, int]:
+    ) -> tuple[int, int, int, int, int]:
         """Advance ``limit`` cycles from ``now0``: (status, cycle reached, module firings, of which
-        by reuse chains running as ring buffers)."""
-        out = np.zeros(4, np.int64)
+        by reuse chains running as ring buffers, PE group firings that read those rings directly)."""
+        out = np.zeros(5, np.int64)
         self.function(
             packed.I.ctypes.data,
             packed.F.ctypes.data,
@@ -71,7 +71,7 @@ class Engine:
         )
         if out[0] < 0:
             raise MemoryError("the simulator engine ran out of memory")
-        return int(out[0]), int(out[1]), int(out[2]), int(out[3])
+        return int(out[0]), int(out[1]), int(out[2]), int(out[3]), int(out[4])
 
 
 def load_engine(packed: Packed, compile_evaluators: bool, notify: Notify | None = None) -> Engine:

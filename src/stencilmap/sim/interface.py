@@ -125,7 +125,7 @@ def simulate(
     loop_start, loop_cpu = time.perf_counter(), time.process_time()
     while status == K.RUNNING and now < limit:
         chunk = min(config.chunk_cycles, limit - now)
-        status, now, fired, _ = engine.run(packed, trace, occupancy, 0, now, chunk)
+        status, now, fired, _, _ = engine.run(packed, trace, occupancy, 0, now, chunk)
         firings += fired
         if progress is not None:
             progress(now, expected)

@@ -19,11 +19,14 @@
  *
  * SODA reuse chains (taps linked by ``next`` through FIFOs) run as one ring buffer each while steady
  * (see "reuse chains" below; I[H_FUSE] turns that on), with results identical to module by module.
+ * A PE group whose every input comes from such steady chains then reads their rings directly (the
+ * bypass: the channels between them are written back only on leaving it, or in a traced cycle).
  *
  * Adding a module kind: a K_* constant in memory.py, its lowering in model.py, a function here, and
  * one line in the kind table of phase 2.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "arith.h"
 
 typedef uint64_t u64;
@@ -43,6 +46,8 @@ typedef struct {
     i64 **row;         /* the channel row of each entry of the input and output lists */
     i64 **rin, **rout; /* each module's first input and output channel row (NULL: none) */
     const char *unit;  /* whether every channel of a module (a tap's next included) is one value wide */
+    struct Group **byp; /* per PE group leader: its bypass state when steady chains feed it directly */
+    const i64 *cons;    /* each channel's consumer module (-1: none) */
 } Ctx;
 
 #define MP(m, col) x->I[x->mod + (m) * MCOLS + (col)] /* module table: parameters and state */
@@ -405,6 +410,51 @@ INLINE int window(const Ctx *x, i64 m, i64 now) {
     return act;
 }
 
+typedef struct {
+    i64 *ch;  /* an internal channel's row, or NULL for a FIFO's memory */
+    i64 mod;  /* the FIFO, or the channel's producer */
+    int push_first; /* a channel whose producer is evaluated before its consumer: it holds one beat more
+                     * than its count between the two in a steady cycle (its peak) */
+} Store;
+
+typedef struct Chain {
+    i64 n_mod, n_st, n_tap, n_emit;
+    i64 *mods;       /* the chain's modules, from the head down */
+    i64 *order;      /* the same in evaluation order: FIFOs, then taps, each in design order */
+    Store *st;       /* internal storage, from the head down */
+    i64 *tap;        /* the taps, from the head down */
+    i64 *tap_st;     /* storages above each tap */
+    i64 *em_d;       /* steady: the beats stored above each emitting tap */
+    i64 *em_n;       /* steady: how many PE channels each emitting tap feeds */
+    i64 n_out;       /* steady: the emitting taps' PE channels, all together */
+    i64 **out;       /* steady: their rows, emitting tap by emitting tap */
+    char *emits;     /* steady: whether tap k emits */
+    i64 *in;         /* the head's input channel row */
+    double *ring;
+    u64 mask, r;     /* ring: r counts the elements the head received while steady (from mask + 1) */
+    i64 t, tmax;     /* steady cycles so far, and how many the taps' phases allow */
+    int steady;
+    /* bypass: while steady, the chain's PE channels are not materialised: the PE group they all feed reads
+     * the ring; each channel holds n0 + delta beats (delta: chain steps less group firings since entry) */
+    int byp;
+    i64 delta, dmax, minroom, minn0, last_step, next_try;
+    u64 r0;
+    i64 *n0;   /* per PE channel (c->out order): its beats at entry */
+    i64 *dist; /* per PE channel: the beats stored above its tap */
+    u64 *poff; /* per PE channel: ring offset n0 + dist */
+    struct Group *grp; /* the group it feeds in the bypass */
+} Chain;
+
+/* A PE group whose every input channel comes from steady chains in bypass: port j of the group (lane by
+ * lane) pops, at the group's firing f since entry, ring[j][(base[j] + f) & mask[j]]. */
+typedef struct Group {
+    int on;
+    i64 n_c, fires, last_fire, ports, total; /* total: the group's firings in bypasses already left */
+    Chain **cs;
+    const double **ring;
+    u64 *mask, *base;
+} Group;
+
 /* Send the oldest result on when it has matured and the output has room (II = 1 pipeline). */
 INLINE int pe_retire(const Ctx *x, i64 m, i64 now) {
     i64 lat = MP(m, M_P + 5), w = MP(m, M_P + 7);
@@ -421,15 +471,15 @@ INLINE int pe_retire(const Ctx *x, i64 m, i64 now) {
 }
 
 /* IDLE when the PE can fire now, else why not (FINISHED, BLOCKED on a full pipeline, STARVED). */
-INLINE int pe_ready(const Ctx *x, i64 m, i64 now) {
+INLINE int pe_ready(const Ctx *x, i64 m, i64 now, int avail) {
     if (MP(m, M_S) >= MP(m, M_E + 1) * MP(m, M_E + 6)) return FINISHED;
     if (MP(m, M_S + 1) >= MP(m, M_P + 5)) return BLOCKED;
-    if (!ins_avail(x, m, now)) return STARVED;
+    if (avail < 0 ? !ins_avail(x, m, now) : !avail) return STARVED;
     return IDLE;
 }
 
 /* Consume one beat per port, evaluate the stencil for the lane's point(s), enter the pipeline. */
-static void pe_fire(const Ctx *x, i64 m, i64 now) {
+static void pe_fire(const Ctx *x, i64 m, i64 now, const Group *b, i64 o) {
     const i64 *I = x->I;
     double *F = x->F;
     i64 c0 = MP(m, M_P), c1 = MP(m, M_P + 1), k0 = MP(m, M_P + 2), p0 = MP(m, M_P + 3);
@@ -439,7 +489,10 @@ static void pe_fire(const Ctx *x, i64 m, i64 now) {
     i64 fired = MP(m, M_S), n_pipe = MP(m, M_S + 1), h = MP(m, M_S + 2);
     i64 scr = x->scr;
     i64 in0 = MP(m, M_IN0), in1 = MP(m, M_IN1);
-    if (x->unit[m] && w == 1) {
+    if (b) { /* fed by chains in bypass: the beats they would have pushed, straight from their rings */
+        u64 f = (u64)b->fires;
+        for (i64 j = o; j < o + in1 - in0; j++) F[scr + j - o] = b->ring[j][(b->base[j] + f) & b->mask[j]];
+    } else if (x->unit[m] && w == 1) {
         for (i64 i = in0; i < in1; i++) F[scr + i - in0] = pop1_r(x, LR(i), now);
     } else {
         for (i64 i = in0; i < in1; i++) {
@@ -535,22 +588,39 @@ INLINE int pe(const Ctx *x, i64 m, i64 now) {
             i64 q = LS(g);
             MP(q, M_ACT) = pe_retire(x, q, now);
         }
+        Group *b = x->byp[m];
+        int avail = -1;
+        if (b && b->on) {
+            avail = 1;
+            for (i64 k = 0; k < b->n_c; k++) {
+                const Chain *c = b->cs[k];
+                avail &= c->delta - (c->last_step == now) > -c->minn0;
+            }
+        } else {
+            b = NULL;
+        }
         int why = IDLE;
         for (i64 g = g0; g < g1; g++) {
-            int r = pe_ready(x, LS(g), now);
+            int r = pe_ready(x, LS(g), now, avail);
             if (r != IDLE) {
                 why = r;
                 break;
             }
         }
-        for (i64 g = g0; g < g1; g++) {
+        for (i64 g = g0, o = 0; g < g1; g++) {
             i64 q = LS(g);
             if (why == IDLE) {
-                pe_fire(x, q, now);
+                pe_fire(x, q, now, b, o);
                 MP(q, M_FIRE) = BUSY;
             } else {
                 MP(q, M_FIRE) = why;
             }
+            o += MP(q, M_IN1) - MP(q, M_IN0);
+        }
+        if (b && why == IDLE) {
+            b->fires += 1;
+            b->last_fire = now;
+            for (i64 k = 0; k < b->n_c; k++) b->cs[k]->delta -= 1;
         }
     }
     i64 act = MP(m, M_ACT), f = MP(m, M_FIRE);
@@ -613,31 +683,6 @@ INLINE int net(const Ctx *x, i64 m, i64 now) {
  * head and tap k. Internal channels and FIFOs are written back from the ring, and the taps' counters and
  * the modules' busy counts advanced, when the chain leaves that state (or the call ends): every count,
  * peak, statistic and trace entry is the one module-by-module evaluation gives. */
-typedef struct {
-    i64 *ch;  /* an internal channel's row, or NULL for a FIFO's memory */
-    i64 mod;  /* the FIFO, or the channel's producer */
-    int push_first; /* a channel whose producer is evaluated before its consumer: it holds one beat more
-                     * than its count between the two in a steady cycle (its peak) */
-} Store;
-
-typedef struct {
-    i64 n_mod, n_st, n_tap, n_emit;
-    i64 *mods;       /* the chain's modules, from the head down */
-    i64 *order;      /* the same in evaluation order: FIFOs, then taps, each in design order */
-    Store *st;       /* internal storage, from the head down */
-    i64 *tap;        /* the taps, from the head down */
-    i64 *tap_st;     /* storages above each tap */
-    i64 *em_d;       /* steady: the beats stored above each emitting tap */
-    i64 *em_n;       /* steady: how many PE channels each emitting tap feeds */
-    i64 n_out;       /* steady: the emitting taps' PE channels, all together */
-    i64 **out;       /* steady: their rows, emitting tap by emitting tap */
-    char *emits;     /* steady: whether tap k emits */
-    i64 *in;         /* the head's input channel row */
-    double *ring;
-    u64 mask, r;     /* ring: r counts the elements the head received while steady (from mask + 1) */
-    i64 t, tmax;     /* steady cycles so far, and how many the taps' phases allow */
-    int steady;
-} Chain;
 
 /* Follow the chain from tap h: its modules and storages (into mods, st), or -1 when the links are not
  * a plain chain of one-value-wide taps and FIFOs. */
@@ -723,6 +768,8 @@ static void chain_enter(const Ctx *x, Chain *c) {
     c->t = 0;
     c->tmax = tmax;
     c->steady = 1;
+    c->byp = 0;
+    c->next_try = 0;
 }
 
 /* Leave the steady state: storages from the ring, counters and statistics advanced by its cycles. */
@@ -751,10 +798,20 @@ static void chain_leave(const Ctx *x, Chain *c, i64 now) {
 INLINE int chain_step(const Ctx *x, Chain *c, i64 now) {
     if (c->t >= c->tmax || !avail_r(c->in, now)) return 0;
     i64 **out = c->out;
-    for (i64 i = 0, n = c->n_out; i < n; i++)
-        if (!room_r(out[i], now)) return 0;
     u64 r = c->r, mask = c->mask;
     double *ring = c->ring;
+    if (c->byp) { /* the PE channels' beats: their counts only (the PE group reads the ring) */
+        if (c->delta >= c->minroom) return 0;
+        ring[r & mask] = pop1_r(x, c->in, now);
+        c->delta += 1;
+        if (c->delta > c->dmax) c->dmax = c->delta;
+        c->last_step = now;
+        c->r = r + 1;
+        c->t += 1;
+        return 1;
+    }
+    for (i64 i = 0, n = c->n_out; i < n; i++)
+        if (!room_r(out[i], now)) return 0;
     ring[r & mask] = pop1_r(x, c->in, now);
     for (i64 e = 0, n = c->n_emit; e < n; e++) {
         double value = ring[(r - (u64)c->em_d[e]) & mask];
@@ -765,6 +822,130 @@ INLINE int chain_step(const Ctx *x, Chain *c, i64 now) {
     return 1;
 }
 
+
+/* Leave the bypass of group b: the PE channels' beats, heads, stamps and peaks, as the pushes and pops
+ * would have left them. */
+static void bypass_leave(const Ctx *x, Group *b) {
+    if (!b || !b->on) return;
+    b->on = 0;
+    b->total += b->fires;
+    for (i64 k = 0; k < b->n_c; k++) {
+        Chain *c = b->cs[k];
+        c->byp = 0;
+        for (i64 i = 0; i < c->n_out; i++) {
+            i64 *ch = c->out[i];
+            i64 cap = ch[C_CAP], n = c->n0[i] + c->delta, head = (ch[C_HEAD] + b->fires) % cap;
+            for (i64 j = 0; j < n; j++) {
+                i64 slot = head + j;
+                if (slot >= cap) slot -= cap;
+                x->F[ch[C_BASE] + slot] = c->ring[(c->r - (u64)n + (u64)j - (u64)c->dist[i]) & c->mask];
+            }
+            ch[C_HEAD] = head;
+            ch[C_COUNT] = n;
+            ch[C_PUSH] = c->last_step;
+            ch[C_POP] = b->last_fire;
+            if (c->n0[i] + c->dmax > ch[C_PEAK]) ch[C_PEAK] = c->n0[i] + c->dmax;
+        }
+    }
+}
+
+/* Whether steady chain c's PE channels (every one pushed at its last step) hold exactly what its ring
+ * gives (bitwise: a placeholder sent before the chain was steady may not); fills n0, dist, poff. */
+static int bypass_ready(const Ctx *x, Chain *c) {
+    if (!c->steady || c->byp || c->n_out == 0) return 0;
+    for (i64 e = 0, i = 0; e < c->n_emit; e++)
+        for (i64 j = 0; j < c->em_n[e]; j++, i++) c->dist[i] = c->em_d[e];
+    c->minroom = c->minn0 = INT64_MAX;
+    c->last_step = c->out[0][C_PUSH];
+    for (i64 i = 0; i < c->n_out; i++) {
+        const i64 *ch = c->out[i];
+        i64 k = ch[C_COUNT], cap = ch[C_CAP];
+        if (ch[C_PUSH] != c->last_step || k < 1 || c->t < k) return 0;
+        for (i64 j = 0; j < k; j++) {
+            i64 slot = ch[C_HEAD] + j;
+            if (slot >= cap) slot -= cap;
+            double a = x->F[ch[C_BASE] + slot];
+            double v = c->ring[(c->r - (u64)k + (u64)j - (u64)c->dist[i]) & c->mask];
+            u64 ba, bv;
+            memcpy(&ba, &a, 8);
+            memcpy(&bv, &v, 8);
+            if (ba != bv) return 0;
+        }
+        c->n0[i] = k;
+        c->poff[i] = (u64)(k + c->dist[i]);
+        if (cap - k < c->minroom) c->minroom = cap - k;
+        if (k < c->minn0) c->minn0 = k;
+    }
+    return 1;
+}
+
+/* Enter the bypass for the PE group that chain c feeds (between the chains and the PEs of a cycle) when
+ * every input of the group is a PE channel of a steady chain and every PE channel of those chains goes to
+ * the group, one value wide. */
+static void bypass_enter(const Ctx *x, Chain *c, Chain *chains, const i64 *chan_chain, Group *groups) {
+    c->next_try = c->t + 64;
+    if (c->n_out == 0) return;
+    i64 g = x->cons[(c->out[0] - x->I - x->ch) / CCOLS];
+    if (g < 0 || MP(g, M_KIND) != K_PE) return;
+    g = MP(g, M_GROUP);
+    Group *b = &groups[g];
+    if (b->on) return;
+    i64 ports = 0;
+    for (i64 k = MP(g, M_GRP0); k < MP(g, M_GRP1); k++) {
+        i64 q = LS(k);
+        if (!x->unit[q] || MP(q, M_P + 7) != 1) return;
+        ports += MP(q, M_IN1) - MP(q, M_IN0);
+    }
+    if (!b->ring || !b->mask || !b->base || !b->cs) { /* first try (or an earlier one ran out of memory) */
+        free(b->ring);
+        free(b->mask);
+        free(b->base);
+        free(b->cs);
+        b->ring = malloc(sizeof(double *) * (size_t)ports);
+        b->mask = malloc(sizeof(u64) * (size_t)ports);
+        b->base = malloc(sizeof(u64) * (size_t)ports);
+        b->cs = malloc(sizeof(Chain *) * (size_t)ports);
+        b->ports = ports;
+        if (!b->ring || !b->mask || !b->base || !b->cs) return; /* the bypass is only a speed-up */
+    }
+    b->n_c = 0;
+    i64 total = 0, last_pop = 0, first = 1;
+    for (i64 k = MP(g, M_GRP0), o = 0; k < MP(g, M_GRP1); k++) {
+        i64 q = LS(k);
+        for (i64 i = MP(q, M_IN0); i < MP(q, M_IN1); i++, o++) {
+            i64 *row = LR(i), ci = chan_chain[(row - x->I - x->ch) / CCOLS];
+            if (ci < 0) return;
+            Chain *h = &chains[ci];
+            i64 seen = 0;
+            for (i64 z = 0; z < b->n_c; z++) seen |= b->cs[z] == h;
+            if (!seen) {
+                if (!bypass_ready(x, h)) return;
+                b->cs[b->n_c++] = h;
+                total += h->n_out;
+            }
+            i64 f = 0;
+            while (f < h->n_out && h->out[f] != row) f++;
+            if (f == h->n_out) return;
+            if (first) last_pop = row[C_POP], first = 0;
+            if (row[C_POP] != last_pop) return;
+            b->ring[o] = h->ring;
+            b->mask[o] = h->mask;
+            b->base[o] = h->r - h->poff[f];
+        }
+    }
+    if (total != ports) return;
+    for (i64 z = 0; z < b->n_c; z++) {
+        Chain *h = b->cs[z];
+        h->byp = 1;
+        h->grp = b;
+        h->delta = h->dmax = 0;
+        h->r0 = h->r;
+    }
+    b->fires = 0;
+    b->last_fire = last_pop;
+    b->on = 1;
+    x->byp[g] = b;
+}
 
 static void chains_free(Chain *chains, i64 n_chain) {
     if (!chains) return;
@@ -780,6 +961,9 @@ static void chains_free(Chain *chains, i64 n_chain) {
         free(c->em_d);
         free(c->emits);
         free(c->ring);
+        free(c->n0);
+        free(c->dist);
+        free(c->poff);
     }
     free(chains);
 }
@@ -827,6 +1011,14 @@ static int chains_build(const Ctx *x, i64 n_mod, i64 n_ch, char *member, Chain *
         i64 n_tap = 0, room = 1;
         for (i64 i = 0; i < n; i++) n_tap += MP(mods[i], M_KIND) == K_TAP;
         for (i64 j = 0; j < n_st; j++) room += st[j].ch ? st[j].ch[C_CAP] : MP(st[j].mod, M_P);
+        i64 n_outs = 0, most = 0; /* the taps' PE channels: their beats stay in the ring in the bypass */
+        for (i64 i = 0; i < n; i++)
+            if (MP(mods[i], M_KIND) == K_TAP) {
+                n_outs += MP(mods[i], M_OUT1) - MP(mods[i], M_OUT0);
+                for (i64 e = MP(mods[i], M_OUT0); e < MP(mods[i], M_OUT1); e++)
+                    if (CH(LS(e), C_CAP) > most) most = CH(LS(e), C_CAP);
+            }
+        room += most + 1;
         u64 size = 1;
         while (size < (u64)room) size <<= 1;
         c->mods = malloc(sizeof(i64) * (size_t)n);
@@ -835,16 +1027,16 @@ static int chains_build(const Ctx *x, i64 n_mod, i64 n_ch, char *member, Chain *
         c->tap = malloc(sizeof(i64) * (size_t)n_tap);
         c->tap_st = malloc(sizeof(i64) * (size_t)n_tap);
         c->em_n = malloc(sizeof(i64) * (size_t)n_tap);
-        i64 n_outs = 0;
-        for (i64 i = 0; i < n; i++)
-            if (MP(mods[i], M_KIND) == K_TAP) n_outs += MP(mods[i], M_OUT1) - MP(mods[i], M_OUT0);
         c->out = malloc(sizeof(i64 *) * (size_t)(n_outs + 1));
         c->em_d = malloc(sizeof(i64) * (size_t)n_tap);
         c->emits = malloc((size_t)n_tap);
         c->ring = malloc(sizeof(double) * size);
+        c->n0 = malloc(sizeof(i64) * (size_t)(n_outs + 1));
+        c->dist = malloc(sizeof(i64) * (size_t)(n_outs + 1));
+        c->poff = malloc(sizeof(u64) * (size_t)(n_outs + 1));
         n_chain += 1;
         if (!c->mods || !c->order || !c->st || !c->tap || !c->tap_st || !c->em_n || !c->out || !c->em_d ||
-            !c->emits || !c->ring) {
+            !c->emits || !c->ring || !c->n0 || !c->dist || !c->poff) {
             ok = 0;
             break;
         }
@@ -897,7 +1089,8 @@ static int chains_build(const Ctx *x, i64 n_mod, i64 n_ch, char *member, Chain *
 
 /* What a cycle's evaluate phase learned: for the deadlock test and the done test. */
 typedef struct {
-    int progress, waiting, done;
+    i64 progress, waiting, done; /* words, not ints: the PE loop tests two flags as one load, which must not
+                                  * wait on two narrower stores (a failed store forwarding, ~5% of a cycle) */
     i64 firings;
 } Cycle;
 
@@ -936,8 +1129,9 @@ static int list_of(i64 kind) {
 
 /* Advance the design from cycle now0 for at most limit cycles. trace [trace_len x n_mod] and occupancy
  * [trace_len x n_ch] record each module's activity and each channel's beats at the end of the cycles
- * from trace_from on. Writes (status, cycle reached, module firings, of which by steady reuse chains)
- * to outcome; status is RUNNING, DONE or DEADLOCK; -1 when memory ran out. */
+ * from trace_from on. Writes (status, cycle reached, module firings, of which by steady reuse chains,
+ * PE group firings fed by chains in bypass) to outcome; status is RUNNING, DONE or DEADLOCK; -1 when
+ * memory ran out. */
 void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 trace_from, i64 now0,
          i64 limit, i64 *outcome, Evaluator ev) {
     const i64 n_mod = I[H_NMOD], n_ch = I[H_NCH], n_bank = I[H_NBANK];
@@ -950,18 +1144,23 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
     }
     i64 **rows = malloc(sizeof(i64 *) * (size_t)(2 * n_mod + 2 + n_list + 1));
     char *unit = malloc((size_t)n_mod + 1);
-    if (!lists || !rows || !unit) {
+    Chain **byp = calloc((size_t)n_mod + 1, sizeof(Chain *));
+    i64 *cons = malloc(sizeof(i64) * (size_t)(n_ch + 1));
+    if (!lists || !rows || !unit || !byp || !cons) {
         free(lists);
         free(rows);
         free(unit);
+        free(byp);
+        free(cons);
         outcome[0] = -1;
         return;
     }
     const Ctx ctx = {I, F, I[H_MOD], I[H_CH], I[H_LIST], I[H_PIPE], I[H_DEST], I[H_CODE], I[H_PINFO],
                      I[H_STORE], I[H_MEM], I[H_SCR], I[H_STACK], I[H_TEMPS], I[H_STREAM], I[H_OUT],
                      I[H_CONST], I[H_PVAL], I[H_MODF], I[H_BW], I[H_OUTX], ev, rows + 2 * n_mod + 2, rows,
-                     rows + n_mod + 1, unit};
+                     rows + n_mod + 1, unit, byp, cons};
     const Ctx *x = &ctx;
+    for (i64 c = 0; c < n_ch; c++) cons[c] = -1;
     for (i64 m = 0; m < n_mod; m++) {
         rows[m] = MP(m, M_IN1) > MP(m, M_IN0) ? CHR(LS(MP(m, M_IN0))) : NULL;
         rows[n_mod + 1 + m] = MP(m, M_OUT1) > MP(m, M_OUT0) ? CHR(LS(MP(m, M_OUT0))) : NULL;
@@ -969,6 +1168,7 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         for (i64 i = MP(m, M_IN0); i < MP(m, M_IN1); i++) ctx.row[i] = CHR(LS(i));
         for (i64 i = MP(m, M_OUT0); i < MP(m, M_OUT1); i++) ctx.row[i] = CHR(LS(i));
         unit[m] = 1;
+        for (i64 i = MP(m, M_IN0); i < MP(m, M_IN1); i++) cons[LS(i)] = m;
         for (i64 i = MP(m, M_IN0); i < MP(m, M_IN1); i++) unit[m] &= CH(LS(i), C_WIDTH) == 1;
         for (i64 i = MP(m, M_OUT0); i < MP(m, M_OUT1); i++) unit[m] &= CH(LS(i), C_WIDTH) == 1;
         if (MP(m, M_KIND) == K_TAP && MP(m, M_P + 3) >= 0) unit[m] &= CH(MP(m, M_P + 3), C_WIDTH) == 1;
@@ -982,9 +1182,32 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         free(rows);
         free(unit);
         free(member);
+        free(byp);
+        free(cons);
         outcome[0] = -1;
         return;
     }
+    /* the bypass: the chain of each tap's PE channel, a state per PE group */
+    i64 *chan_chain = malloc(sizeof(i64) * (size_t)(n_ch + 1));
+    Group *groups = calloc((size_t)n_mod + 1, sizeof(Group));
+    if (!chan_chain || !groups) {
+        free(chan_chain);
+        free(groups);
+        chains_free(chains, n_chain);
+        free(lists);
+        free(rows);
+        free(unit);
+        free(member);
+        free(byp);
+        free(cons);
+        outcome[0] = -1;
+        return;
+    }
+    for (i64 c = 0; c < n_ch; c++) chan_chain[c] = -1;
+    for (i64 k = 0; k < n_chain; k++)
+        for (i64 i = 0; i < chains[k].n_tap; i++)
+            for (i64 e = MP(chains[k].tap[i], M_OUT0); e < MP(chains[k].tap[i], M_OUT1); e++)
+                chan_chain[LS(e)] = k;
     i64 start[N_LISTS + 1] = {0};
     for (i64 m = 0; m < n_mod; m++)
         if (!member[m]) start[list_of(MP(m, M_KIND)) + 1] += 1;
@@ -1026,6 +1249,7 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         for (i64 k = 0; k < n_chain; k++) {
             Chain *c = &chains[k];
             if (c->steady) {
+                if (row && c->byp) bypass_leave(x, c->grp); /* a traced cycle shows every channel's beats */
                 if (chain_step(x, c, now)) {
                     cy.firings += c->n_mod;
                     fused += c->n_mod;
@@ -1034,6 +1258,7 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
                         for (i64 i = 0; i < c->n_mod; i++) row[c->mods[i]] = BUSY;
                     continue;
                 }
+                if (c->byp) bypass_leave(x, c->grp);
                 chain_leave(x, c, now);
             }
             int all = 1;
@@ -1045,6 +1270,12 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
             }
             if (all) chain_enter(x, c);
         }
+        if (!row)
+            for (i64 k = 0; k < n_chain; k++) {
+                Chain *c = &chains[k];
+                if (c->steady && !c->byp && c->t >= c->next_try)
+                    bypass_enter(x, c, chains, chan_chain, groups);
+            }
         for (i64 i = start[L_WINDOW]; i < start[L_WINDOW + 1]; i++) account(x, &cy, row, lists[i], window(x, lists[i], now));
         for (i64 i = start[L_NET]; i < start[L_NET + 1]; i++) account(x, &cy, row, lists[i], net(x, lists[i], now));
         for (i64 i = start[L_PE]; i < start[L_PE + 1]; i++) {
@@ -1074,14 +1305,30 @@ void run(i64 *I, double *F, int8_t *trace, i64 *occupancy, i64 trace_len, i64 tr
         }
     }
     for (i64 k = 0; k < n_chain; k++)
-        if (chains[k].steady) chain_leave(x, &chains[k], now);
+        if (chains[k].steady) {
+            if (chains[k].byp) bypass_leave(x, chains[k].grp);
+            chain_leave(x, &chains[k], now);
+        }
     chains_free(chains, n_chain);
+    i64 bypassed = 0;
+    for (i64 m = 0; m < n_mod; m++) {
+        bypassed += groups[m].total;
+        free(groups[m].ring);
+        free(groups[m].mask);
+        free(groups[m].base);
+        free(groups[m].cs);
+    }
+    free(groups);
+    free(chan_chain);
     free(member);
     free(lists);
     free(rows);
     free(unit);
+    free(byp);
+    free(cons);
     outcome[0] = status;
     outcome[1] = now;
     outcome[2] = firings;
     outcome[3] = fused;
+    outcome[4] = bypassed;
 }
