@@ -67,6 +67,12 @@ def test_help_example_runs(line: str, tmp_path: Path, monkeypatch: pytest.Monkey
     if args[0] == "explore":
         args = [re.sub(r"^4096,4096$", "256,256", a) for a in args]
     _make_inputs(args, tmp_path)
+    if "--from-asm" in args:  # the text it reads back: as analyze --asm writes it for that architecture
+        arch = args[args.index("--arch") + 1]
+        written = runner.invoke(
+            main, ["analyze", args[1], "--arch", arch, "--asm", args[args.index("--from-asm") + 1]]
+        )
+        assert written.exit_code == 0, written.output
     result = runner.invoke(main, args)
     expected = 1 if "--delay-buffers" in args and "min" in args else 0  # shown to make a deadlock
     assert result.exit_code == expected, result.output
