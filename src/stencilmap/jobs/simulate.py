@@ -405,7 +405,13 @@ def _simulate_cgra(
     paired = simulate_cgra(mapping, dict(values), device, roofline, config.max_cycles)
     run = paired.run
     size = np.dtype(mapping.dtype).itemsize
-    result = SimResult(
+    return _cgra_result(design, program, run, size, run.bytes_written // size), paired, device
+
+
+def _cgra_result(design: Design, program: Program, run: Any, size: int, output_points: int) -> SimResult:
+    """The dataflow simulator's report of a CGRA run (one fabric's or the tiles' stitched): its outputs in
+    the fields' types, bytes moved, firings; ``size`` the element's bytes."""
+    return SimResult(
         design=design,
         status=run.status,
         cycles=run.cycles,
@@ -416,10 +422,9 @@ def _simulate_cgra(
         bytes_written={k: float(np.count_nonzero(~np.isnan(v))) * size for k, v in run.outputs.items()},
         firings=run.firings,
         seconds=run.sim_seconds,
-        output_points=run.bytes_written // size,
+        output_points=output_points,
         sim_seconds=run.sim_seconds,
     )
-    return result, paired, device
 
 
 def _simulate_cgra_tiles(
@@ -439,21 +444,8 @@ def _simulate_cgra_tiles(
     roofline = roofline_of(program, shape, device, layers).attainable_gops
     run = simulate_tiles(program, config.point, values, device, roofline, config.max_cycles)
     size = np.dtype(run.mapping.dtype).itemsize
-    written = {k: float(np.count_nonzero(~np.isnan(v))) * size for k, v in run.outputs.items()}
-    result = SimResult(
-        design=design,
-        status=run.status,
-        cycles=run.cycles,
-        outputs={k: as_field_dtype(v, program.field_dtype(k)) for k, v in run.outputs.items()},
-        modules=(),
-        channel_peaks=run.peaks,
-        bytes_read={k: float(v) for k, v in run.bytes_read.items()},
-        bytes_written=written,
-        firings=run.firings,
-        seconds=run.sim_seconds,
-        output_points=int(sum(written.values()) // size),
-        sim_seconds=run.sim_seconds,
-    )
+    points = sum(int(np.count_nonzero(~np.isnan(v))) for v in run.outputs.values())
+    result = _cgra_result(design, program, run, size, points)
     assert run.slowest_prediction is not None
     return result, CgraSimulation(run, run.slowest_prediction), device
 
