@@ -86,7 +86,7 @@ def test_host_targets_take_no_design() -> None:
     [
         ("emax", STAR, {"emax.asm", "emax.h", "stencil_star3d_degree2.c"}, "the EMAX simulator"),
         ("cgra", R8, {"cgra.asm", "cgra_dfg.dot"}, "the CGRA simulator"),
-        ("c-openmp", JACOBI, {"kernel.c"}, "the cpu backend"),
+        ("c-openmp", JACOBI, {"kernel.c", "main.c", "Makefile", "README.md"}, "the cpu backend"),
     ],
 )
 def test_verify_runs_each_target_here(

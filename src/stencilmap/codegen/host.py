@@ -41,9 +41,20 @@ def host_source(program: Program, backend: str) -> str:
     "c-openmp", (HOST,), "the cpu backend's C with OpenMP (kernel.c); --verify: the cpu backend runs it"
 )
 def emit_c_openmp(design: Design, program: Program, values: Values) -> Generated:
-    return Generated(
-        "c-openmp", (("kernel.c", host_source(program, "cpu")),), "sm_block", (), "cpu", ("kernel.c",), ()
+    """``kernel.c`` and, around it, ``main.c`` (runs it on raw data files), ``Makefile`` and ``README.md``
+    (``codegen.host_c``)."""
+    from stencilmap.backends.plan import make_plan
+    from stencilmap.codegen import host_c
+
+    kernel = host_source(program, "cpu")  # refuses what the cpu backend cannot run, in one line
+    plan = make_plan(program)
+    files = (
+        ("Makefile", host_c.makefile(program.name)),
+        ("README.md", host_c.readme(plan, program.name)),
+        ("kernel.c", kernel),
+        ("main.c", host_c.main_c(plan, program.name)),
     )
+    return Generated("c-openmp", files, "sm_block", (), "cpu", ("kernel.c",), ())
 
 
 @register("cuda", (HOST,), "the gpu backend's CUDA (kernel.cu); --verify: CuPy on a GPU, else not run")
