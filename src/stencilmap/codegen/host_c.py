@@ -13,25 +13,12 @@ from __future__ import annotations
 
 from math import prod
 
+from stencilmap.backends.cexpr import ctype
 from stencilmap.backends.cost import choose
 from stencilmap.backends.cpu import FLAGS, default_threads
 from stencilmap.backends.plan import Plan
 from stencilmap.names import comment, identifier
 from stencilmap.program import dtypes as dt
-
-_C = {
-    "float32": "float",
-    "float64": "double",
-    "int8": "int8_t",
-    "int16": "int16_t",
-    "int32": "int32_t",
-    "int64": "int64_t",
-    "uint8": "uint8_t",
-    "uint16": "uint16_t",
-    "uint32": "uint32_t",
-    "uint64": "uint64_t",
-    "bool": "uint8_t",
-}
 
 
 def _elements(plan: Plan, name: str, shape: tuple[int, ...]) -> int:
@@ -96,7 +83,7 @@ def main_c(plan: Plan, program_name: str) -> str:
     fields: dict[str, tuple[str, str, int]] = {}  # name -> (C variable, C type, elements)
     for role, names in (("in", ins), ("out", outs)):
         for j, name in enumerate(names):
-            fields[name] = (f"{role}{j}", _C[prog.field_dtype(name)], _elements(plan, name, shape))
+            fields[name] = (f"{role}{j}", ctype(prog.field_dtype(name)), _elements(plan, name, shape))
     for name in ins:
         var, ct, count = fields[name]
         lines.append(f'  {ct} *{var} = load(argv[1], "{identifier(name)}", {count} * sizeof({ct}));')
@@ -117,7 +104,7 @@ def main_c(plan: Plan, program_name: str) -> str:
         lines.append(f"  uint8_t *{var}_spare_m = {spare_mask};")
     params = []
     for j, p in enumerate(prog.params):
-        ct = _C[p.dtype]
+        ct = ctype(p.dtype)
         count = prod(p.shape)
         lines.append(f'  {ct} *p{j} = load(argv[1], "{identifier(p.name)}", {count} * sizeof({ct}));')
         params.append(f"p{j}")
@@ -152,9 +139,9 @@ def main_c(plan: Plan, program_name: str) -> str:
             "    }",
         ]
     lines.append("  }")
-    final = {o: i for i, o in pairs}
+    final = {o: i for i, o in pairs}  # after the last block an iterated output sits in its input's buffer
     for o in outs:
-        var, ct, count = fields[fields_of(final, o)][0], fields[o][1], fields[o][2]
+        var, ct, count = fields[final.get(o, o)][0], fields[o][1], fields[o][2]
         masked = o in plan.masked
         if masked:
             undefined = "NAN" if dt.is_float(prog.field_dtype(o)) else "0"
@@ -164,11 +151,6 @@ def main_c(plan: Plan, program_name: str) -> str:
         lines.append(f'  save(argv[2], "{identifier(o)}", {var}, {count} * sizeof({ct}));')
     lines += ["  return 0;", "}", ""]
     return "\n".join(lines)
-
-
-def fields_of(final: dict[str, str], output: str) -> str:
-    """The field whose buffer holds ``output`` after the last block: its input when iterated."""
-    return final.get(output, output)
 
 
 def makefile(program_name: str) -> str:
