@@ -26,11 +26,12 @@ def test_iterate_is_bounded_by_the_time_steps_and_the_cap() -> None:
 
 def test_tiles_untiled_first_then_multiples_of_a_step() -> None:
     space = design_space(config("jacobi2d.soda", "ku060", (64, 256)))
-    assert space.tiles == ((256,), (192,), (128,), (64,))
+    # multiples of the step 64, then the powers of two below it down to the smallest (4)
+    assert space.tiles == ((256,), (192,), (128,), (64,), (32,), (16,), (8,), (4,))
     assert space.tiles_of("pcm") == ((256,),) and space.tiles_of("soda") == space.tiles
-    assert space.size == (4 + 1 + 1) * 5 * 1
+    assert space.size == (8 + 1 + 1) * 5 * 1
     three = design_space(config("heat3d.json", "ku060", (16, 64, 64)))
-    assert three.tiles[0] == (64, 64) and len(three.tiles) == 16
+    assert three.tiles[0] == (64, 64) and len(three.tiles) == 6 * 6
     assert all(t >= 4 for tile in three.tiles for t in tile)
 
 
@@ -39,7 +40,10 @@ def test_lower_dimensional_inputs_are_not_tiled() -> None:
 
 
 def test_axis_candidates() -> None:
-    assert axis_candidates(4096, 10, 16) == (4096, *range(3840, 0, -256))
+    assert axis_candidates(4096, 10, 16) == (4096, *range(3840, 0, -256), 128, 64, 32, 16)
+    # a wide axis: the step's multiples alone start at 2^20; the powers of two reach the smallest tile
+    wide = axis_candidates(2**24, 4, 24)
+    assert wide[:3] == (2**24, 2**24 - 2**20, 2**24 - 2**21) and wide[-5:] == (64, 32, 16, 8, 4)
     assert axis_candidates(10, 12, 8) == (10,)
     assert axis_candidates(100, 8, 1) == (100,)
 

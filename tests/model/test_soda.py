@@ -66,7 +66,9 @@ def test_tiled_design_reaches_h_ideal(tmp_path: Path) -> None:
     assert dict(r.parameters)["tiles_total"] == 4 and r.scenario == "compute"
     useful = shape[0] * shape[1] * 10 / r.compute_seconds / 1e9
     assert useful == pytest.approx(dict(r.extra)["soda_ideal_gpoints_per_s"], rel=2e-3)
-    assert useful == pytest.approx(19.9756, rel=2e-3)
+    # 19.9756 at 250 MHz; the design fills 79% of the LUTs, where the ku060's clock model gives ~230 MHz
+    assert r.clock_mhz == pytest.approx(230.45, abs=0.1)
+    assert useful == pytest.approx(19.9756 * r.clock_mhz / 250, rel=2e-3)
 
 
 def test_bram_is_a_step_function_of_width_and_depth() -> None:

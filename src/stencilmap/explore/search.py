@@ -11,6 +11,9 @@
    device (SODA §4.5: "q is bounded by the constraint in Formula 5"), and the fitting points compete
    for the top list.
 
+4. **Refine.** Every tiled (SODA) candidate of the top list grows its tile to the largest that fits
+   (``refine.refine_tiles``, SODA §4.5's branch-and-bound over T): tiles off the grid's power-of-two steps.
+
 ``ExploreConfig.exhaustive`` checks every branch (the OpenCL paper's exhaustive search, §4).
 """
 
@@ -30,6 +33,7 @@ from stencilmap.design.common import live_graph
 from stencilmap.device.catalog import Cost
 from stencilmap.errors import StencilmapError
 from stencilmap.explore.evaluate import LaneTimes, lane_times
+from stencilmap.explore.refine import refine_tiles
 from stencilmap.explore.report import Candidate, Cloud, ExploreResult
 from stencilmap.explore.resources import ResourceTable
 from stencilmap.explore.space import ExploreConfig, Space, design_space
@@ -70,8 +74,8 @@ def explore(
     search = _Search(space, config, report)
     for branch in sorted(branches, key=lambda b: b.bound):
         search.visit(branch)
+    top = refine_tiles(space, search.top(), search.resources)
     elapsed = perf_counter() - start
-    top = search.top()
     winner = None
     if config.simulate and top:
         winner = check_winner(space, top[0], config.sim_points, report, notify)

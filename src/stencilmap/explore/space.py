@@ -5,8 +5,8 @@
 * **iterate** q (SODA's q, the PCM's d, StencilFlow's chained copies): 1 … min(T, ``max_iterate``) for a
   program whose outputs can feed its inputs, else 1 (SODA §4.5: "for non-iterative kernels q = 1");
   the resource constraint bounds it further during the search (SODA eq. 5);
-* **tile sizes** (SODA only, every axis but the outermost, SODA §4.2): the full size (untiled) and up to
-  ``tiles_per_axis`` multiples of a power-of-two step below it, each wider than twice the window so that
+* **tile sizes** (SODA only, every axis but the outermost, SODA §4.2): the full size (untiled), up to
+  ``tiles_per_axis`` multiples of a power-of-two step below it and the powers of two below that step, each wider than twice the window so that
   no two offsets of a window alias; whether a tile also exceeds the halo of q chained stages is decided
   per point (``Axis tiling``: the tile stride T − q·halo must be positive).
 """
@@ -166,12 +166,15 @@ def tile_candidates(program: Program, per_axis: int) -> tuple[tuple[int, ...], .
 
 
 def axis_candidates(size: int, smallest: int, count: int) -> tuple[int, ...]:
-    """The full ``size`` and multiples of a power-of-two step g (about ``size / count``) in
-    [``smallest``, ``size``), largest first."""
+    """The full ``size``, multiples of a power-of-two step g (about ``size / count``) in [``smallest``,
+    ``size``) and the powers of two in [``smallest``, g), largest first (``search`` then grows the best
+    tiles off this grid: ``refine``)."""
     if size <= smallest or count <= 1:
         return (size,)
     step = 1 << max(0, ceil(log2(size / count)))
-    smaller = range(ceil(smallest / step) * step, size, step)
+    smaller = set(range(ceil(smallest / step) * step, size, step))
+    # and the powers of two below the step: a wide axis whose tile the on-chip storage bounds (SODA §4.2)
+    smaller |= {1 << n for n in range(ceil(log2(smallest)), int(log2(step)))}
     return (size, *sorted(smaller, reverse=True))
 
 
