@@ -111,15 +111,8 @@ def predict_soda(rows: list[Row], corpus: Path) -> dict[str, float | None]:
 
     @cache
     def best(path: Path) -> Any:
-        # Table 1 is SODA's DSE for an input "sufficiently large" that "the tile size is only limited by the
-        # on-chip storage size" (§4.2): a grid far wider than any tile that fits (2²⁴ points a row, 2¹⁶ × 2¹⁶
-        # a plane) and tall (2¹⁶ rows/planes: the fill of q stages is negligible, as in §5.2's regression),
-        # not one sized from Table 1's answer. The interface is the board's, "512 bits wide" (§4.5); the
-        # corpus programs say ``burst width: 64``/``128`` (sodac's test settings), which would cap k at 2–4.
-        prog = sm.load(path)
-        shape = (2**16, *(2 ** (24 // (prog.rank - 1)),) * (prog.rank - 1))
-        prog = replace(sm.load(path, shape=shape), hints=replace(prog.hints, burst_width=512))
         # 360 time steps: a multiple of every Table 1 q, so that no q is favoured by the step count
+        prog = soda_table1_program(path)
         return sm.explore(prog, "ku060", archs=("soda",), iterations=360, top=1, simulate=False).best
 
     out: dict[str, float | None] = {}
@@ -154,6 +147,20 @@ def predict_soda(rows: list[Row], corpus: Path) -> dict[str, float | None]:
             value = {"opt-unroll": b.lanes, "opt-iterate": b.iterate, "opt-tile0": b.tile[0]}
             out[row["id"]] = float(value[qty])
     return out
+
+
+def soda_table1_program(path: Path) -> Any:
+    """The program SODA's Table 1 DSE explores. An input "sufficiently large" that "the tile size is only
+    limited by the on-chip storage size" (§4.2): a grid far wider than any tile that fits (2²⁴ points a row,
+    2¹⁶ × 2¹⁶ a plane) and tall (2¹⁶ rows or planes: the fill of q stages is negligible, as in §5.2's
+    regression of time on pixels), not one sized from Table 1's answer. The interface is the board's, "512
+    bits wide" (§4.5); the corpus programs say ``burst width: 64`` or ``128`` (sodac's test settings), which
+    would cap k at 2–4."""
+    import stencilmap as sm
+
+    prog = sm.load(path)
+    shape = (2**16, *(2 ** (24 // (prog.rank - 1)),) * (prog.rank - 1))
+    return replace(sm.load(path, shape=shape), hints=replace(prog.hints, burst_width=512))
 
 
 @cache

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import CORPUS, ROOT
 
 SCRIPT = ROOT / "benchmarks" / "fidelity.py"
 
@@ -102,3 +102,33 @@ def test_markdown_output_has_a_line_per_row_and_the_medians(capsys: pytest.Captu
     n = sum(1 for r in fid.load_rows() if r["paper"] == "emax")
     assert sum(1 for line in out.splitlines() if line.startswith("| emax | emax-")) == n
     assert "median |error| fitted" in out and f"| emax | {n} | " in out  # the per-paper medians
+
+
+def test_soda_seidel2d_is_the_form_table_3_counts() -> None:
+    """SODA Table 3's #Op column gives SEIDEL 2D 6 operations a point: the two-stage separable form (two
+    additions and a multiply each) that the rows use; the corpus's active 9-point form counts 9."""
+    from stencilmap.analysis.ops import stencil_ops
+    from stencilmap.api import load
+
+    rows = [r for r in fidelity().load_rows() if r["id"].startswith("soda-") and "seidel2d" in r["id"]]
+    assert rows and {r["program"] for r in rows} == {"benchmarks/published/soda/seidel2d.soda"}
+    prog = load(ROOT / "benchmarks/published/soda/seidel2d.soda")
+    assert sum(stencil_ops(st).total for st in prog.stencils) == 6
+    if CORPUS.is_dir():
+        corpus = load(CORPUS / "soda" / "seidel2d.soda")
+        assert sum(stencil_ops(st).total for st in corpus.stencils) == 9
+
+
+def test_the_soda_table_1_rows_explore_on_the_boards_interface(tmp_path: Path) -> None:
+    """Table 1 is explored on the KU3's 512-bit interface (SODA §4.5), whatever the program file says, on a
+    grid far wider than a tile (§4.2); only the ku060's fitted row is declared fitted."""
+    src = tmp_path / "j.soda"
+    src.write_text(
+        "kernel: j\nburst width: 64\ninput dram 0 float: a(32, *)\n"
+        "output dram 1 float: b(0, 0) = (a(0, 1) + a(0, -1) + a(1, 0) + a(-1, 0)) * 0.25f\n"
+    )
+    prog = fidelity().soda_table1_program(src)
+    assert prog.hints.burst_width == 512 and prog.shape == (2**16, 2**24)
+    fitted = fidelity().fitted_rows()
+    # the one row the ku060's LUT adjustment was fitted on; every other Table 1 row is predicted
+    assert [r for r in fitted if r.startswith("soda-t1-")] == ["soda-t1-jacobi2d-iterate"]

@@ -250,3 +250,20 @@ def test_one_hbm_channel_is_slower_than_one_ddr4_bank(tmp_path: Path) -> None:
         load_device("u280").practical_bandwidth_gbs / 32
     )
     assert ratio == pytest.approx(per_bank, rel=0.02) and ratio > 1.2
+
+
+@pytest.mark.parametrize("name", ["ku060", "u250", "u280"])
+def test_xilinx_boards_have_a_routability_cap_and_a_clock_model(name: str) -> None:
+    """Issue 25: no design sits at 99% of a resource at the nominal clock. The clock falls at most 10% below
+    the target (SODA §4.4: 'always within 10% of the target'; §5.2: 229.1 of 250 MHz at worst)."""
+    dev = load_device(name)
+    assert dev.resource_model is not None
+    caps = dict(dev.resource_model.max_utilization)
+    assert set(caps) == {name for name, _ in dev.resources} and all(0.5 < v < 1 for v in caps.values())
+    cm = dev.clock_model
+    assert cm is not None and cm.resource == "lut"
+    assert cm.mhz(0.0) == cm.fastest_mhz == dev.clock_mhz
+    slowest = cm.mhz(caps["lut"])
+    assert 0.9 * dev.clock_mhz <= slowest < dev.clock_mhz
+    sources = " ".join(dev.sources)
+    assert "max_utilization" in sources and "clock_model" in sources and "229.1" in sources
