@@ -104,7 +104,7 @@ def test_markdown_output_has_a_line_per_row_and_the_medians(capsys: pytest.Captu
     assert "median |error| fitted" in out and f"| emax | {n} | " in out  # the per-paper medians
 
 
-def test_soda_seidel2d_is_the_form_table_3_counts() -> None:
+def test_soda_seidel2d_and_heat3d_are_the_forms_table_3_counts() -> None:
     """SODA Table 3's #Op column gives SEIDEL 2D 6 operations a point: the two-stage separable form (two
     additions and a multiply each) that the rows use; the corpus's active 9-point form counts 9."""
     from stencilmap.analysis.ops import stencil_ops
@@ -117,6 +117,12 @@ def test_soda_seidel2d_is_the_form_table_3_counts() -> None:
     if CORPUS.is_dir():
         corpus = load(CORPUS / "soda" / "seidel2d.soda")
         assert sum(stencil_ops(st).total for st in corpus.stencils) == 9
+    # HEAT 3D likewise: PolyBench's update, Table 3's 15 operations (the corpus folds them into 13)
+    heat = load(ROOT / "benchmarks/published/soda/heat3d.soda")
+    assert sum(stencil_ops(st).total for st in heat.stencils) == 15
+    assert {r["program"] for r in fidelity().load_rows() if r["id"].startswith("soda-t1-heat3d")} == {
+        "benchmarks/published/soda/heat3d.soda"
+    }
 
 
 def test_the_soda_table_1_rows_explore_on_the_boards_interface(tmp_path: Path) -> None:
