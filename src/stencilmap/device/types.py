@@ -142,6 +142,30 @@ class Network:
 
 
 @dataclass(frozen=True, slots=True)
+class Cores:
+    """A CPU's or GPU's execution units and the cache a blocked code keeps its tiles in (the CPU/GPU
+    baseline model, ``model.baseline``). ``units``: CPU cores or GPU SMs; ``lanes``: floating-point lanes
+    of one pipe by dtype (AVX2: 8 float32, 4 float64; an SM: its FP32 / FP64 cores); ``pipes``: pipes that
+    issue one vector instruction a cycle each (Haswell: ports 0 and 1); ``cache_bytes``: the blocking
+    cache of one unit (a CPU core's share of the last-level cache, a GPU SM's shared memory);
+    ``cache_bytes_per_cycle``: what that cache delivers to one unit a cycle; the efficiencies: the share of
+    the issue rate and of the cache bandwidth a tuned code reaches (``sources`` says where each comes from)."""
+
+    units: int
+    lanes: tuple[tuple[str, float], ...]
+    pipes: int
+    cache_bytes: int
+    cache_bytes_per_cycle: float
+    compute_efficiency: float
+    cache_efficiency: float
+
+    def instructions_per_second(self, dtype: str, clock_mhz: float) -> float:
+        """Vector instructions' worth of lanes a second: units × lanes × pipes × clock."""
+        lanes = dict(self.lanes)
+        return self.units * lanes.get(dtype, lanes["float32"]) * self.pipes * clock_mhz * 1e6
+
+
+@dataclass(frozen=True, slots=True)
 class Device:
     """One board or fabric. Bandwidths in GB/s (10⁹ bytes/s), clocks in MHz, ``onchip_bits`` in bits."""
 
@@ -174,6 +198,8 @@ class Device:
     #: wide, piecewise linear in the width and flat beyond the ends (StencilFlow §VIII-D, Fig. 16); empty:
     #: B_prac whatever the access points
     access_point_bandwidth: tuple[tuple[float, float], ...] = ()
+    #: execution units and blocking cache of a CPU or GPU (``model.baseline``); None: not modelled
+    cores: Cores | None = None
 
     def access_point_plateau_gbs(self, bits_per_point: float | None) -> float:
         """The bandwidth the memory system delivers to access points ``bits_per_point`` wide (their mean
