@@ -3,8 +3,9 @@ units, its memory and its blocking cache (``Device.cores``), and what the paper 
 
 One time step takes the longest of three times (each the roofline of one resource):
 
-* compute: instructions per point × computed points / (units × lanes × pipes × clock × E_compute). A code
-  that fuses multiply-adds issues min(add, mul) of them as one instruction (OpenCL §5.3: "GPUs perform an
+* compute: instructions per point × computed points / (units × lanes × pipes × clock × E_compute), on the
+  units and vector width the code uses. A code that fuses multiply-adds, on pipes that can, issues min(add,
+  mul) of them as one instruction (OpenCL §5.3: "GPUs perform an
   addition and a multiplication in one clock cycle"); every other operation is one instruction.
 * memory: the bytes a step moves off chip / (B_peak × E_coef) (OpenCL §5.3's 80% roofline). The bytes are
   the inputs read and the outputs written once (``analysis.bytes_per_point``), an output twice on a CPU
@@ -52,6 +53,8 @@ class Code:
     kernel_split: bool  # every stencil its own kernel: intermediates go through memory
     window_reads: bool  # every thread reads every point of its windows from the cache (GPU shared memory)
     why: str
+    threads: int | None = None  # units the code runs on (None: all)
+    vector_bits: int | None = None  # the widest vector it uses (None: the device's)
 
 
 #: The papers' codes.
@@ -116,6 +119,18 @@ CODES: dict[str, Code] = {
             why="CGRA §VII: one output a thread, neighbours read from shared memory at about 60% of its "
             "bandwidth, coefficients from the constant cache",
         ),
+        Code(
+            "gcc-sse2",
+            fma=False,
+            write_allocate=True,
+            temporal_blocking=False,
+            kernel_split=False,
+            window_reads=False,
+            threads=1,
+            vector_bits=128,
+            why="EMAX Table 2: gcc -O3 -msse2 -ffast-math: SSE2 (128-bit vectors, no fused multiply-add); "
+            "assumed: one thread (no OpenMP flag)",
+        ),
     )
 }
 
@@ -155,12 +170,14 @@ def baseline_step(
     if cores is None:
         raise StencilmapError(f"device '{device.name}' describes no cores (the CPU/GPU baseline needs them)")
     work = workload(program, shape)
-    instr = instructions_per_point(work.program, code.fma)
+    instr = instructions_per_point(work.program, code.fma and cores.fma)
     mem_bytes = _memory_bytes_per_point(work, code)
     cache_bytes = _cache_bytes_per_point(work, code)
     f_hz = device.clock_mhz * 1e6
-    issue = cores.instructions_per_second(work.dtype, device.clock_mhz) * cores.compute_efficiency
-    cache_rate = cores.units * cores.cache_bytes_per_cycle * f_hz * cores.cache_efficiency
+    units = cores.units if code.threads is None else min(code.threads, cores.units)
+    issue = cores.instructions_per_second(work.dtype, device.clock_mhz, units, code.vector_bits)
+    issue *= cores.compute_efficiency
+    cache_rate = units * cores.cache_bytes_per_cycle * f_hz * cores.cache_efficiency
     memory_rate = device.bandwidth_gbs * device.mem_efficiency * 1e9
 
     def at(b: int, tile: int) -> BaselineStep:
