@@ -82,15 +82,33 @@ def kernel_seconds(r: Any) -> float:
     return float(r.launches * r.compute_seconds)
 
 
+def baseline(program: Any, device: str, code: str, steps: int = 1) -> Any:
+    """One time step of a paper's CPU or GPU code (``model.baseline``: compute, memory and blocking cache;
+    ``CODES[code]`` says what the paper says of its code)."""
+    from stencilmap.device.catalog import load_device
+    from stencilmap.model.baseline import CODES, baseline_step
+
+    shape = tuple(int(n or 0) for n in program.shape)
+    return baseline_step(program, shape, load_device(device), CODES[code], steps)
+
+
+def baseline_gops(program: Any, device: str, code: str) -> float:
+    """GOp/s of one step of a baseline code: the workload's operations over the step's time."""
+    from stencilmap.model.workload import workload
+
+    step = baseline(program, device, code)
+    return workload(program, tuple(int(n or 0) for n in program.shape)).ops() / step.seconds / 1e9
+
+
 # ------------------------------------------------------------------------------------------ adapters
 # One function per paper: (rows of that paper, corpus) → {row id: predicted value or None}.
 
 
 def predict_soda(rows: list[Row], corpus: Path) -> dict[str, float | None]:
     """SODA §5 on the ku060: Table 3 throughput (pixels × iterations per ns of kernel time) and GOp/s of
-    Table 1's configuration; the CPU row as the roofline of the two E5-2620 v3; Table 1's optimum as
-    ``explore`` picks it (``best``: a grid far wider than a tile, the board's 512-bit interface). Table 3's
-    grid: two tiles per inner axis (tile sizes of Table 1), about 2²⁵ points."""
+    Table 1's configuration; the CPU rows as the Halide baseline on the two E5-2620 v3 (``model.baseline``);
+    Table 1's optimum as ``explore`` picks it (``best``: a grid far wider than a tile, the board's 512-bit
+    interface). Table 3's grid: two tiles per inner axis (tile sizes of Table 1), about 2²⁵ points."""
     import stencilmap as sm
 
     @cache
@@ -133,9 +151,8 @@ def predict_soda(rows: list[Row], corpus: Path) -> dict[str, float | None]:
         for n in shape:
             points *= n
         qty = row["quantity"]
-        if row["device"] != "ku060":
-            r = sm.estimate(prog, row["device"], "roofline", iterations=q)
-            out[row["id"]] = points * q / kernel_seconds(r) / 1e9
+        if row["device"] != "ku060":  # Halide on the CPU (§5.3): points × q over q steps' time
+            out[row["id"]] = points / baseline(prog, row["device"], "halide", q).seconds / 1e9
         elif qty == "throughput":
             out[row["id"]] = points * q / kernel_seconds(soda(path, k, q, tile)) / 1e9
         elif qty == "gops":
@@ -182,10 +199,31 @@ def _hdiff(path: Path, device: str, w: int | None, shape: tuple[int, ...]) -> An
     return sm.estimate(prog, device, "roofline")
 
 
+def _hdiff_baseline(row: Row, path: Path, code: str) -> float | None:
+    """Table II's CPU and GPU columns: Dawn's five-kernel code as ``model.baseline`` predicts it; %Roof
+    against intensity × the data-sheet bandwidth (Eq. 2, as the paper's)."""
+    import stencilmap as sm
+    from stencilmap.device.catalog import load_device
+    from stencilmap.model.roofline import roofline_of
+
+    prog = sm.load(path, shape=grid(row))
+    seconds = baseline(prog, row["device"], code).seconds
+    gops = baseline_gops(prog, row["device"], code)
+    qty = row["quantity"]
+    if qty == "kernel-us":
+        return seconds * 1e6
+    if qty == "kernel-gops":
+        return gops
+    if qty == "percent-roof":
+        roof = roofline_of(prog, grid(row), load_device(row["device"]), 1)
+        return 100 * gops / roof.attainable_peak_bandwidth_gops
+    return None
+
+
 def predict_stencilflow(rows: list[Row], corpus: Path) -> dict[str, float | None]:
     """StencilFlow §VIII–IX on the 520N (stratix10): Jacobi 3-D chains (Fig. 14, 15, Table I; GOp/s at the
     paper's 8 Op a stencil where it says so: ``gops8``), horizontal diffusion (Table II; kernel time
-    without host transfers, as the paper's), the achievable-bandwidth plateau of Fig. 16."""
+    without host transfers, as the paper's; the CPU and GPU columns by ``model.baseline``), the achievable-bandwidth plateau of Fig. 16."""
     import stencilmap as sm
     from stencilmap.device.catalog import load_device
     from stencilmap.model.roofline import roofline_of
@@ -217,6 +255,9 @@ def predict_stencilflow(rows: list[Row], corpus: Path) -> dict[str, float | None
                 out[row["id"]] = kernel_share(r, qty.removeprefix("kernel-"))
             continue
         w = int(c["W"].split()[0]) if "W" in c else None
+        if "code" in c:  # Dawn's code on a CPU or GPU (§IX-B): the baseline model
+            out[row["id"]] = _hdiff_baseline(row, path, c["code"])
+            continue
         r = _hdiff(path, row["device"], w, grid(row))
         if qty == "kernel-us":
             out[row["id"]] = kernel_seconds(r) * 1e6
@@ -251,7 +292,7 @@ def predict_stencilflow(rows: list[Row], corpus: Path) -> dict[str, float | None
 def predict_opencl(rows: list[Row], corpus: Path) -> dict[str, float | None]:
     """OpenCL §5 on the Stratix V boards: Table 2 (Laplace on DE5: time at the clock model's frequency,
     the paper's 270 MHz estimate, resource %), Table 4 (explore's (P_cell, d); the clock of the paper's
-    design), Table 5 (the paper's designs; CPUs and the GTX960 as rooflines), Tables 6–7 (3-D Jacobi:
+    design), Table 5 (the paper's designs; the CPU and GTX960 codes with temporal blocking, ``model.baseline``), Tables 6–7 (3-D Jacobi:
     explore's optimum). Programs without ``dram`` pins (the paper's kernels interleave global memory)."""
     import stencilmap as sm
 
@@ -280,9 +321,8 @@ def predict_opencl(rows: list[Row], corpus: Path) -> dict[str, float | None]:
             grid(row),
             row["device"],
         )
-        if row["config"].startswith("roofline"):
-            r = sm.estimate(program(path, shape), dev, "roofline", iterations=ITERATIONS)
-            out[row["id"]] = r.predicted_seconds
+        if "code" in c:  # §5.3's CPU and GPU codes: ITERATIONS steps of the baseline (model.baseline)
+            out[row["id"]] = ITERATIONS * baseline(program(path, shape), dev, c["code"], ITERATIONS).seconds
             continue
         if qty.startswith("opt-"):
             b = best(path, shape, dev)
@@ -309,8 +349,8 @@ def predict_opencl(rows: list[Row], corpus: Path) -> dict[str, float | None]:
 
 def predict_cgra(rows: list[Row], corpus: Path) -> dict[str, float | None]:
     """CGRA §VI–VIII: the roofline's intensity, attainable GFLOPS and worker choice on the TIA CGRA;
-    Table I's % of peak (the worker mapping's predicted GFLOPS over the roofline's), the V100 as a
-    roofline at its 850 GB/s copy bandwidth, 16 CGRA tiles against one V100."""
+    Table I's % of peak (the worker mapping's predicted GFLOPS over the roofline's), the V100 as §VII's
+    CUDA code (``model.baseline``) against its roofline at the 850 GB/s copy bandwidth, 16 CGRA tiles against one V100."""
     import stencilmap as sm
     from stencilmap.device.catalog import load_device
     from stencilmap.model.roofline import roofline_of
@@ -323,6 +363,11 @@ def predict_cgra(rows: list[Row], corpus: Path) -> dict[str, float | None]:
     @cache
     def est(path: Path, device: str, arch: str) -> Any:
         return sm.estimate(sm.load(path), device, arch)
+
+    @cache
+    def v100(path: Path) -> float:
+        """GOp/s of §VII's CUDA code on the V100 (``model.baseline``, code ``cuda-smem``)."""
+        return baseline_gops(sm.load(path), "v100", "cuda-smem")
 
     out: dict[str, float | None] = {}
     for row in rows:
@@ -339,14 +384,11 @@ def predict_cgra(rows: list[Row], corpus: Path) -> dict[str, float | None]:
         elif qty == "percent-peak" and row["device"] == "cgra-tia":
             out[row["id"]] = 100 * est(path, "cgra-tia", "cgra").gops / rf.attainable_gops
         elif qty == "percent-peak":
-            v = est(path, "v100", "roofline")
-            out[row["id"]] = 100 * (v.ops / kernel_seconds(v) / 1e9) / roof(path, "v100").attainable_gops
+            out[row["id"]] = 100 * v100(path) / roof(path, "v100").attainable_gops
         elif qty == "speedup-16":
-            v = est(path, "v100", "roofline")
-            out[row["id"]] = 16 * est(path, "cgra-tia", "cgra").gops / (v.ops / kernel_seconds(v) / 1e9)
+            out[row["id"]] = 16 * est(path, "cgra-tia", "cgra").gops / v100(path)
         elif qty == "v100-gops":
-            v = est(path, "v100", "roofline")
-            out[row["id"]] = v.ops / kernel_seconds(v) / 1e9
+            out[row["id"]] = v100(path)
         elif qty == "attainable-850":
             out[row["id"]] = roof(path, "v100").attainable_gops
         else:
@@ -354,9 +396,17 @@ def predict_cgra(rows: list[Row], corpus: Path) -> dict[str, float | None]:
     return out
 
 
+def _emax_cpu_seconds(row: Row, path: Path) -> float:
+    """One sweep of the §5.3 comparison's CPU code (Table 2's gcc, ``model.baseline``) on the 320³ grid."""
+    import stencilmap as sm
+
+    return float(baseline(sm.load(path, shape=grid(row)), row["device"], config(row)["code"]).seconds)
+
+
 def predict_emax(rows: list[Row], corpus: Path) -> dict[str, float | None]:
     """EMAX §4.5–5.2 on the 320³ grid: the time saved by packing p Z planes (the best p against p = 1,
-    the five-state timeline), the LMM transfer volume's ratio, the rows a mapping takes."""
+    the five-state timeline), the LMM transfer volume's ratio, the rows a mapping takes; §6's time against
+    Table 2's CPU (the CPU by ``model.baseline``)."""
     import stencilmap as sm
 
     @cache
@@ -373,6 +423,8 @@ def predict_emax(rows: list[Row], corpus: Path) -> dict[str, float | None]:
             out[row["id"]] = float(best["transfer_streams"]) / float(one["transfer_streams"])
         elif qty == "rows":
             out[row["id"]] = float(dict(est(path, int(config(row)["p"])).parameters)["rows"])
+        elif qty == "cpu-ratio":  # §6: EMAX's time over the CPU's (model.baseline)
+            out[row["id"]] = est(path, None).predicted_seconds / _emax_cpu_seconds(row, path)
         else:
             out[row["id"]] = None
     return out

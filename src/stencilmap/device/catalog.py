@@ -46,6 +46,7 @@ from stencilmap.device.types import (
     DTYPE_CLASSES,
     Arch,
     ClockModel,
+    Cores,
     Cost,
     Device,
     DeviceKind,
@@ -63,6 +64,7 @@ __all__ = [
     "MAX_DEVICE_FILE_BYTES",
     "Arch",
     "ClockModel",
+    "Cores",
     "Cost",
     "Device",
     "DeviceKind",
@@ -117,6 +119,17 @@ class _NetworkSpec(_Strict):
     links: int = Field(gt=0)
 
 
+class _CoresSpec(_Strict):
+    units: int = Field(gt=0)
+    lanes: dict[Literal["float32", "float64"], float]
+    pipes: int = Field(gt=0)
+    fma: bool = Field(strict=True)
+    cache_bytes: int = Field(gt=0)
+    cache_bytes_per_cycle: float = Field(gt=0)
+    compute_efficiency: float = Field(gt=0, le=1)
+    cache_efficiency: float = Field(gt=0, le=1)
+
+
 class _DeviceSpec(_Strict):
     name: str
     description: str
@@ -143,6 +156,7 @@ class _DeviceSpec(_Strict):
     clock_model: _ClockModelSpec | None = None
     network: _NetworkSpec | None = None
     access_point_bandwidth: list[tuple[float, float]] | None = None
+    cores: _CoresSpec | None = None
     sources: list[str] = Field(default_factory=list)
 
 
@@ -200,6 +214,20 @@ def _device(spec: _DeviceSpec) -> Device:
         else ClockModel(spec.clock_model.resource, tuple((u, f) for u, f in spec.clock_model.points)),
         network=None if spec.network is None else Network(**spec.network.model_dump()),
         access_point_bandwidth=tuple((float(b), float(g)) for b, g in spec.access_point_bandwidth or ()),
+        cores=None if spec.cores is None else _cores(spec.cores),
+    )
+
+
+def _cores(spec: _CoresSpec) -> Cores:
+    return Cores(
+        units=spec.units,
+        lanes=tuple(sorted(spec.lanes.items())),
+        pipes=spec.pipes,
+        fma=spec.fma,
+        cache_bytes=spec.cache_bytes,
+        cache_bytes_per_cycle=spec.cache_bytes_per_cycle,
+        compute_efficiency=spec.compute_efficiency,
+        cache_efficiency=spec.cache_efficiency,
     )
 
 
@@ -265,6 +293,7 @@ def _check(device: Device, where: str) -> None:
         if rm.memory == "blocks" and device.memory_blocks is None:
             raise StencilmapError("a block memory model needs memory_blocks", where)
     _check_clock_model(device, where)
+    _check_cores(device, where)
     if device.kind == "fpga" and not device.part:
         raise StencilmapError("an FPGA names its part (the generated scripts target it)", where)
     if device.memory_interleaved and device.kind != "fpga":
@@ -275,6 +304,27 @@ def _check(device: Device, where: str) -> None:
     ):
         raise StencilmapError(
             "access_point_bandwidth: [bits, GB/s] points, positive, with strictly increasing widths", where
+        )
+
+
+def _check_cores(device: Device, where: str) -> None:
+    """``cores`` describes a CPU or GPU, gives float32 lanes, and its issue rate (× 2 with fused
+    multiply-adds, which count two operations) is the quoted float32 peak within 5%."""
+    cores = device.cores
+    if cores is None:
+        return
+    if device.kind not in ("cpu", "gpu"):
+        raise StencilmapError("cores describes a CPU's or GPU's execution units (kind cpu or gpu)", where)
+    if "float32" not in dict(cores.lanes) or any(v <= 0 for _, v in cores.lanes):
+        raise StencilmapError("cores.lanes: needs a positive float32 figure", where)
+    peak = cores.peak_gops("float32", device.clock_mhz)
+    quoted = device.peak("float32")
+    if abs(peak - quoted) > 0.05 * quoted:
+        raise StencilmapError(
+            f"cores: units × lanes × pipes × clock (× 2 with fma) = {peak:.1f} GOp/s disagrees with "
+            f"peak_gops.float32 "
+            f"{quoted:g}",
+            where,
         )
 
 

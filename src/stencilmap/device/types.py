@@ -142,6 +142,42 @@ class Network:
 
 
 @dataclass(frozen=True, slots=True)
+class Cores:
+    """A CPU's or GPU's execution units and the cache a blocked code keeps its tiles in (the CPU/GPU
+    baseline model, ``model.baseline``). ``units``: CPU cores or GPU SMs; ``lanes``: floating-point lanes
+    of one pipe by dtype (AVX2: 8 float32, 4 float64; an SM: its FP32 / FP64 cores); ``pipes``: pipes that
+    issue one vector instruction a cycle each (Haswell: ports 0 and 1); ``cache_bytes``: the blocking
+    cache of one unit (a CPU core's share of the last-level cache, a GPU SM's shared memory);
+    ``cache_bytes_per_cycle``: what that cache delivers to one unit a cycle; the efficiencies: the share of
+    the issue rate and of the cache bandwidth a tuned code reaches (``sources`` says where each comes from);
+    ``fma``: the pipes fuse a multiply and an add (Haswell's AVX2, every CUDA core; not Sandy/Ivy Bridge)."""
+
+    units: int
+    lanes: tuple[tuple[str, float], ...]
+    pipes: int
+    fma: bool
+    cache_bytes: int
+    cache_bytes_per_cycle: float
+    compute_efficiency: float
+    cache_efficiency: float
+
+    def instructions_per_second(
+        self, dtype: str, clock_mhz: float, units: int | None = None, vector_bits: int | None = None
+    ) -> float:
+        """Lane-instructions a second: units × lanes × pipes × clock, on ``units`` of them (None: all) with
+        vectors at most ``vector_bits`` wide (None: the device's)."""
+        lanes = dict(self.lanes).get(dtype, dict(self.lanes)["float32"])
+        if vector_bits is not None:
+            lanes = min(lanes, max(1.0, vector_bits / (64 if dtype == "float64" else 32)))
+        used = self.units if units is None else min(units, self.units)
+        return used * lanes * self.pipes * clock_mhz * 1e6
+
+    def peak_gops(self, dtype: str, clock_mhz: float) -> float:
+        """units × lanes × pipes × clock × 2 with fused multiply-adds (two operations), else × 1."""
+        return self.instructions_per_second(dtype, clock_mhz) * (2 if self.fma else 1) / 1e9
+
+
+@dataclass(frozen=True, slots=True)
 class Device:
     """One board or fabric. Bandwidths in GB/s (10⁹ bytes/s), clocks in MHz, ``onchip_bits`` in bits."""
 
@@ -174,6 +210,8 @@ class Device:
     #: wide, piecewise linear in the width and flat beyond the ends (StencilFlow §VIII-D, Fig. 16); empty:
     #: B_prac whatever the access points
     access_point_bandwidth: tuple[tuple[float, float], ...] = ()
+    #: execution units and blocking cache of a CPU or GPU (``model.baseline``); None: not modelled
+    cores: Cores | None = None
 
     def access_point_plateau_gbs(self, bits_per_point: float | None) -> float:
         """The bandwidth the memory system delivers to access points ``bits_per_point`` wide (their mean
@@ -287,6 +325,18 @@ class Device:
                 "link_bandwidth_gbs": self.network.link_bandwidth_gbs,
                 "link_latency_ns": self.network.link_latency_ns,
                 "links": self.network.links,
+            },
+            "cores": None
+            if self.cores is None
+            else {
+                "units": self.cores.units,
+                "lanes": dict(self.cores.lanes),
+                "pipes": self.cores.pipes,
+                "fma": self.cores.fma,
+                "cache_bytes": self.cores.cache_bytes,
+                "cache_bytes_per_cycle": self.cores.cache_bytes_per_cycle,
+                "compute_efficiency": self.cores.compute_efficiency,
+                "cache_efficiency": self.cores.cache_efficiency,
             },
             "sources": list(self.sources),
         }
