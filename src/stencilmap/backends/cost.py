@@ -82,8 +82,9 @@ def choose(
 
 
 def use_nt(plan: Plan, shape: Sequence[int]) -> bool:
-    """Streaming stores for outputs too large to be read back from the cache, in iterative programs (for
-    one step, the staging copy cost more than the read-for-ownership it saves, in our measurements)."""
+    """The wavefront driver's ``nt``: streaming stores for outputs too large to be read back from the cache,
+    in iterative programs (the only ones it runs). ``sm_block`` applies the same size rule (``NT_BYTES``)
+    itself, to every output a step writes straight, one step included."""
     cells = int(np.prod(shape))
     return plan.feeds and (
         min(np.dtype(plan.program.field_dtype(o)).itemsize for o in plan.program.outputs) * cells >= NT_BYTES
