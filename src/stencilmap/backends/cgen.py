@@ -40,6 +40,8 @@ CSIZE = {
 
 #: The most steps one block may fuse (the margin tables are this long).
 TMAX = 64
+#: Output arrays at least this large are written with streaming stores (they leave the cache anyway).
+NT_BYTES = 32 * 1024 * 1024
 
 HEADER = """\
 #include <stdint.h>
@@ -51,6 +53,39 @@ HEADER = """\
    k with every plane a call touches in [q, q + 2k), so a slot is one compare-and-subtract, not a division. */
 typedef struct { void *v; uint8_t *m; int64_t s[3]; int64_t off; int64_t k; int64_t q; } sm_buf;
 #define SM_W(x, k) ((x) >= (k) ? (x) - (k) : (x))
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SM_SFENCE() _mm_sfence()
+#else
+#define SM_SFENCE() ((void)0)
+#endif
+/* Bytes of one chunk of a row written with streaming stores (computed into a buffer in L1 first). */
+#define SM_CHUNK 4096
+
+/* Copy len bytes; nt: with streaming stores (no read-for-ownership, no cache pollution), then ordinary
+   ones for the unaligned head and the tail. */
+static inline void sm_put(char *dst, const char *src, int64_t len, int nt) {
+#if defined(__AVX512F__) || defined(__AVX2__)
+  if (nt) {
+    int64_t head = (int64_t)((64 - ((uintptr_t)dst & 63)) & 63);
+    if (head > len) head = len;
+    memcpy(dst, src, (size_t)head);
+    dst += head; src += head; len -= head;
+    for (; len >= 64; len -= 64, dst += 64, src += 64) {
+#if defined(__AVX512F__)
+      _mm512_stream_si512((void *)dst, _mm512_loadu_si512((const void *)src));
+#else
+      _mm256_stream_si256((__m256i *)dst, _mm256_loadu_si256((const __m256i *)src));
+      _mm256_stream_si256((__m256i *)(dst + 32), _mm256_loadu_si256((const __m256i *)(src + 32)));
+#endif
+    }
+  }
+#else
+  (void)nt;
+#endif
+  memcpy(dst, src, (size_t)len);
+}
+
 """
 
 
@@ -125,14 +160,109 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     args = "".join(f"g{a}, " for a in range(last))
     lines = [
         f"static void st_{k}(const int64_t *lo, const int64_t *hi, const int64_t *n, const sm_buf *F, "
-        "sm_buf D, void *const *P) {",
+        "sm_buf D, void *const *P, int nt) {",
         *prologue,
     ]
     call = f"edge_{k}({args}{{lo}}, {{hi}}, n, F, D, P);"
     vl = 64 // CSIZE.get(st.dtype, 8) if len(stencil_refs(st)) <= 32 else 0
-    lines += _loops(rank, interior(plan, st), call, _body(plan, st, checked=False, ring=True), vl)
-    lines.append("}")
+    row = _prefetch(plan, st) + _row_code(
+        rank, interior(plan, st), call, _body(plan, st, checked=False, ring=True), vl
+    )
+    streamed = _streamed_row(plan, st, row)
+    lines += [
+        "  if (!nt) {",
+        *_outer(rank, [f"const int64_t rlo = lo[{last}], rhi = hi[{last}];", *row], "    "),
+        "  } else {",
+        "    _Alignas(64) char sm_rb[SM_CHUNK];",
+        *(["    uint8_t sm_mb[SM_CHUNK];"] if st.name in plan.masked else []),
+        *_outer(rank, streamed, "    "),
+        "  }",
+        "}",
+    ]
     return "\n".join(edge) + "\n" + "\n".join(lines) + "\n"
+
+
+#: Rows ahead (along axis 1) that a 3-D stencil prefetches of the leading plane of its inputs.
+PREFETCH_ROWS = 2
+
+
+def _prefetch(plan: Plan, st: Stencil) -> list[str]:
+    """Software prefetch of the row ``PREFETCH_ROWS`` ahead in the leading plane (the deepest axis-0 read)
+    of each full-rank program input, in programs of rank ≥ 3: that plane is the only one coming from memory
+    (the others were read for earlier planes and are in L2), and its rows, a plane's stride apart from the
+    rows read beside them, are not prefetched by the hardware in time (a one-thread step: +30 %). Rings
+    (``k`` > 0, the wavefront's cache-resident buffers) are skipped; prefetches of addresses beyond a buffer
+    do not fault."""
+    rank = plan.program.rank
+    if rank < 3:
+        return []
+    inputs = {i.name for i in plan.program.inputs}
+    out: list[str] = []
+    for f in sorted({r.field for r in stencil_refs(st)} & inputs):
+        if plan.axes(f) != tuple(range(rank)):
+            continue
+        offs = [r.offset for r in stencil_refs(st) if r.field == f]
+        m0 = max(o[0] for o in offs)
+        m1 = max(o[1] for o in offs if o[0] == m0)
+        var = f"f{plan.index(f)}"
+        esize = CSIZE.get(plan.program.field_dtype(f), 8)
+        lead = _index(plan, var, f, (m0, m1 + PREFETCH_ROWS) + (0,) * (rank - 2))
+        out += [
+            f"if (!{var}_k) {{",
+            f"  const int64_t g{rank - 1} = rlo;",
+            f"  const uintptr_t pf = (uintptr_t){var}_v + (uintptr_t)(({lead}) * {esize});",
+            f"  for (int64_t q = 0; q < (rhi - rlo) * {esize}; q += 64) __builtin_prefetch((const void *)(pf + (uintptr_t)q));",
+            "}",
+        ]
+    return out
+
+
+def _streamed_row(plan: Plan, st: Stencil, row: list[str]) -> list[str]:
+    """A row computed in chunks into a cache-resident buffer (``D`` and its bindings shadowed by the
+    chunk's), each chunk then copied to ``D`` with streaming stores (``sm_put``): the output's lines are
+    written whole without being read first (no read-for-ownership: a third of a streamed step's traffic)."""
+    rank = plan.program.rank
+    last = rank - 1
+    t = CTYPES[st.dtype]
+    esize = CSIZE.get(st.dtype, 8)
+    masked = st.name in plan.masked
+    dst = _index(plan, "d", st.name, (0,) * rank, ring=True)
+    shadow = [
+        f"{t} *restrict d_v = ({t} *)sm_rb;",
+        *(["uint8_t *restrict d_m = sm_mb;"] if masked else []),
+        *[f"const int64_t d_s{j} = 0;" for j in range(rank - 1)],
+        "const int64_t d_off = c0;",
+        *(["const int64_t d_k = 0, d_q = 0;"] if _ringed(plan, st.name) else []),
+        "(void)d_v;",
+        f"sm_buf D = {{sm_rb, {'sm_mb' if masked else '0'}, {{0, 0, 0}}, c0, 0, 0}};",
+        "const int64_t rlo = c0, rhi = c1;",
+    ]
+    return [
+        f"for (int64_t c0 = lo[{last}], c1; c0 < hi[{last}]; c0 = c1) {{",
+        f"  c1 = c0 + SM_CHUNK / {esize} < hi[{last}] ? c0 + SM_CHUNK / {esize} : hi[{last}];",
+        "  int64_t at;",
+        f"  {{ const int64_t g{last} = c0; at = {dst}; }}",
+        "  {",
+        *["    " + line for line in shadow],
+        *["    " + line for line in row],
+        "  }",
+        f"  sm_put((char *)(d_v + at), sm_rb, (c1 - c0) * {esize}, 1);",
+        *(["  memcpy(d_m + at, sm_mb, (size_t)(c1 - c0));"] if masked else []),
+        "}",
+    ]
+
+
+def _outer(rank: int, row: list[str], ind: str) -> list[str]:
+    """The loops over every axis but the last around the code of one row."""
+    lines = []
+    for a in range(rank - 1):
+        lines.append(f"{ind}for (int64_t g{a} = lo[{a}]; g{a} < hi[{a}]; ++g{a}) {{")
+        ind += "  "
+    lines += [ind + line for line in row]
+    for _ in range(rank - 1):
+        ind = ind[:-2]
+        lines.append(f"{ind}}}")
+    return lines
 
 
 def _edge_loops(plan: Plan, st: Stencil, last: int, short: bool) -> list[str]:
@@ -199,31 +329,23 @@ def _row(ind: str, last: int, fast: list[str], vl: int) -> list[str]:
     ]
 
 
-def _loops(
+def _row_code(
     rank: int, inner: tuple[tuple[int, int], ...], edge_call: str, fast: list[str], vl: int = 0
 ) -> list[str]:
+    """One row's points [rlo, rhi) (at g0.., the outer axes): the checked edges and the unchecked interior."""
     last = rank - 1
-    lines: list[str] = []
-    ind = "  "
-    for a in range(last):
-        lines.append(f"{ind}for (int64_t g{a} = lo[{a}]; g{a} < hi[{a}]; ++g{a}) {{")
-        ind += "  "
     row_ok = " && ".join(f"g{a} >= {inner[a][0]} && g{a} < n{a} - {inner[a][1]}" for a in range(last)) or "1"
     lo_l, hi_l = inner[last]
-    lines += [
-        f"{ind}int64_t f0 = hi[{last}], f1 = hi[{last}];",
-        f"{ind}if ({row_ok}) {{",
-        f"{ind}  f0 = lo[{last}] > {lo_l} ? lo[{last}] : {lo_l}; if (f0 > hi[{last}]) f0 = hi[{last}];",
-        f"{ind}  f1 = n{last} - {hi_l} < hi[{last}] ? n{last} - {hi_l} : hi[{last}]; if (f1 < f0) f1 = f0;",
-        f"{ind}}}",
-        f"{ind}if (lo[{last}] < f0) " + edge_call.format(lo=f"lo[{last}]", hi="f0"),
-        *_row(ind, last, fast, vl),
-        f"{ind}if (f1 < hi[{last}]) " + edge_call.format(lo="f1", hi=f"hi[{last}]"),
+    return [
+        "int64_t f0 = rhi, f1 = rhi;",
+        f"if ({row_ok}) {{",
+        f"  f0 = rlo > {lo_l} ? rlo : {lo_l}; if (f0 > rhi) f0 = rhi;",
+        f"  f1 = n{last} - {hi_l} < rhi ? n{last} - {hi_l} : rhi; if (f1 < f0) f1 = f0;",
+        "}",
+        "if (rlo < f0) " + edge_call.format(lo="rlo", hi="f0"),
+        *_row("", last, fast, vl),
+        "if (f1 < rhi) " + edge_call.format(lo="f1", hi="rhi"),
     ]
-    for _ in range(last):
-        ind = ind[:-2]
-        lines.append(f"{ind}}}")
-    return lines
 
 
 def _body(plan: Plan, st: Stencil, checked: bool, ring: bool = False, dialect: Dialect = "c99") -> list[str]:
@@ -323,7 +445,8 @@ def _tables(plan: Plan) -> str:
         _int_array("MASKED", [int(s.name in plan.masked) for s in plan.order]),
         _int_array("PAIR_IN", [plan.index(i) for i, _ in plan.pairs] if plan.feeds else [-1]),
         _int_array("PAIR_OUT", [plan.index(o) for _, o in plan.pairs] if plan.feeds else [-1]),
-        "typedef void (*sm_fn)(const int64_t *, const int64_t *, const int64_t *, const sm_buf *, sm_buf, void *const *);",
+        f"#define SM_NT_BYTES {NT_BYTES}",
+        "typedef void (*sm_fn)(const int64_t *, const int64_t *, const int64_t *, const sm_buf *, sm_buf, void *const *, int);",
         f"static const sm_fn FN[SM_NS] = {{{', '.join(f'st_{k}' for k in range(ns))}}};",
     ]
     return "\n".join(text) + "\n"
@@ -358,8 +481,9 @@ static void sm_copy(const sm_buf *src, const sm_buf *dst, const int64_t *lo, con
 int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t steps, const int64_t *tile,
              int threads, const sm_buf *inputs, const sm_buf *outputs, void *const *P) {
   if (steps < 1 || steps > SM_TMAX) return -1;
-  int64_t mn[SM_RANK], mp[SM_RANK], ext[SM_RANK], nt[SM_RANK], cells = 1, total = 1;
+  int64_t mn[SM_RANK], mp[SM_RANK], ext[SM_RANK], nt[SM_RANK], cells = 1, total = 1, grid = 1;
   for (int a = 0; a < SM_RANK; ++a) {
+    grid *= n[a];
     mn[a] = mp[a] = 0;
     for (int64_t r = 0; r < steps; ++r)
       for (int x = 0; x < SM_NS; ++x) {
@@ -433,15 +557,17 @@ int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t s
             if (lo[a] >= hi[a]) empty = 1;
           }
           sm_buf D = {0};
+          int stream = 0;
           if (r == 0 && OUT_OF[x] >= 0 && zero) {
             D = outputs[OUT_OF[x]];
             direct[x] = 1;
+            stream = grid * ESIZE[x] >= SM_NT_BYTES;
           } else {
             const int k = SLOTS[x] == 2 ? (int)(st & 1) : 0;
             D.v = scr[x][k]; D.m = msk[x][k]; D.off = off;
             memcpy(D.s, s, sizeof s);
           }
-          if (!empty) FN[x](lo, hi, n, F, D, P);
+          if (!empty) FN[x](lo, hi, n, F, D, P, stream);
           F[FIELD_OF[x]] = D;
         }
         for (int p = 0; p < SM_NP; ++p) F[PAIR_IN[p]] = F[PAIR_OUT[p]];
@@ -451,6 +577,7 @@ int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t s
     }
     for (int x = 0; x < SM_NS; ++x)
       for (int k = 0; k < 2; ++k) { free(base_scr[x][k]); free(base_msk[x][k]); }
+    SM_SFENCE();  /* streaming stores are weakly ordered: drain them before the caller reads */
   }
   return err;
 }

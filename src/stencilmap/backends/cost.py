@@ -19,7 +19,7 @@ import numpy as np
 
 from stencilmap.errors import StencilmapError
 
-from .cgen import TMAX
+from .cgen import NT_BYTES, TMAX
 from .cwave import reads_0, ring_sizes
 from .plan import Plan, margins
 
@@ -35,8 +35,6 @@ ROW_COST = 64
 #: The per-stage call of the wavefront driver on one plane, in points.
 PLANE_COST = 256
 BLOCKS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 50, 64)
-#: Output arrays at least this large are written with streaming stores (they leave the cache anyway).
-NT_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -84,8 +82,9 @@ def choose(
 
 
 def use_nt(plan: Plan, shape: Sequence[int]) -> bool:
-    """Streaming stores for outputs too large to be read back from the cache, in iterative programs (for
-    one step, the staging copy cost more than the read-for-ownership it saves, in our measurements)."""
+    """The wavefront driver's ``nt``: streaming stores for outputs too large to be read back from the cache,
+    in iterative programs (the only ones it runs). ``sm_block`` applies the same size rule (``NT_BYTES``)
+    itself, to every output a step writes straight, one step included."""
     cells = int(np.prod(shape))
     return plan.feeds and (
         min(np.dtype(plan.program.field_dtype(o)).itemsize for o in plan.program.outputs) * cells >= NT_BYTES
@@ -155,8 +154,6 @@ def _wave_profile(plan: Plan, shape: Sequence[int], steps: int) -> tuple[list[in
     total = sum(k * size[st.name] for row in rings for k, st in zip(row, plan.order, strict=True))
     r0, r1 = reads_0(plan)
     total += (r0 + r1 + 1) * sum(np.dtype(i.dtype).itemsize for i in plan.program.inputs)
-    if use_nt(plan, shape):  # the staging plane of each output
-        total += sum(np.dtype(plan.program.field_dtype(o)).itemsize for o in plan.program.outputs)
     return halo, int(total)
 
 

@@ -8,9 +8,10 @@ step — computes one plane, ``tau`` plus its axis-0 margin, so a step trails th
 reach. A stage keeps only the planes its readers still need, in a ring of ``RING[r][x]`` planes: in cache,
 whatever the grid's depth. Redundant work is left only in the inner axes' halos (none when a tile spans them).
 
-Outputs of the last step are written plane by plane, straight into the output (``nt = 0``) or into a one-plane
-staging buffer copied out with non-temporal stores (``nt = 1``): the output is not read again before it has
-left the cache, so the store skips the read-for-ownership of its lines (a third of a streamed step's traffic).
+Outputs of the last step are written plane by plane straight into the output, with ordinary stores (``nt = 0``)
+or with streaming ones (``nt = 1``: each row is computed into a buffer in L1 and copied out, ``cgen``'s streamed
+rows): the output is not read again before it has left the cache, so the store skips the read-for-ownership
+of its lines (a third of a streamed step's traffic).
 Semantics are ``sm_block``'s: same stencil functions, same margins, same boundaries and masks.
 """
 
@@ -74,33 +75,7 @@ def _hi(m: Margin | None) -> int:
 
 
 WAVE = r"""
-#include <immintrin.h>
-
 static int64_t sm_fdiv(int64_t a, int64_t b) { const int64_t d = a / b; return (a % b && a < 0) ? d - 1 : d; }
-
-/* Copy len bytes; nt: with streaming stores (no read-for-ownership, no cache pollution), then ordinary
-   ones for the unaligned head and the tail. */
-static void sm_put(char *dst, const char *src, int64_t len, int nt) {
-#if defined(__AVX512F__) || defined(__AVX2__)
-  if (nt) {
-    int64_t head = (int64_t)((64 - ((uintptr_t)dst & 63)) & 63);
-    if (head > len) head = len;
-    memcpy(dst, src, (size_t)head);
-    dst += head; src += head; len -= head;
-    for (; len >= 64; len -= 64, dst += 64, src += 64) {
-#if defined(__AVX512F__)
-      _mm512_stream_si512((void *)dst, _mm512_loadu_si512((const void *)src));
-#else
-      _mm256_stream_si256((__m256i *)dst, _mm256_loadu_si256((const __m256i *)src));
-      _mm256_stream_si256((__m256i *)(dst + 32), _mm256_loadu_si256((const __m256i *)(src + 32)));
-#endif
-    }
-  }
-#else
-  (void)nt;
-#endif
-  memcpy(dst, src, (size_t)len);
-}
 
 static int64_t sm_slot(const sm_buf *b, int64_t p) { return b->k ? p % b->k : p; }
 
@@ -122,10 +97,10 @@ static void sm_plane_copy(const sm_buf *src, const sm_buf *dst, int64_t p, const
   }
 }
 
-enum { SM_UNUSED, SM_RING, SM_DIRECT, SM_STAGED };
+enum { SM_UNUSED, SM_RING, SM_DIRECT };
 
 /* Per-thread rings of every stage (st, x), laid out [slot][axes 1..] over a tile's column with its halo. */
-static int sm_rings(int64_t steps, int nt, const int64_t *ext, int64_t plane, sm_buf *ring, char *kind, void **mem) {
+static int sm_rings(int64_t steps, const int64_t *ext, int64_t plane, sm_buf *ring, char *kind, void **mem) {
   int nbuf = 0;
   for (int64_t st = 0; st < steps; ++st)
     for (int x = 0; x < SM_NS; ++x) {
@@ -135,9 +110,9 @@ static int sm_rings(int64_t steps, int nt, const int64_t *ext, int64_t plane, sm
       int zero = 1;
       for (int a = 0; a < SM_RANK; ++a) if (m[a][0] || m[a][1]) zero = 0;
       const int direct = r == 0 && OUT_OF[x] >= 0 && zero;
-      kind[i] = direct ? (nt ? SM_STAGED : SM_DIRECT) : SM_RING;
+      kind[i] = direct ? SM_DIRECT : SM_RING;
       if (kind[i] == SM_DIRECT) continue;
-      const int64_t k = direct ? 1 : RING[r][x];
+      const int64_t k = RING[r][x];
       size_t bytes = ((size_t)(k * plane * ESIZE[x]) + 63) / 64 * 64 + 4096;
       mem[2 * i] = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
       if (!mem[2 * i]) return -2;
@@ -187,11 +162,9 @@ static void sm_tick(int64_t tau, int64_t steps, const int64_t *n, const int64_t 
       if (!empty) {
         for (int j = 0; j < SM_NF; ++j) if (F[j].k) F[j].q = sm_fdiv(p - SM_R0, F[j].k) * F[j].k;
         if (D.k) D.q = sm_fdiv(p, D.k) * D.k;
-        FN[x](lo, hi, n, F, D, P);
-        if (kind[i] == SM_STAGED) sm_plane_copy(&D, &outputs[OUT_OF[x]], p, tlo, thi, ESIZE[x], 1);
+        FN[x](lo, hi, n, F, D, P, nt && kind[i] == SM_DIRECT);
       }
-      /* A staged output is read back (by a later stencil of the step) from the output it went to. */
-      F[FIELD_OF[x]] = kind[i] == SM_STAGED ? outputs[OUT_OF[x]] : D;
+      F[FIELD_OF[x]] = D;
     }
     for (int q = 0; q < SM_NP; ++q) F[PAIR_IN[q]] = F[PAIR_OUT[q]];
   }
@@ -229,7 +202,7 @@ int sm_wave(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t st
     sm_buf *ring = calloc((size_t)ns, sizeof(sm_buf));
     char *kind = calloc((size_t)ns, 1);
     void **mem = calloc((size_t)(2 * ns), sizeof(void *));
-    if (!ring || !kind || !mem || sm_rings(steps, nt, ext, plane, ring, kind, mem)) {
+    if (!ring || !kind || !mem || sm_rings(steps, ext, plane, ring, kind, mem)) {
       #pragma omp atomic write
       err = -2;
     }
@@ -251,7 +224,7 @@ int sm_wave(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t st
       for (int64_t tau = tlo[0] - lead; tau < thi[0]; ++tau)
         sm_tick(tau, steps, n, tlo, thi, ring, kind, inputs, outputs, P, nt);
     }
-    _mm_sfence();  /* streaming stores are weakly ordered: drain them before the caller reads */
+    SM_SFENCE();  /* streaming stores are weakly ordered: drain them before the caller reads */
     if (mem)
       for (int64_t i = 0; i < 2 * ns; ++i) free(mem[i]);
     free(mem); free(kind); free(ring);
