@@ -340,8 +340,10 @@ def predict_cgra(rows: list[Row], corpus: Path) -> dict[str, float | None]:
 
 def predict_emax(rows: list[Row], corpus: Path) -> dict[str, float | None]:
     """EMAX §4.5–5.2 on the 320³ grid: the time saved by packing p Z planes (the best p against p = 1,
-    the five-state timeline), the LMM transfer volume's ratio, the rows a mapping takes."""
+    the five-state timeline), the LMM transfer volume's ratio (§4.5's: with unbounded rows, p → ∞), the rows
+    a mapping takes."""
     import stencilmap as sm
+    from stencilmap.model.emax import unbounded_ratio
 
     @cache
     def est(path: Path, p: int | None) -> Any:
@@ -352,9 +354,8 @@ def predict_emax(rows: list[Row], corpus: Path) -> dict[str, float | None]:
         qty, path = row["quantity"], program_path(row, corpus)
         if qty == "reduction":
             out[row["id"]] = 100 * (1 - est(path, None).predicted_seconds / est(path, 1).predicted_seconds)
-        elif qty == "transfer-ratio":
-            best, one = dict(est(path, None).extra), dict(est(path, 1).extra)
-            out[row["id"]] = float(best["transfer_streams"]) / float(one["transfer_streams"])
+        elif qty == "transfer-ratio":  # §4.5 assumes unbounded rows: the limit of (5) as p grows
+            out[row["id"]] = unbounded_ratio(int(dict(est(path, 1).parameters)["degree"]))
         elif qty == "rows":
             out[row["id"]] = float(dict(est(path, int(config(row)["p"])).parameters)["rows"])
         else:
