@@ -4,7 +4,8 @@ Why not the FPGA engine: a CGRA mapping is a graph of single-instruction PEs who
 row/column ids the control units generate (§III-A: filters compare them), whose loads return after the
 memory's latency while the PE goes on issuing, and whose end is a ``DONE`` raised by counting stores.
 ``csrc/cgra.c`` runs it cycle by cycle with values (a PE fires when its operands are in its input
-queues and its consumers have room; loads and stores share the device's bandwidth per cycle; the
+queues and its consumers have room; loads and stores share the device's bandwidth per cycle; a load that
+misses the device's cache, ``design.cgra.traffic.LoadCache``, holds its LOAD for the line's fill (§VIII); the
 device's clock); this module packs the mapping, compiles the C once (cached under
 ``STENCILMAP_CACHE_DIR``) and reads the results back. Nothing is taken from the reference.
 """

@@ -153,9 +153,8 @@ def first_touches(m: CgraMapping, field: int, cache: LoadCache) -> tuple[int, ..
         lead = _row_lead(m, field, x0) - first * line  # bytes of its first line before a row's span begins
         groups, times = np.unique(np.stack([lead, skip]), axis=1, return_counts=True)
         for (before, s), n in zip(groups.T.tolist(), times.tolist(), strict=True):
-            ends = np.arange(
-                line - before, (x1 - x0) * size, line, dtype=np.int64
-            )  # later lines' first bytes
+            # the later lines' first bytes, from the span's start, and the columns that reach them
+            ends = np.arange(line - before, (x1 - x0) * size, line, dtype=np.int64)
             cols = np.concatenate([[x0], x0 + (ends + size - 1) // size])[s:]
             counts += n * np.bincount(cols % w, minlength=w)
     return tuple(int(c) for c in counts)
