@@ -405,9 +405,10 @@ def _emax_cpu_seconds(row: Row, path: Path) -> float:
 
 def predict_emax(rows: list[Row], corpus: Path) -> dict[str, float | None]:
     """EMAX §4.5–5.2 on the 320³ grid: the time saved by packing p Z planes (the best p against p = 1,
-    the five-state timeline), the LMM transfer volume's ratio, the rows a mapping takes; §6's time against
-    Table 2's CPU (the CPU by ``model.baseline``)."""
+    the five-state timeline), the LMM transfer volume's ratio (§4.5's: with unbounded rows, p → ∞), the rows
+    a mapping takes; §6's time against Table 2's CPU (the CPU by ``model.baseline``)."""
     import stencilmap as sm
+    from stencilmap.model.emax import unbounded_ratio
 
     @cache
     def est(path: Path, p: int | None) -> Any:
@@ -418,9 +419,8 @@ def predict_emax(rows: list[Row], corpus: Path) -> dict[str, float | None]:
         qty, path = row["quantity"], program_path(row, corpus)
         if qty == "reduction":
             out[row["id"]] = 100 * (1 - est(path, None).predicted_seconds / est(path, 1).predicted_seconds)
-        elif qty == "transfer-ratio":
-            best, one = dict(est(path, None).extra), dict(est(path, 1).extra)
-            out[row["id"]] = float(best["transfer_streams"]) / float(one["transfer_streams"])
+        elif qty == "transfer-ratio":  # §4.5 assumes unbounded rows: the limit of (5) as p grows
+            out[row["id"]] = unbounded_ratio(int(dict(est(path, 1).parameters)["degree"]))
         elif qty == "rows":
             out[row["id"]] = float(dict(est(path, int(config(row)["p"])).parameters)["rows"])
         elif qty == "cpu-ratio":  # §6: EMAX's time over the CPU's (model.baseline)

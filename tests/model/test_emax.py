@@ -30,6 +30,7 @@ def test_packing_reduces_transfers_to_one_over_2d_plus_1(degree: int, limit: flo
     assert ratios[1] == pytest.approx((2 * degree + 2) / (2 * (2 * degree + 1)))
     assert ratios[-1] == pytest.approx(limit, rel=1e-5)
     assert ratios[-1] > limit  # a bound approached, never passed
+    assert emax.unbounded_ratio(degree) == pytest.approx(limit)  # §4.5's figure: rows without bound
 
 
 def test_row_counts() -> None:

@@ -13,7 +13,7 @@ import pytest
 from stencilmap.backends.reference import run_reference
 from stencilmap.design.cgra.mapping import CgraMapping, Queue, map_cgra
 from stencilmap.design.registry import BuildConfig
-from stencilmap.device.catalog import load_device
+from stencilmap.device.catalog import Device, load_device
 from stencilmap.model.cgra import predict, roofline_workers_of
 from stencilmap.model.roofline import roofline_of
 from stencilmap.program import Program, load_program
@@ -44,23 +44,27 @@ def check(m: CgraMapping, program: Program) -> tuple[CgraRun, Program, bool]:
     return r, program, valid
 
 
-def test_paper_1d_r8_reaches_85_percent_of_the_roofline() -> None:
+def test_paper_1d_r8_within_5_points_of_table_i() -> None:
     """Table I: 17-point 1-D stencil on 194,400 doubles, 6 workers: the paper simulates 91% of the
-    206 GFLOPS roofline; this simulator, whose memory has no cache misses, at least 85%."""
+    206 GFLOPS roofline (the row cgra-tia.json's cache_fill_bytes is fitted to); here the loads' line fills
+    (one miss in 8 loads, 2 cycles each) bind the readers before the bandwidth."""
     r, _, valid = run(EXAMPLES / "stencil1d_r8.json")
     assert valid and r.status == "done" and r.mapping.workers == 6
     assert r.roofline_gops == pytest.approx(206.2, abs=0.5)
-    assert r.percent_of_roofline >= 85.0
+    assert abs(r.percent_of_roofline - 91.0) <= 5.0
+    assert r.cache_misses == 194_400 * 8 // 64  # every line once: compulsory misses only
     assert abs(predict(r.mapping, DEVICE).cycles - r.cycles) <= 0.02 * r.cycles
 
 
-def test_paper_2d_r12_reaches_70_percent_of_the_roofline() -> None:
-    """Table I: 49-point 2-D stencil on 960 × 449, 5 workers: the paper 77–78% of 559 GFLOPS; here at
-    least 70% (the 5 readers, one load a cycle each, are the bound)."""
+def test_paper_2d_r12_within_5_points_of_table_i() -> None:
+    """Table I: 49-point 2-D stencil on 960 × 449, 5 workers: the paper 77% (§VIII's text) and 78% (the
+    table) of 559 GFLOPS, a row nothing is fitted to: the 5 readers, already the bound at one load a cycle,
+    also take the line fills (one miss in 8 loads)."""
     r, _, valid = run(EXAMPLES / "stencil2d_r12.json")
     assert valid and r.mapping.workers == 5
     assert r.roofline_gops == pytest.approx(559.5, abs=1.0)
-    assert r.percent_of_roofline >= 70.0
+    assert abs(r.percent_of_roofline - 77.5) <= 5.0
+    assert r.cache_misses == 449 * 960 * 8 // 64
     assert abs(predict(r.mapping, DEVICE).cycles - r.cycles) <= 0.02 * r.cycles
 
 
@@ -186,3 +190,50 @@ def test_integer_typing_is_bit_exact(tmp_path: Path) -> None:
     got, want = r.outputs["b"], ref.outputs["b"]
     mask = ref.defined["b"]
     assert valid and np.array_equal(got[mask], want[mask])
+
+
+def _without_cache() -> Device:
+    return replace(DEVICE, resources=tuple((k, v) for k, v in DEVICE.resources if not k.startswith("cache_")))
+
+
+def test_the_cache_changes_cycles_never_values() -> None:
+    """The loads' cache (CGRA §VIII) only delays a reader: outputs equal bit for bit with and without it, a
+    device without one misses nothing, and a miss costs cycles — fewer as the port takes more of a line a
+    cycle — on which the model agrees with the simulation."""
+    program = bind_shape(load_program(EXAMPLES / "stencil1d_r8.json"), {}, (30000,))
+    m = map_cgra(program, BuildConfig(), roofline_workers_of)
+    values = dict(make_inputs(program, {}, 0))
+    cached = simulate_cgra(m, values, DEVICE, 1.0)
+    plain = simulate_cgra(m, values, _without_cache(), 1.0)
+    wide = replace(
+        DEVICE, resources=tuple((k, 64 if k == "cache_fill_bytes" else v) for k, v in DEVICE.resources)
+    )
+    wider = simulate_cgra(m, values, wide, 1.0)
+    for a, b in ((cached, plain), (cached, wider)):
+        assert a.outputs.keys() == b.outputs.keys()
+        assert all(np.array_equal(a.outputs[k], b.outputs[k], equal_nan=True) for k in a.outputs)
+    assert plain.cache_misses == 0 and cached.cache_misses == wider.cache_misses == 30000 * 8 // 64
+    assert plain.cycles < cached.cycles and wider.cycles < cached.cycles
+    for dev, r in ((DEVICE, cached), (_without_cache(), plain), (wide, wider)):
+        assert abs(predict(m, dev).cycles - r.cycles) <= 0.02 * r.cycles
+
+
+def test_line_fills_count_each_strips_lines_once() -> None:
+    """``line_fills``: a row's span covers ⌈bytes / line⌉ lines (a line two spans share comes once); a strip's
+    halo lines come again with the next strip when a strip's lines exceed the cache, else they are still
+    held; the simulator misses exactly as many."""
+    from stencilmap.design.cgra.traffic import line_fills, load_cache
+
+    cache = load_cache(DEVICE)
+    assert cache is not None and cache.fill_cycles == 2 and cache.sets == 65536 // (4 * 64)
+    assert load_cache(_without_cache()) is None
+    counts = []
+    for rows in (40, 400):  # 32 KB in all: held; 80 KB a strip: the halos come twice
+        program = bind_shape(load_program(EXAMPLES / "laplace2d.soda"), {}, (rows, 200))
+        m = map_cgra(program, BuildConfig(strip=48), roofline_workers_of)  # type: ignore[arg-type]
+        assert len(m.strips) > 1
+        fills = sum(line_fills(m, i, cache) for i in range(len(m.inputs)))
+        r = simulate_cgra(m, dict(make_inputs(program, {}, 0)), DEVICE, 1.0)
+        assert r.cache_misses == fills
+        counts.append(fills / (rows * 200 * 4 / 64))
+    assert counts[0] == 1.0 and counts[1] > 1.0

@@ -19,7 +19,7 @@ from math import ceil
 from typing import TYPE_CHECKING
 
 from stencilmap.analysis.ops import is_constant, stencil_ops
-from stencilmap.design.cgra.traffic import reads_of, ring_of, stores_of
+from stencilmap.design.cgra.traffic import first_touches, line_fills, load_cache, reads_of, ring_of, stores_of
 from stencilmap.device.catalog import Device
 from stencilmap.program.dtypes import bits
 from stencilmap.program.expr import Binary, Expr, walk
@@ -132,10 +132,11 @@ def roofline_workers(program: Program, config: BuildConfig) -> int:
 
 @dataclass(frozen=True, slots=True)
 class CgraPrediction:
-    """Cycles of a mapped design (``design.cgra``): the slowest of the readers (one load a cycle each),
-    the writers, and the memory (loads and stores share the bandwidth), plus the pipeline's depth."""
+    """Cycles of a mapped design (``design.cgra``): the slowest of the readers (one load a cycle each, and
+    the line fills of the loads that miss the device's cache), the writers, and the memory (loads and stores
+    share the bandwidth), plus the pipeline's depth."""
 
-    reader_cycles: int  # the busiest reader's loads
+    reader_cycles: int  # the busiest reader's loads and its share of its field's line fills
     writer_cycles: int  # the busiest writer's stores
     memory_cycles: float  # all loads and stores at the device's bytes per cycle
     latency: int
@@ -202,9 +203,24 @@ def predict(m: CgraMapping, device: Device, clock_mhz: float | None = None) -> C
     memory = (sum(n * b for n, b in reads) + sum(stores) * bits(m.dtype) // 8) / per_cycle
     # the first loads wait the memory's latency before any store competes, the last stores drain after the
     # last load: those two stretches move at most w points a cycle, not the whole bandwidth
-    share = min(1.0, sum(b for _, b in reads) / per_cycle)
+    cache = load_cache(device)
+    fills = [line_fills(m, i, cache) * cache.fill_cycles if cache else 0 for i in range(len(m.inputs))]
+    loads = sum(n for n, _ in reads)
+    pace = loads / (loads + sum(fills)) if loads else 1.0  # a reader's loads a cycle, its line fills taken
+    share = min(1.0, pace * sum(b for _, b in reads) / per_cycle)
     memory += 2 * m.mem_latency * (1.0 - share)
     busiest = max((n for n, _ in reads), default=0)
+    if cache is not None:  # CGRA §VIII: a miss holds its reader's port for the line's fill
+        # a line is missed once, by the first of the field's w readers to reach it: the one running ahead,
+        # so the fills fall where there is slack and the field's readers share its loads and fills
+        # — after a start in step, where the misses fall on the readers that reach each line's first column:
+        # where those are a few of the w (6 readers, 8 words a line: readers 0, 2, 4), they fall behind
+        # until the others, at most a response queue and a PE queue ahead, take their share
+        for i in range(len(m.inputs)):
+            first = first_touches(m, i, cache)
+            uneven = (max(first) - sum(first) / w) * cache.fill_cycles
+            lag = min(uneven, m.mem_latency + 4 + m.queue_entries)
+            busiest = max(busiest, ceil((sum(reads_of(m, i, r) for r in range(w)) + fills[i]) / w + lag))
     bounds = {"readers": busiest, "writers": max(stores, default=0), "memory": memory}
     bound = max(bounds, key=lambda k: bounds[k])
     return CgraPrediction(busiest, max(stores, default=0), memory, _depth(m) + ceil(drain(m)), bound)

@@ -50,6 +50,7 @@ __all__ = [
     "sweep_streams",
     "timeline",
     "total_streams",
+    "unbounded_ratio",
     "x_chunks",
 ]
 
@@ -79,6 +80,13 @@ def total_streams(d: int, p: int, y: int, z: int) -> float:
 def approx_streams(d: int, p: int, y: int, z: int) -> float:
     """(5) The approximation for p < y: yz(2d + p) / p; relative to p = 1 it falls to 1 / (2d + 1)."""
     return y * z * (2 * d + p) / p
+
+
+def unbounded_ratio(d: int) -> float:
+    """§4.5's transfer ratio as the paper states it: "if we assume that the target EMAX has an infinite number
+    of rows", (5) at p over (5) at p = 1 is (2d + p) / (p(2d + 1)), which falls to 1 / (2d + 1) as p grows
+    (1/3, 1/5, 1/7 for degrees 1, 2, 3) — a limit, not the ratio at the p a device's rows fit."""
+    return 1 / (2 * d + 1)
 
 
 def stream_points(x: int, d: int, chunks: int) -> tuple[int, ...]:

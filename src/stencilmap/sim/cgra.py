@@ -4,7 +4,8 @@ Why not the FPGA engine: a CGRA mapping is a graph of single-instruction PEs who
 row/column ids the control units generate (§III-A: filters compare them), whose loads return after the
 memory's latency while the PE goes on issuing, and whose end is a ``DONE`` raised by counting stores.
 ``csrc/cgra.c`` runs it cycle by cycle with values (a PE fires when its operands are in its input
-queues and its consumers have room; loads and stores share the device's bandwidth per cycle; the
+queues and its consumers have room; loads and stores share the device's bandwidth per cycle; a load that
+misses the device's cache, ``design.cgra.traffic.LoadCache``, holds its LOAD for the line's fill (§VIII); the
 device's clock); this module packs the mapping, compiles the C once (cached under
 ``STENCILMAP_CACHE_DIR``) and reads the results back. Nothing is taken from the reference.
 """
@@ -25,7 +26,7 @@ from stencilmap import native
 from stencilmap.design.cgra.dag import UNARY_FUNCS
 from stencilmap.design.cgra.mapping import CgraMapping, Pe
 from stencilmap.design.cgra.regions import points
-from stencilmap.design.cgra.traffic import reads_of, ring_of, stores_of
+from stencilmap.design.cgra.traffic import field_bytes, load_cache, reads_of, ring_of, stores_of
 from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
 from stencilmap.program.data import check_memory
@@ -138,6 +139,7 @@ class CgraRun:
     flops: float
     roofline_gops: float
     sim_seconds: float
+    cache_misses: int = 0  # the loads that missed the device's cache (none without one)
 
     @property
     def gflops(self) -> float:
@@ -214,6 +216,7 @@ def simulate_cgra(
         flops=float(flops),
         roofline_gops=roofline_gops,
         sim_seconds=seconds,
+        cache_misses=packed.misses,
     )
 
 
@@ -285,6 +288,7 @@ class _Packed:
         self.nstore, self.nload = len(stores), len(loads)
         self.mem_pes = np.array(stores + loads, np.int64)
         self.fires = np.zeros(len(m.pes), np.int64)
+        self.misses = 0
 
     def _params(self, p: Pe, caps: list[int]) -> tuple[tuple[int, ...], tuple[float, float, float]]:
         m, (_, y, x) = self.m, self.m.shape
@@ -297,7 +301,8 @@ class _Packed:
         if p.op == "LOAD":
             caps.append(p.latency + 4)  # the loads in flight: the response queue
             f = _field_index(m, p.field)
-            return (int(self.in_base[f]), len(caps) - 1, *m.inputs[f][2], 0, 0), none
+            size = _itemsize(m.inputs[f][1])
+            return (int(self.in_base[f]), len(caps) - 1, *m.inputs[f][2], field_bytes(m)[f], size), none
         if p.op == "FILTER":
             dz, dy, dx = p.offset
             base = p.stage * len(m.strips)
@@ -332,7 +337,14 @@ class _Packed:
         boxes = np.array([list(b) for stage in m.boxes for b in stage], np.int64).ravel()
         geo = np.array([self.npts, *m.shape, len(m.strips), m.workers, limit, STALL_CYCLES], np.int64)
         state = np.zeros(NSTATE * len(m.pes), np.int64)
-        out = np.zeros(5, np.int64)
+        out = np.zeros(6, np.int64)
+        cache = load_cache(dev)
+        sets = cache.sets if cache else 0
+        cache_cfg = np.array(
+            [sets, cache.ways, cache.line_bytes, cache.fill_cycles] if cache else [0, 0, 1, 0], np.int64
+        )
+        cache_tag = np.full(max(1, sets * (cache.ways if cache else 0)), -1, np.int64)
+        cache_used = np.full(len(cache_tag), -1, np.int64)
         bpc = dev.practical_bandwidth_gbs * 1e9 / (dev.clock_mhz * 1e6)
         arrays = (
             self.pe,
@@ -362,6 +374,9 @@ class _Packed:
             state,
             self.fires,
             out,
+            cache_cfg,
+            cache_tag,
+            cache_used,
         )
         args: list[Any] = [
             ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else None for a in arrays
@@ -373,6 +388,7 @@ class _Packed:
         )
         args[22] = ctypes.c_double(bpc)
         _library()(*args)
+        self.misses = int(out[5])
         return out
 
     def outputs(self) -> dict[str, Array]:

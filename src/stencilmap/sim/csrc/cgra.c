@@ -6,7 +6,8 @@
  *      queue it feeds has room; its result enters them `lat` cycles later (the entries in flight count
  *      against the queue's capacity). A LOAD delivers the oldest load that has returned.
  *   2. memory: STOREs, then LOADs issuing (rotating, for fairness), while the cycle's bytes last: the
- *      device's bandwidth per cycle is a credit shared by loads and stores (up to 4 cycles' worth kept).
+ *      device's bandwidth per cycle is a credit shared by loads and stores (up to 4 cycles' worth kept);
+ *      a LOAD whose load missed the cache waits for the line's fill before it issues again (see Cache).
  *   3. DONE fired: stop; nothing fired for `stall` cycles: a deadlock.
  * A token is (value, tag); tag = strip · NPTS + flat index of the grid point it stands for. A FILTER
  * retags what it keeps with the output point it feeds, and every arithmetic PE checks that its operands
@@ -316,9 +317,38 @@ static int step(i64 i, const i64 *p, const double *c, const i64 *ins, const i64 
     }
 }
 
-/* Phase 2 for one memory PE; returns 1 when it used the memory. */
+/* The loads' cache (CGRA §VIII: the paper's simulator models the caches the memory PEs reach; sizes are the
+ * device's): sets x ways lines of line_bytes bytes, LRU, shared by the LOADs; stores write through around it.
+ * A LOAD's byte address is P_F (its field's first byte, the inputs one after another) + index x P_G bytes.
+ * A load that misses holds its LOAD's port for `fill` more cycles (the line's beats arriving over the port)
+ * before that LOAD issues again; a load to a line already held or on its way hits. sets = 0: no cache. */
+typedef struct {
+    i64 sets, ways, line_bytes, fill;
+    i64 *tag, *used; /* per set x way: the line held (-1 none), its last use */
+    i64 misses;
+} Cache;
+
+/* 1 when the line of byte `addr` missed (it is now held), 0 on a hit. */
+static int cache_miss(Cache *c, i64 addr, i64 now) {
+    i64 line = addr / c->line_bytes, set = line % c->sets, victim = 0;
+    i64 *tg = c->tag + set * c->ways, *us = c->used + set * c->ways;
+    for (i64 w = 0; w < c->ways; w++) {
+        if (tg[w] == line) {
+            us[w] = now;
+            return 0;
+        }
+        if (us[w] < us[victim]) victim = w;
+    }
+    tg[victim] = line;
+    us[victim] = now;
+    c->misses++;
+    return 1;
+}
+
+/* Phase 2 for one memory PE (`st`: its state; a LOAD's st[0] is the cycle its port is free again);
+ * returns 1 when it used the memory. */
 static int memory(const i64 *p, const i64 *ins, const i64 *outs, Queues *q, const double *mem_in,
-                  double *mem_out, const i64 *geo, double *credit, double elem, i64 now) {
+                  double *mem_out, const i64 *geo, double *credit, double elem, i64 now, Cache *c, i64 *st) {
     double v;
     i64 t, in0 = ins[p[P_IN0]], npts = geo[G_NPTS], Y = geo[G_Y], X = geo[G_X];
     if (*credit < elem || !ready(q, in0, now)) return 0;
@@ -328,10 +358,12 @@ static int memory(const i64 *p, const i64 *ins, const i64 *outs, Queues *q, cons
         mem_out[p[P_A] + t % npts] = v;
         emit(q, outs, p, 0.0, t, now + p[P_LAT]);
     } else { /* LOAD issue into its response queue; the address projects the point on the field's axes */
-        if (!room(q, p[P_B])) return 0;
+        if (!room(q, p[P_B]) || now < st[0]) return 0;
         pop(q, in0, &v, &t);
         i64 idx = t % npts, z = idx / (Y * X), y = (idx / X) % Y, x = idx % X;
-        push(q, p[P_B], mem_in[p[P_A] + z * p[P_C] + y * p[P_D] + x * p[P_E]], t, now + p[P_LAT]);
+        i64 at = z * p[P_C] + y * p[P_D] + x * p[P_E];
+        if (c->sets && cache_miss(c, p[P_F] + at * p[P_G], now)) st[0] = now + 1 + c->fill;
+        push(q, p[P_B], mem_in[p[P_A] + at], t, now + p[P_LAT]);
     }
     *credit -= elem;
     return 1;
@@ -342,8 +374,9 @@ void run(const i64 *pe, const double *consts, i64 npe, const i64 *order, const i
          const i64 *mem_pes, i64 nstore, i64 nload, i64 *qcap, i64 *qhead, i64 *qcnt, i64 *qbase, i64 *qpeak,
          double *qval, i64 *qtag, i64 *qrdy, const i64 *tags, const double *mem_in, double *mem_out,
          const i64 *boxes, const i64 *geo, double bytes_per_cycle, const double *elem_bytes, i64 *state,
-         i64 *fires, i64 *out) {
+         i64 *fires, i64 *out, const i64 *cache_cfg, i64 *cache_tag, i64 *cache_used) {
     Queues q = {qcap, qhead, qcnt, qbase, qpeak, qval, qtag, qrdy};
+    Cache c = {cache_cfg[0], cache_cfg[1], cache_cfg[2], cache_cfg[3], cache_tag, cache_used, 0};
     double credit = 0.0;
     i64 now = 0, idle = 0, firings = 0, moved = 0, done_pe = -1;
     int status = ST_LIMIT;
@@ -369,7 +402,8 @@ void run(const i64 *pe, const double *consts, i64 npe, const i64 *order, const i
         }
         for (i64 j = 0; j < nstore + nload; j++) {
             i64 i = j < nstore ? mem_pes[j] : mem_pes[nstore + (j - nstore + now) % nload];
-            int f = memory(pe + i * PCOLS, ins, outs, &q, mem_in, mem_out, geo, &credit, elem_bytes[i], now);
+            int f = memory(pe + i * PCOLS, ins, outs, &q, mem_in, mem_out, geo, &credit, elem_bytes[i], now, &c,
+                           state + NSTATE * i);
             fires[i] += f;
             fired += f;
             moved += f;
@@ -392,4 +426,5 @@ end:
     out[1] = now;
     out[2] = firings;
     out[3] = moved;
+    out[5] = c.misses;
 }
