@@ -39,7 +39,9 @@ class NetworkLink:
         a beat wider than the payload is split into the fewest sub-streams of equal lanes that fit one
         (StencilFlow §VI-B: SMI splits a stream over channels; StencilFlow's split wants even chunks), each
         packed alike. W = 1 float32: 7 a packet, 4.57 B a beat; W = 4: 16 B, one a packet, 32 B a beat;
-        W = 8: two sub-streams of 16 B, 64 B a beat."""
+        W = 8: two sub-streams of 16 B, 64 B a beat. Assumed: a beat is one SMI element, as StencilFlow's
+        vector streams are; stencilmap's own SMI code (``codegen.opencl_channels``) pushes a beat's W scalars,
+        7 float32 a packet at any W."""
         beat = lanes * itemsize
         if self.payload_bytes <= 0 or self.packet_bytes <= 0:
             return float(beat)
