@@ -18,13 +18,13 @@ from pathlib import Path
 
 from table import print_table
 
+import stencilmap as sm
 from stencilmap.design.common import with_iterate
 from stencilmap.design.registry import BuildConfig
 from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
 from stencilmap.jobs.partition import partition
-from stencilmap.model.estimate import estimate
-from stencilmap.model.report import EstimateConfig, EstimateReport
+from stencilmap.model.report import EstimateReport
 from stencilmap.model.timing import memory_rate, predicted_cycles
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape, make_inputs
@@ -55,9 +55,8 @@ def model_rows(corpus: Path, device: str, lengths: tuple[int, ...]) -> list[tupl
     out = []
     for n in lengths:
         for k in (1, 2, 4):
-            config = EstimateConfig(corpus / JACOBI, device, iterate=n // 8, shape=DOMAIN, devices=k)
             try:
-                r = estimate(config)
+                r = sm.estimate(_jacobi(corpus), device, "stencilflow", iterate=n // 8, devices=k)
             except StencilmapError as exc:
                 out.append((str(n), str(k), "-", "-", "no", "-", "-", "-", _paper(n, k)))
                 assert "does not fit" in exc.message, exc.message
@@ -70,6 +69,11 @@ def model_rows(corpus: Path, device: str, lengths: tuple[int, ...]) -> list[tupl
             out.append((str(n), str(k), per, str(p.streams_cut), fits, f"{r.predicted_cycles:,}", f"{gops:,.0f}",
                         f"{paper_ops:,.0f}", _paper(n, k)))  # fmt: skip
     return out
+
+
+def _jacobi(corpus: Path) -> sm.Program:
+    """The corpus Jacobi 3-D program on the paper's 2^15 x 32 x 32 domain."""
+    return sm.load(corpus / JACOBI, shape=DOMAIN)
 
 
 def _gops(r: EstimateReport, stencils: int) -> tuple[float, float]:
@@ -85,10 +89,7 @@ def link_rows(corpus: Path, device: str, stencils: int) -> list[tuple[str, ...]]
     (§VIII-C: the distributed designs could not be vectorized further)."""
     out = []
     for w in (1, 4, 8, 16):
-        config = EstimateConfig(
-            corpus / JACOBI, device, iterate=stencils // 8, vector=w, shape=DOMAIN, devices=2
-        )
-        r = estimate(config)
+        r = sm.estimate(_jacobi(corpus), device, "stencilflow", iterate=stencils // 8, vector=w, devices=2)
         assert r.partition is not None
         rate = min(c.rate for c in r.partition.network_channels)
         gops, paper_ops = _gops(r, stencils)

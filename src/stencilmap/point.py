@@ -24,10 +24,33 @@ Parts = tuple[tuple[str, ...], ...]
 @dataclass(frozen=True, slots=True)
 class NetworkLink:
     """The network between two devices (StencilFlow §VI-B, SMI): ``latency`` cycles a hop, and
-    ``bytes_per_cycle`` that all the streams between the two devices share."""
+    ``bytes_per_cycle`` that all the streams between the two devices share. ``packet_bytes`` /
+    ``payload_bytes`` (0: a raw byte stream): the links carry packets of ``packet_bytes`` of which
+    ``payload_bytes`` are data — SMI's 32-byte network packets with a 4-byte header (``wire_bytes``)."""
 
     latency: int
     bytes_per_cycle: float
+    packet_bytes: int = 0
+    payload_bytes: int = 0
+
+    def wire_bytes(self, lanes: int, itemsize: int) -> float:
+        """Bytes on the links per beat of a stream of ``lanes`` elements of ``itemsize`` bytes. SMI packs
+        whole elements into a packet's payload (⌊payload / element⌋ a packet, the header's element count);
+        a beat wider than the payload is split into the fewest sub-streams of equal lanes that fit one
+        (StencilFlow §VI-B: SMI splits a stream over channels; StencilFlow's split wants even chunks), each
+        packed alike. W = 1 float32: 7 a packet, 4.57 B a beat; W = 4: 16 B, one a packet, 32 B a beat;
+        W = 8: two sub-streams of 16 B, 64 B a beat. Assumed: a beat is one SMI element, as StencilFlow's
+        vector streams are; stencilmap's own SMI code (``codegen.opencl_channels``) pushes a beat's W scalars,
+        7 float32 a packet at any W."""
+        beat = lanes * itemsize
+        if self.payload_bytes <= 0 or self.packet_bytes <= 0:
+            return float(beat)
+        least = -(-beat // self.payload_bytes)
+        n = next((k for k in range(least, lanes + 1) if lanes % k == 0), lanes)
+        sub = beat // n
+        if sub > self.payload_bytes:  # an element wider than a payload: packets of its pieces
+            return n * self.packet_bytes * -(-sub // self.payload_bytes)
+        return n * self.packet_bytes / (self.payload_bytes // sub)
 
 
 #: The architectures a design can be built for (``arch.ARCHS`` has what varies with each).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import replace
+from math import ceil
 from pathlib import Path
 
 import pytest
@@ -67,12 +68,16 @@ def _brute_force(program: Program, costs: dict[str, Cost], device: Device, k: in
 
 
 def _small_device(program: Program, stencils_per_device: int) -> Device:
-    """stratix10 with ALMs for the base plus ``stencils_per_device`` of the program's largest stencil."""
+    """stratix10 with usable ALMs (under its ``max_utilization``) for the base plus ``stencils_per_device``
+    of the program's largest stencil."""
     dev = load_device("stratix10")
     costs = node_costs(build("stencilflow", program, BuildConfig()), program, dev)
     assert dev.resource_model is not None
-    alm = dev.resource_model.base["alm"] + stencils_per_device * max(c["alm"] for c in costs.values())
-    return replace(dev, resources=tuple((r, int(alm) if r == "alm" else n) for r, n in dev.resources))
+    usable = dict(dev.resource_model.max_utilization).get("alm", 1.0)
+    alm = (
+        dev.resource_model.base["alm"] + stencils_per_device * max(c["alm"] for c in costs.values())
+    ) / usable
+    return replace(dev, resources=tuple((r, ceil(alm) if r == "alm" else n) for r, n in dev.resources))
 
 
 @pytest.mark.parametrize(("name", "q"), DAGS)

@@ -47,7 +47,7 @@ class NetworkChannel:
     dst: int
     rate: float  # beats per cycle the link grants the stream (≤ 1)
     latency: int  # cycles
-    required_gbs: float  # what the stream needs at one beat a cycle
+    required_gbs: float  # what the stream needs on the links at one beat a cycle (packet headers included)
     link_gbs: float  # the links between the two devices, shared by their streams
 
     def to_json(self) -> dict[str, Any]:
@@ -68,7 +68,8 @@ def network_link(device: Device, clock_mhz: float | None = None) -> NetworkLink:
     if device.network is None:
         raise StencilmapError(f"device '{device.name}' has no 'network' (links to other devices) in its file")
     mhz = clock_mhz if clock_mhz is not None else device.clock_mhz
-    return NetworkLink(device.network.latency_cycles(mhz), device.network.bytes_per_cycle(mhz))
+    net = device.network
+    return NetworkLink(net.latency_cycles(mhz), net.bytes_per_cycle(mhz), net.packet_bytes, net.payload_bytes)
 
 
 def split_design(
@@ -108,7 +109,7 @@ def network_channels(design: Design, device: Device) -> tuple[NetworkChannel, ..
     for m in design.modules:
         if m.kind == "network":
             width, rate = _int(m.param("width")), float(str(m.param("rate")))
-            beat = width * itemsize(str(m.param("dtype")))
+            beat = network_link(device).wire_bytes(width, itemsize(str(m.param("dtype"))))
             need = beat * device.clock_mhz * 1e6 / 1e9
             src, dst = _int(m.param("src_device")), _int(m.param("dst_device"))
             channels.append(

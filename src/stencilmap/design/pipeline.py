@@ -162,7 +162,7 @@ class _Pipeline:
 
     def network(self, node: str, src: Stream, a: int, b: int) -> Stream:
         """A network module carrying ``src`` from device ``a`` to ``b`` (StencilFlow §VI-B, SMI)."""
-        beat = self.w * itemsize(src.dtype)
+        beat = self.link.wire_bytes(self.w, itemsize(src.dtype))  # with SMI's packet headers (§VI-B)
         rate = min(1.0, self.link.bytes_per_cycle / (self.crossing[(a, b)] * beat))
         depth = ceil(self.link.latency * rate) + LINK_DEPTH
         p = params(

@@ -117,6 +117,8 @@ class _NetworkSpec(_Strict):
     link_bandwidth_gbs: float = Field(gt=0)
     link_latency_ns: float = Field(ge=0)
     links: int = Field(gt=0)
+    packet_bytes: int = Field(default=0, ge=0)
+    payload_bytes: int = Field(default=0, ge=0)
 
 
 class _CoresSpec(_Strict):
@@ -294,6 +296,13 @@ def _check(device: Device, where: str) -> None:
             raise StencilmapError("a block memory model needs memory_blocks", where)
     _check_clock_model(device, where)
     _check_cores(device, where)
+    net = device.network
+    if net is not None and (
+        net.payload_bytes > net.packet_bytes or (net.packet_bytes > 0) != (net.payload_bytes > 0)
+    ):
+        raise StencilmapError(
+            "network: packet_bytes and payload_bytes go together, the payload at most the packet", where
+        )
     if device.kind == "fpga" and not device.part:
         raise StencilmapError("an FPGA names its part (the generated scripts target it)", where)
     if device.memory_interleaved and device.kind != "fpga":

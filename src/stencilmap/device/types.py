@@ -126,11 +126,14 @@ class MemoryBlocks:
 @dataclass(frozen=True, slots=True)
 class Network:
     """The links joining two devices of this kind (StencilFlow §VI-B: SMI over the QSFP ports): ``links``
-    links of ``link_bandwidth_gbs`` each between two communicating devices, ``link_latency_ns`` per hop."""
+    links of ``link_bandwidth_gbs`` each between two communicating devices, ``link_latency_ns`` per hop,
+    carrying packets of ``packet_bytes`` with ``payload_bytes`` of data (0, 0: raw bytes)."""
 
     link_bandwidth_gbs: float
     link_latency_ns: float
     links: int
+    packet_bytes: int = 0  # 0: a raw byte stream; else the links' packet (SMI: 32 B) …
+    payload_bytes: int = 0  # … of which this much is data (SMI: 28 B; ``point.NetworkLink.wire_bytes``)
 
     def bytes_per_cycle(self, clock_mhz: float) -> float:
         """What all the links between two devices carry per cycle of a design clocked at ``clock_mhz``."""

@@ -127,7 +127,7 @@ def _modelled_clock(ctx: ModelContext, resources: ResourceUsage) -> tuple[ModelC
         return ctx, ()
     used = resources.utilization(cm.resource)
     mhz = cm.mhz(used)
-    note = f"clock {mhz:.4g} MHz: {ctx.device.name}'s clock model at {100 * used:.1f}% {cm.resource} (OpenCL Fig. 10)"
+    note = f"clock {mhz:.4g} MHz: {ctx.device.name}'s clock model at {100 * used:.1f}% {cm.resource} (its file's clock_model and sources)"
     return replace(ctx, f_hz=mhz * 1e6), (note,)
 
 
