@@ -208,7 +208,12 @@ def _build_and_call(path: Path, tmp_path: Path) -> None:
     assert getattr(lib, name)(*[_pointer(a) for a in args], *sizes) == 0
     got = {k: v.astype(bool) if program.field_dtype(k) == "bool" else v for k, v in outputs.items()}
     assert validate("done", got, ref.outputs, ref.defined).valid, "the C binding"
-    wrong = [ctypes.c_long(n + 1) for n in shape]
+    # the rows are the kernel's runtime argument (test_runtime_rows): other columns, or no rows, are refused
+    wrong = (
+        [ctypes.c_long(n) for n in (shape[0], *(n + 1 for n in shape[1:]))]
+        if len(shape) > 1
+        else [ctypes.c_long(0)]
+    )
     assert getattr(lib, name)(*[_pointer(a) for a in args], *wrong) != 0
 
 
