@@ -122,7 +122,7 @@ def emit_hls(design: Design, program: Program, values: Values) -> Generated:
         "connectivity.cfg": host_files.connectivity(top, ports, board),
         "hls.tcl": host_files.hls_tcl(top, board),
         "Makefile": host_files.hls_makefile(top, board, api.name),
-        "README.md": host_files.hls_readme(lay, top, ports, burst, board, api.name),
+        "README.md": host_files.hls_readme(lay, top, ports, burst, board, api.name, max_rows(lay)),
         f"api/{api.name}.h": binding.header(api),
         f"api/{api.name}_xrt.cpp": binding.xrt(api, top, burst, ports),
         f"api/{api.name}_csim.cpp": binding.csim(api, top, burst, ports),

@@ -253,17 +253,19 @@ def hls_makefile(top: str, board: Board | None, api: str) -> str:
     freq = f"{board.clock_mhz:g}" if board is not None else "300"
     rules = f"""\
 # Build {top} (stencilmap). `make csim` and `make lib-csim` need only g++; the others the Xilinx tools.
-#   make csim DATA=data OUT=out        C simulation (executable {top}_csim) with the bundled stand-ins
+#   make csim DATA=data OUT=out [ROWS=n]   C simulation (executable {top}_csim) with the bundled stand-ins
 #   make csim HLS_INCLUDE=$$XILINX_HLS/include   ... with the vendor's hls_stream.h / ap_int.h
 #   make lib-csim                      lib{api}_csim.so: the C binding (api/{api}.h) over the C simulation
 #   make csynth | cosim                vitis_hls: synthesis, C/RTL co-simulation (part {part or "$(PART)"})
 #   make sw_emu | hw_emu | hw PLATFORM=<platform>   v++: {top}.<target>.xclbin at {freq} MHz
-#   make host XILINX_XRT=/opt/xilinx/xrt; ./host {top}.hw.xclbin data out
+#   make host XILINX_XRT=/opt/xilinx/xrt; ./host {top}.hw.xclbin data out [rows]
+# ROWS: the grid's rows, the kernel's runtime argument (default: those it was generated for, SM_ROWS).
 #   make lib XILINX_XRT=/opt/xilinx/xrt   lib{api}.so: the C binding over XRT (XCLBIN= at run time)
 CXX ?= g++
 HLS_INCLUDE ?= csim_include
 DATA ?= data
 OUT ?= out
+ROWS ?=
 PLATFORM ?=
 PART ?= {part}
 KERNEL_FREQ ?= {freq}
@@ -274,7 +276,7 @@ VPP_FLAGS = --platform $(PLATFORM) --kernel_frequency $(KERNEL_FREQ) -I.
 .PHONY: csim csynth cosim sw_emu hw_emu hw host lib lib-csim clean
 
 csim: {top}_csim
-\tmkdir -p $(OUT) && ./{top}_csim $(DATA) $(OUT)
+\tmkdir -p $(OUT) && ./{top}_csim $(DATA) $(OUT) $(ROWS)
 
 kernel_csim.o: kernel.cpp kernel.h stencilmap_hls.h
 \t$(CXX) $(CSIM_FLAGS) -fPIC -c kernel.cpp -o $@
@@ -298,7 +300,7 @@ csynth cosim:
 
 sw_emu hw_emu: %: {top}.%.xclbin host
 \temconfigutil --platform $(PLATFORM)
-\tmkdir -p $(OUT) && XCL_EMULATION_MODE=$@ ./host {top}.$@.xclbin $(DATA) $(OUT)
+\tmkdir -p $(OUT) && XCL_EMULATION_MODE=$@ ./host {top}.$@.xclbin $(DATA) $(OUT) $(ROWS)
 
 hw: {top}.hw.xclbin
 
@@ -315,7 +317,7 @@ clean:
 
 
 def hls_readme(
-    lay: Layout, top: str, ports: tuple[Port, ...], burst: int, board: Board | None, api: str
+    lay: Layout, top: str, ports: tuple[Port, ...], burst: int, board: Board | None, api: str, max_rows: int
 ) -> str:
     d = lay.design
     params = ", ".join(f"{k}={v}" for k, v in d.parameters)
@@ -323,6 +325,12 @@ def hls_readme(
     memory = board.memory if board is not None else "DDR"
     banks = ", ".join(
         f"`{p.direction}_{identifier(p.field)}` (bundle `{bundle(p)}`) → {memory}[{p.bank}]" for p in ports
+    )
+    inner = " × ".join(str(n) for n in lay.shape[1:]) or "none: the grid is the rows"
+    bound = (
+        f", and takes at most {max_rows} (`SM_MAX_ROWS`: its writer gathers the field on chip)"
+        if max_rows
+        else ""
     )
     target = (
         f"device `{board.name}`: part `{board.part}`, {board.clock_mhz:g} MHz"
@@ -344,6 +352,11 @@ Files: `kernel.cpp` (one function per module, `hls::stream` channels, top functi
 assemble whole words and write each once: no output port is read.
 
 Data: one raw little-endian C-order file `<field>.bin` per input (`numpy.ndarray.tofile`).
+
+Rows: the kernel takes the number of rows (the first axis) at run time, its last argument `rows`
+(SODA §4.5); the other sizes are fixed ({inner}). It was generated for {lay.shape[0]} rows (`SM_ROWS`, the
+default){bound}. Give another count as the hosts' last argument (`make csim ROWS=n`,
+`./host X.xclbin data out n`) or as the binding's first size, with data files of that many rows.
 
 Build on a board (needs Vitis and XRT):
 
