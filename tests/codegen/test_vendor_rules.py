@@ -231,6 +231,8 @@ def _build_and_call(path: Path, tmp_path: Path) -> None:
         else [ctypes.c_long(0)]
     )
     assert getattr(lib, name)(*[_pointer(a) for a in args], *wrong) != 0
+    if shape[0] == 1:  # no fewer rows to run
+        return
     # the same library on fewer rows (the kernel's runtime argument): bit-exact again
     rows = shape[0] - max(1, shape[0] // 3)
     other = bind_shape(program, {}, (rows, *shape[1:]))
