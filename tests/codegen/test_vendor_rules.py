@@ -3,7 +3,8 @@
 loops only where allowed), each rule shown to fail on a hand-broken snippet; the scripts carry the
 device; ``make csim`` and ``make lib-csim`` work in a folder ``--verify`` wrote (with Xilinx's own
 headers when ``../shared/vendor`` is present), and the C binding, called through ctypes, matches the
-reference bit-exact. No vendor tool runs here.
+reference bit-exact, at the generated grid and (the same library: the rows are the HLS kernel's runtime
+argument) at fewer rows. No vendor tool runs here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from stencilmap.codegen.registry import Generated, emit
 from stencilmap.codegen.verify import write_data
 from stencilmap.device.catalog import load_device
 from stencilmap.errors import StencilmapError
+from stencilmap.program.data import bind_shape, field_shape, make_inputs
+from stencilmap.program.ir import Program
 from stencilmap.sim.validate import validate
 from tests.codegen import vendor_rules as rules
 from tests.codegen.conftest import FULL
@@ -172,6 +175,19 @@ def _pointer(arr: np.ndarray) -> ctypes.c_void_p:
     return ctypes.c_void_p(arr.ctypes.data)
 
 
+def _inputs_at(program: Program) -> dict[str, np.ndarray]:
+    """Inputs on another grid: the program's own, else (data files of the generated grid) seeded values."""
+    try:
+        return inputs_for(program, seed=1)
+    except StencilmapError:
+        rng = np.random.default_rng(1)
+        supplied = {
+            i.name: np.asarray(rng.uniform(-100, 100, field_shape(program, i))).astype(i.dtype)
+            for i in program.inputs
+        }
+        return make_inputs(program, supplied, 1)
+
+
 def _build_and_call(path: Path, tmp_path: Path) -> None:
     if shutil.which("make") is None or shutil.which("g++") is None:
         pytest.skip("make and g++ are needed")
@@ -208,8 +224,28 @@ def _build_and_call(path: Path, tmp_path: Path) -> None:
     assert getattr(lib, name)(*[_pointer(a) for a in args], *sizes) == 0
     got = {k: v.astype(bool) if program.field_dtype(k) == "bool" else v for k, v in outputs.items()}
     assert validate("done", got, ref.outputs, ref.defined).valid, "the C binding"
-    wrong = [ctypes.c_long(n + 1) for n in shape]
+    # the rows are the kernel's runtime argument (test_runtime_rows): other columns, or no rows, are refused
+    wrong = (
+        [ctypes.c_long(n) for n in (shape[0], *(n + 1 for n in shape[1:]))]
+        if len(shape) > 1
+        else [ctypes.c_long(0)]
+    )
     assert getattr(lib, name)(*[_pointer(a) for a in args], *wrong) != 0
+    if shape[0] == 1:  # no fewer rows to run
+        return
+    # the same library on fewer rows (the kernel's runtime argument): bit-exact again
+    rows = shape[0] - max(1, shape[0] // 3)
+    other = bind_shape(program, {}, (rows, *shape[1:]))
+    values = _inputs_at(other)
+    ref = run_reference(other, values)
+    args = [np.ascontiguousarray(np.asarray(values[p.field]).astype(storage(p.dtype)))
+            for p in sorted(ins, key=lambda p: order.index(p.field))]  # fmt: skip
+    outputs = {f: np.zeros((rows, *shape[1:]), storage(program.field_dtype(f))) for f in program.outputs}
+    args += list(outputs.values())
+    sizes = [ctypes.c_long(n) for n in (rows, *shape[1:])]
+    assert getattr(lib, name)(*[_pointer(a) for a in args], *sizes) == 0
+    got = {k: v.astype(bool) if program.field_dtype(k) == "bool" else v for k, v in outputs.items()}
+    assert validate("done", got, ref.outputs, ref.defined).valid, f"the C binding at {rows} rows"
 
 
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=[p.name for p in EXAMPLE_FILES])

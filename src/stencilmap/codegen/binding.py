@@ -4,7 +4,9 @@
 one pointer per field, the inputs (``const``) then the outputs, each in declaration order, raw C-order
 arrays as NumPy holds them (bool as one byte), then the grid's size along every axis. It returns 0 on
 success; nonzero, with a one-line message on stderr, when the sizes are not the grid the kernel was
-generated for (the kernel is specialised to its shape) or a pointer is null. Implementations: over XRT
+generated for (the kernel is specialised to its shape) or a pointer is null. The HLS kernel takes the
+number of rows (the first size) at run time (``Api.rows``: SODA §4.5): there only the inner sizes must be
+the generation's, and the rows at least 1 (at most ``max_rows`` where the kernel gathers a field on chip). Implementations: over XRT
 (``<program>_xrt.cpp``, Vitis), over the OpenCL host API (``<program>_opencl.cpp``, Intel), and over the
 C-simulation kernel (``<program>_csim.cpp``: ``make lib-csim``, what the tests call through ctypes).
 
@@ -14,7 +16,6 @@ Names come from ``stencilmap.names.identifier``: a program's name is untrusted t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import ceil
 
 from stencilmap.codegen.ctypes_ import bits, ctype, storage
 from stencilmap.codegen.registry import Port
@@ -43,6 +44,8 @@ class Api:
     name: str
     ports: tuple[Port, ...]
     shape: tuple[int, ...]
+    rows: bool = False  # the first size is the kernel's runtime argument (HLS), not fixed
+    max_rows: int = 0  # with ``rows``: the most rows it takes (0: no bound)
 
     @property
     def sizes(self) -> tuple[str, ...]:
@@ -60,12 +63,34 @@ class Api:
         return f"int {self.name}({', '.join(args)})"
 
 
-def api(name: str, ports: tuple[Port, ...], declared: tuple[str, ...], shape: tuple[int, ...]) -> Api:
+def api(
+    name: str,
+    ports: tuple[Port, ...],
+    declared: tuple[str, ...],
+    shape: tuple[int, ...],
+    rows: bool = False,
+    max_rows: int = 0,
+) -> Api:
     """The function ``identifier(name)`` over ``ports`` ordered inputs first, then by ``declared``."""
     rank = {f: n for n, f in enumerate(declared)}
     ordered = sorted(ports, key=lambda p: (p.direction != "in", rank.get(p.field, len(rank))))
     fn = identifier(name)
-    return Api(f"{fn}_api" if fn in _RESERVED else fn, tuple(ordered), shape)
+    return Api(f"{fn}_api" if fn in _RESERVED else fn, tuple(ordered), shape, rows, max_rows)
+
+
+def elements_expr(p: Port, rows: str = "rows") -> str:
+    """The port's elements for ``rows`` rows, as C text."""
+    return f"{rows} * {p.per_row}L" if p.per_row else f"{p.elements}L"
+
+
+def words_expr(p: Port, burst: int, rows: str = "rows") -> str:
+    """The port's burst words for ``rows`` rows, as C text."""
+    return f"({elements_expr(p, rows)} * {bits(p.dtype)}L + {burst - 1}L) / {burst}L"
+
+
+def bytes_expr(p: Port, rows: str = "rows") -> str:
+    """The port's bytes (as the caller holds it) for ``rows`` rows, as C text."""
+    return f"{elements_expr(p, rows)} * {bits(p.dtype) // 8}L"
 
 
 def element_type(dtype: str) -> str:
@@ -83,7 +108,17 @@ def header(api: Api) -> str:
     w.line(f"/* {api.name}: the generated accelerator as a C function (stencilmap; SODA §4.1).")
     fields = ", ".join(f"{api.argument(p)} ({p.elements} x {p.dtype})" for p in api.ports)
     w.line(f" * Arrays, C order: {fields}.")
-    w.line(f" * Grid: {' x '.join(str(n) for n in api.shape)}; other sizes return nonzero with a message.")
+    if api.rows:
+        inner = "".join(f" x {n}" for n in api.shape[1:])
+        bound = f" (at most {api.max_rows})" if api.max_rows else ""
+        w.line(
+            f" * Grid: {api.sizes[0]}{inner}, any {api.sizes[0]} >= 1{bound} (generated at {api.shape[0]}): the arrays"
+        )
+        w.line(" * spanning the first axis hold that many; other sizes return nonzero with a message.")
+    else:
+        w.line(
+            f" * Grid: {' x '.join(str(n) for n in api.shape)}; other sizes return nonzero with a message."
+        )
     w.line(" * Returns 0 on success. */")
     w.line(f"#ifndef {guard}")
     w.line(f"#define {guard}")
@@ -105,10 +140,19 @@ def header(api: Api) -> str:
 
 
 def _checks(w: Writer, api: Api) -> None:
-    """The sizes must be the kernel's grid, the pointers non-null: else a message and status 1."""
-    want = " || ".join(f"{s} != {n}L" for s, n in zip(api.sizes, api.shape, strict=True))
+    """The sizes must be the kernel's grid (with ``rows``: its inner sizes, and rows in range), the
+    pointers non-null: else a message and status 1."""
     fmt = " x ".join("%ld" for _ in api.sizes)
-    grid = " x ".join(str(n) for n in api.shape)
+    if api.rows:
+        first = api.sizes[0]
+        wrong = [f"{first} < 1L"] + ([f"{first} > {api.max_rows}L"] if api.max_rows else [])
+        wrong += [f"{s} != {n}L" for s, n in zip(api.sizes[1:], api.shape[1:], strict=True)]
+        want = " || ".join(wrong)
+        bound = f"1 to {api.max_rows}" if api.max_rows else "at least 1"
+        grid = " x ".join([f"{first} ({bound})", *(str(n) for n in api.shape[1:])])
+    else:
+        want = " || ".join(f"{s} != {n}L" for s, n in zip(api.sizes, api.shape, strict=True))
+        grid = " x ".join(str(n) for n in api.shape)
     with w.block(f"if ({want})"):
         w.line(
             f'std::fprintf(stderr, "{api.name}: grid {fmt}, but this kernel was generated for {grid}\\n", {", ".join(api.sizes)});'
@@ -154,15 +198,16 @@ def csim(api: Api, top: str, burst: int, kernel: tuple[Port, ...]) -> str:
     with w.block(f'extern "C" {api.signature()}'):
         w.line("using namespace stencilmap_binding;")
         _checks(w, api)
+        rows = api.sizes[0]
         for p in api.ports:
-            words = ceil(p.elements * bits(p.dtype) / burst)
-            w.line(f"std::vector<sm_word_t> w_{api.argument(p)}({words});")
+            w.line(f"std::vector<sm_word_t> w_{api.argument(p)}({words_expr(p, burst, rows)});")
             if p.direction == "in":
-                w.line(f"sm_pack({api.argument(p)}, {_bytes(p)}L, w_{api.argument(p)});")
-        w.line(f"{top}({', '.join(f'w_{api.argument(p)}.data()' for p in kernel)});  // its argument order")
+                w.line(f"sm_pack({api.argument(p)}, {bytes_expr(p, rows)}, w_{api.argument(p)});")
+        call = [f"w_{api.argument(p)}.data()" for p in kernel] + [rows]
+        w.line(f"{top}({', '.join(call)});  // its argument order")
         for p in api.ports:
             if p.direction == "out":
-                w.line(f"sm_unpack(w_{api.argument(p)}, {_bytes(p)}L, {api.argument(p)});")
+                w.line(f"sm_unpack(w_{api.argument(p)}, {bytes_expr(p, rows)}, {api.argument(p)});")
         w.line("return 0;")
     return w.text()
 
@@ -191,27 +236,29 @@ def xrt(api: Api, top: str, burst: int, kernel: tuple[Port, ...]) -> str:
             w.line("xrt::device device(0);")
             w.line(f'const auto uuid = device.load_xclbin(path ? path : "{top}.hw.xclbin");')
             w.line(f'xrt::kernel kernel(device, uuid, "{top}");')
+            rows = api.sizes[0]
             for n, p in enumerate(kernel):  # group_id: the kernel's argument index
-                size = ceil(p.elements * bits(p.dtype) / burst) * burst // 8
+                size = f"({words_expr(p, burst, rows)}) * {burst // 8}L"
                 name = f"bo_{api.argument(p)}"
                 w.line(f"xrt::bo {name}(device, {size}, kernel.group_id({n}));")
                 if p.direction == "in":
                     with w.block(""):
                         w.line(f"std::vector<char> bytes({size}, 0);")
-                        w.line(f"std::memcpy(bytes.data(), {api.argument(p)}, {_bytes(p)});")
+                        w.line(f"std::memcpy(bytes.data(), {api.argument(p)}, {bytes_expr(p, rows)});")
                         w.line(f"{name}.write(bytes.data());")
                         w.line(f"{name}.sync(XCL_BO_SYNC_BO_TO_DEVICE);")
-            w.line(f"auto run = kernel({', '.join(f'bo_{api.argument(p)}' for p in kernel)});")
+            call = [f"bo_{api.argument(p)}" for p in kernel] + [rows]
+            w.line(f"auto run = kernel({', '.join(call)});  // the rows: its scalar argument")
             w.line("run.wait();")
             for p in api.ports:
                 if p.direction == "out":
-                    size = ceil(p.elements * bits(p.dtype) / burst) * burst // 8
+                    size = f"({words_expr(p, burst, rows)}) * {burst // 8}L"
                     name = f"bo_{api.argument(p)}"
                     with w.block(""):
                         w.line(f"{name}.sync(XCL_BO_SYNC_BO_FROM_DEVICE);")
                         w.line(f"std::vector<char> bytes({size});")
                         w.line(f"{name}.read(bytes.data());")
-                        w.line(f"std::memcpy({api.argument(p)}, bytes.data(), {_bytes(p)});")
+                        w.line(f"std::memcpy({api.argument(p)}, bytes.data(), {bytes_expr(p, rows)});")
         with w.block("catch (const std::exception& e)", tail="}"):
             w.line(f'std::fprintf(stderr, "{api.name}: %s\\n", e.what());')
             w.line("return 2;")

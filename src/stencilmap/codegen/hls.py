@@ -10,6 +10,13 @@ write each once: no output port is read. ``hls.tcl``, the ``Makefile`` and ``con
 (``binding``). Tiles (SODA §4.2) are streamed by the readers and writers from the placement the design
 records. FIFO segments and delay buffers are copy
 loops whose storage is their input stream's depth (the design's channel depth plus the segment's).
+
+The number of rows (the outermost, streamed axis) is the top function's last argument, ``long rows``
+(``s_axilite``), as SODA's tiles take theirs (SODA §4.5: "T_{m-1} is determined by the input and is a
+runtime parameter"); the inner axes are the generation's, since they size the reuse buffers. The
+testbench, the XRT host and the C binding pass it (the grid's first size); ``SM_ROWS`` in ``kernel.h`` is
+the generation's, the default and every loop's ``loop_tripcount`` hint. A design whose writer gathers the
+field on chip (several tiles) takes at most ``SM_MAX_ROWS`` (the generation's) rows.
 """
 
 from __future__ import annotations
@@ -60,10 +67,20 @@ def ports_of(lay: Layout) -> tuple[Port, ...]:
                 continue
             field = str(m.param("field"))
             inp = p.input(field)
-            own = tuple(lay.shape[a] for a in p.field_axes(field)) if inp is not None else lay.shape
+            axes = p.field_axes(field) if inp is not None else tuple(range(lay.rank))
+            own = tuple(lay.shape[a] for a in axes)
             bank = m.param("bank", 0)
-            out.append(Port(field, direction, p.field_dtype(field), prod(own), int(str(bank))))  # type: ignore[arg-type]
+            per_row = prod(own[1:]) if axes[:1] == (0,) else 0  # spans the rows: its size follows them
+            out.append(Port(field, direction, p.field_dtype(field), prod(own), int(str(bank)), per_row))  # type: ignore[arg-type]
     return tuple(out)
+
+
+def max_rows(lay: Layout) -> int:
+    """The most rows the kernel takes: the generation's where a writer gathers its field on chip (its
+    buffer is sized at generation), else 0 (no bound)."""
+    mods = ModuleEmitter(lay, ExprEmitter(lay.program, {}, "cpp"), 0)
+    gathers = any(m.kind == "writer" and not mods.in_order(m) for m in lay.design.modules)
+    return lay.shape[0] if gathers else 0
 
 
 def declared(program: Program) -> tuple[str, ...]:
@@ -87,9 +104,13 @@ def emit_hls(design: Design, program: Program, values: Values) -> Generated:
     ports = ports_of(lay)
     _check_burst(burst, ports)
     top = f"{identifier(program.name)}_kernel"
+    if lay.stream_shape[:1] != lay.shape[:1]:
+        raise StencilmapError(
+            f"design {design.name} streams {lay.stream_shape} of {lay.shape}: tiles split the rows"
+        )
     kernel = _kernel(lay, values, burst, top, ports)
     board = host_files.board_of(design.device)
-    api = binding.api(program.name, ports, declared(program), lay.shape)
+    api = binding.api(program.name, ports, declared(program), lay.shape, rows=True, max_rows=max_rows(lay))
     files = {
         "kernel.cpp": kernel,
         "kernel.h": _header(lay, top, ports, burst),
@@ -97,11 +118,11 @@ def emit_hls(design: Design, program: Program, values: Values) -> Generated:
         "csim_include/hls_stream.h": support_file("hls_stream.h"),
         "csim_include/ap_int.h": support_file("ap_int.h"),
         "csim_main.cpp": host_files.hls_testbench(top, ports, burst),
-        "host.cpp": host_files.xrt_host(top, ports, burst),
+        "host.cpp": host_files.xrt_host(top, ports, burst, lay.shape[0], max_rows(lay)),
         "connectivity.cfg": host_files.connectivity(top, ports, board),
         "hls.tcl": host_files.hls_tcl(top, board),
         "Makefile": host_files.hls_makefile(top, board, api.name),
-        "README.md": host_files.hls_readme(lay, top, ports, burst, board, api.name),
+        "README.md": host_files.hls_readme(lay, top, ports, burst, board, api.name, max_rows(lay)),
         f"api/{api.name}.h": binding.header(api),
         f"api/{api.name}_xrt.cpp": binding.xrt(api, top, burst, ports),
         f"api/{api.name}_csim.cpp": binding.csim(api, top, burst, ports),
@@ -131,9 +152,12 @@ def _header(lay: Layout, top: str, ports: tuple[Port, ...], burst: int) -> str:
     w.line('#include "stencilmap_hls.h"')
     w.line()
     w.line(f"#define SM_BURST_BITS {burst}")
+    host_files.sizing(w, ports, burst, lay.shape[0], max_rows(lay))
     for p in ports:
         words = ceil(p.elements * bits(p.dtype) / burst)
-        w.line(f"#define SM_WORDS_{identifier(p.field).upper()} {words}L  // {p.elements} x {p.dtype}")
+        w.line(
+            f"#define SM_WORDS_{identifier(p.field).upper()} {words}L  // {p.elements} x {p.dtype} at SM_ROWS"
+        )
     w.line()
     w.line("// C linkage, as Vitis requires of a kernel's top function (UG1393, C/C++ Kernels).")
     w.line(f'extern "C" void {top}({_args(ports, burst)});')
@@ -143,16 +167,17 @@ def _header(lay: Layout, top: str, ports: tuple[Port, ...], burst: int) -> str:
 
 
 def _args(ports: tuple[Port, ...], burst: int) -> str:
-    return ", ".join(
+    mem = [
         f"{'const ' if p.direction == 'in' else ''}ap_uint<{burst}>* {p.direction}_{identifier(p.field)}"
         for p in ports
-    )
+    ]
+    return ", ".join([*mem, "long rows"])
 
 
 def _kernel(lay: Layout, values: Values, burst: int, top: str, ports: tuple[Port, ...]) -> str:
     params = {p.name: values[p.name] for p in lay.program.params}
     exprs = ExprEmitter(lay.program, params, "cpp")
-    mods = ModuleEmitter(lay, exprs, burst)
+    mods = ModuleEmitter(lay, exprs, burst, rows=True)
     order = lay.order()
     body = Writer()
     for m in order:
@@ -173,6 +198,15 @@ def _kernel(lay: Layout, values: Values, burst: int, top: str, ports: tuple[Port
     w.line("// ---- arithmetic with the project's defined semantics (wrap-around, x / 0 = 0, ...)")
     w.line()
     w.lines_of(helpers_text(exprs.helpers, "cpp"))
+    w.line()
+    inner = prod(lay.stream_shape[1:])
+    w.line("// ---- the stream of one tile: rows x the inner points, in beats of the design's lanes")
+    w.line("// (SODA §4.5: the rows, T_{m-1}, are a runtime parameter; the inner sizes the generation's)")
+    w.line()
+    w.line(f"static inline long sm_points(long rows) {{ return rows * {inner}L; }}")
+    w.line(
+        f"static inline long sm_tokens(long rows) {{ return (rows * {inner}L + {lay.lanes - 1}L) / {lay.lanes}L; }}"
+    )
     w.line()
     w.line("// ---- stencil expressions, one per stencil and port list (SODA §3.3: the PE body)")
     w.line()
@@ -205,6 +239,7 @@ def _top(
                 f"HLS interface m_axi port={arg} offset=slave bundle={host_files.bundle(p)} depth={words}"
             )
             w.pragma(f"HLS interface s_axilite port={arg}")
+        w.pragma("HLS interface s_axilite port=rows")
         w.pragma("HLS interface s_axilite port=return")
         w.pragma("HLS dataflow")
         w.line()
@@ -222,4 +257,5 @@ def _top(
                 args.insert(0, f"in_{identifier(str(m.param('field')))}")
             elif m.kind == "writer":
                 args.append(f"out_{identifier(str(m.param('field')))}")
+            args.append("rows")
             w.line(f"{mods.names[m.name]}({', '.join(args)});")

@@ -6,6 +6,9 @@ design; ``registry.program_design`` stands in for one).
 * ``cuda`` — ``kernel.cu``, the gpu backend's CUDA kernels (``backends/gpu.py``); ``--verify`` runs them with
   CuPy where a GPU exists, and otherwise says "not run: no GPU".
 
+Around each kernel file the target writes a host program that runs it on raw data files, a Makefile and a
+README (``host_c``, ``host_cuda``): the folder builds and runs as it is.
+
 Both generators are ``backends``' (the code the backends run is the code written; their expressions print
 through ``scalar``); codegen names them as targets. ``backends`` sits in the layer of ``design``, below
 ``codegen`` (``tests/test_layers.py``), as the hardware designs do.
@@ -59,6 +62,17 @@ def emit_c_openmp(design: Design, program: Program, values: Values) -> Generated
 
 @register("cuda", (HOST,), "the gpu backend's CUDA (kernel.cu); --verify: CuPy on a GPU, else not run")
 def emit_cuda(design: Design, program: Program, values: Values) -> Generated:
-    return Generated(
-        "cuda", (("kernel.cu", host_source(program, "gpu")),), "st_0", (), "gpu", ("kernel.cu",), ()
+    """``kernel.cu`` and, around it, ``main.cu`` (runs it on raw data files), ``Makefile`` and ``README.md``
+    (``codegen.host_cuda``)."""
+    from stencilmap.backends.plan import make_plan
+    from stencilmap.codegen import host_cuda
+
+    kernel = host_source(program, "gpu")  # refuses what the gpu backend cannot run, in one line
+    plan = make_plan(program)
+    files = (
+        ("Makefile", host_cuda.makefile(program.name)),
+        ("README.md", host_cuda.readme(plan, program.name)),
+        ("kernel.cu", kernel),
+        ("main.cu", host_cuda.main_cu(plan, program.name)),
     )
+    return Generated("cuda", files, "st_0", (), "gpu", ("kernel.cu",), ())

@@ -20,6 +20,29 @@ from stencilmap.backends.plan import Plan
 from stencilmap.names import comment, identifier
 from stencilmap.program import dtypes as dt
 
+#: ``load`` and ``save``: one raw little-endian file per field (``DIR/<name>.bin``), C and C++ alike; a
+#: missing or short input is one line on stderr and exit status 2.
+FILE_IO = (
+    "static void *load(const char *dir, const char *name, size_t bytes) {",
+    "  char path[4096];",
+    '  snprintf(path, sizeof path, "%s/%s.bin", dir, name);',
+    '  FILE *f = fopen(path, "rb");',
+    '  if (!f) { fprintf(stderr, "cannot open %s\\n", path); exit(2); }',
+    "  void *p = malloc(bytes ? bytes : 1);",
+    '  if (!p || fread(p, 1, bytes, f) != bytes || fgetc(f) != EOF) { fprintf(stderr, "%s: expected %zu bytes\\n", path, bytes); exit(2); }',
+    "  fclose(f);",
+    "  return p;",
+    "}",
+    "",
+    "static void save(const char *dir, const char *name, const void *p, size_t bytes) {",
+    "  char path[4096];",
+    '  snprintf(path, sizeof path, "%s/%s.bin", dir, name);',
+    '  FILE *f = fopen(path, "wb");',
+    '  if (!f || fwrite(p, 1, bytes, f) != bytes || fclose(f) != 0) { fprintf(stderr, "cannot write %s\\n", path); exit(1); }',
+    "}",
+    "",
+)
+
 
 def _elements(plan: Plan, name: str, shape: tuple[int, ...]) -> int:
     return prod(shape[a] for a in plan.axes(name))
@@ -52,24 +75,7 @@ def main_c(plan: Plan, program_name: str) -> str:
         "int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t steps, const int64_t *tile,",
         "             int threads, const sm_buf *inputs, const sm_buf *outputs, void *const *P);",
         "",
-        "static void *load(const char *dir, const char *name, size_t bytes) {",
-        "  char path[4096];",
-        '  snprintf(path, sizeof path, "%s/%s.bin", dir, name);',
-        '  FILE *f = fopen(path, "rb");',
-        '  if (!f) { fprintf(stderr, "cannot open %s\\n", path); exit(2); }',
-        "  void *p = malloc(bytes ? bytes : 1);",
-        '  if (!p || fread(p, 1, bytes, f) != bytes || fgetc(f) != EOF) { fprintf(stderr, "%s: expected %zu bytes\\n", path, bytes); exit(2); }',
-        "  fclose(f);",
-        "  return p;",
-        "}",
-        "",
-        "static void save(const char *dir, const char *name, const void *p, size_t bytes) {",
-        "  char path[4096];",
-        '  snprintf(path, sizeof path, "%s/%s.bin", dir, name);',
-        '  FILE *f = fopen(path, "wb");',
-        '  if (!f || fwrite(p, 1, bytes, f) != bytes || fclose(f) != 0) { fprintf(stderr, "cannot write %s\\n", path); exit(1); }',
-        "}",
-        "",
+        *FILE_IO,
         "static uint8_t *ones(size_t n) { uint8_t *m = malloc(n ? n : 1); if (!m) exit(3); memset(m, 1, n); return m; }",
         "",
         "int main(int argc, char **argv) {",
@@ -169,16 +175,23 @@ def makefile(program_name: str) -> str:
             "all: stencil",
             "stencil: main.c kernel.c",
             "\t$(CC) $(CFLAGS) -o $@ main.c kernel.c -lm",
-            "run: stencil",
-            "\tmkdir -p $(OUT) && ./stencil $(IN) $(OUT)",
-            "clean:",
-            "\trm -f stencil",
-            "",
+            *RUN_RULES,
         ]
     )
 
 
-def readme(plan: Plan, program_name: str) -> str:
+#: The Makefile's ``run`` and ``clean`` rules (``./stencil`` built by ``all``).
+RUN_RULES = (
+    "run: stencil",
+    "\tmkdir -p $(OUT) && ./stencil $(IN) $(OUT)",
+    "clean:",
+    "\trm -f stencil",
+    "",
+)
+
+
+def file_table(plan: Plan) -> list[str]:
+    """README lines: the table of the data files ``main`` reads and writes (name, role, dtype, shape)."""
     prog = plan.program
     shape = tuple(int(n or 0) for n in prog.shape)
 
@@ -192,6 +205,18 @@ def readme(plan: Plan, program_name: str) -> str:
         for p in prog.params
     ]
     rows += [row(o, prog.field_dtype(o), plan.axes(o), "output") for o in prog.outputs]
+    return [
+        "Each file is little-endian, C order (the last axis fastest):",
+        "",
+        "| file | role | dtype | shape |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
+def readme(plan: Plan, program_name: str) -> str:
+    prog = plan.program
     return "\n".join(
         [
             f"# {comment(program_name)} on the CPU (stencilmap `c-openmp`)",
@@ -205,12 +230,7 @@ def readme(plan: Plan, program_name: str) -> str:
             "$ ./stencil IN_DIR OUT_DIR [THREADS]",
             "```",
             "",
-            "Each file is little-endian, C order (the last axis fastest):",
-            "",
-            "| file | role | dtype | shape |",
-            "|---|---|---|---|",
-            *rows,
-            "",
+            *file_table(plan),
             "Undefined output points (a `shrink` boundary's margin) are NaN (float) or 0. The results equal",
             "`stencilmap run` bit for bit on the same inputs.",
             "",

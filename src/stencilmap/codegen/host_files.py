@@ -2,15 +2,16 @@
 ``v++`` connectivity, Makefile, README).
 
 Data files are raw little-endian C-order arrays, ``<field>.bin`` in a data folder (bool as one byte),
-exactly what ``numpy.ndarray.tofile`` writes; the host packs them into burst-wide words unchanged.
+exactly what ``numpy.ndarray.tofile`` writes; the host packs them into burst-wide words unchanged. The
+testbench and the XRT host take the number of rows as an optional last argument (default ``SM_ROWS``, the
+generation's): the kernel's runtime argument (``hls``), the files holding that many rows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import ceil
 
-from stencilmap.codegen.ctypes_ import bits
+from stencilmap.codegen.binding import bytes_expr, words_expr
 from stencilmap.codegen.layout import Layout
 from stencilmap.codegen.registry import Port
 from stencilmap.codegen.writer import Writer
@@ -47,16 +48,29 @@ def board_of(device: str | None) -> Board | None:
     return Board(dev.name, dev.part or "", dev.board or "", dev.clock_mhz, dev.dram_banks, memory)
 
 
-def _words(p: Port, burst: int) -> int:
-    return ceil(p.elements * bits(p.dtype) / burst)
+def sizing(w: Writer, ports: tuple[Port, ...], burst: int, rows: int, max_rows: int) -> None:
+    """``SM_ROWS`` (the generation's rows), ``SM_MAX_ROWS`` and each port's burst words for a number of
+    rows (``sm_words_<port>``), for ``kernel.h`` and the XRT host (which does without the HLS headers)."""
+    w.line(f"#define SM_ROWS {rows}L  // the rows generated for: the default, the trip counts' hint")
+    w.line(f"#define SM_MAX_ROWS {max_rows}L  // the most rows the kernel takes (0: no bound)")
+    w.line()
+    w.line("// Burst words of each port for a number of rows (a field without the rows' axis: a constant).")
+    for p in ports:
+        w.line(f"static inline long sm_words_{p.direction}_{identifier(p.field)}(long rows) {{")
+        w.line("  (void)rows;" if not p.per_row else f"  // rows x {p.per_row} x {p.dtype}")
+        w.line(f"  return {words_expr(p, burst)};")
+        w.line("}")
+    w.line()
 
 
 def hls_testbench(top: str, ports: tuple[Port, ...], burst: int) -> str:
     """``csim_main DATA_DIR OUT_DIR``: read every input, run the top function once, write the outputs."""
     w = Writer()
     w.line(f"// C-simulation testbench of {top} (stencilmap): g++ only, no vendor tools.")
-    w.line("// Usage: csim DATA_DIR OUT_DIR (raw little-endian <field>.bin files in and out).")
+    w.line("// Usage: csim DATA_DIR OUT_DIR [ROWS] (raw little-endian <field>.bin files in and out; ROWS:")
+    w.line("// the grid's rows, the kernel's runtime argument, default SM_ROWS).")
     w.line("#include <cstdio>")
+    w.line("#include <cstdlib>")
     w.line("#include <string>")
     w.line("#include <vector>")
     w.line()
@@ -93,31 +107,46 @@ def hls_testbench(top: str, ports: tuple[Port, ...], burst: int) -> str:
         w.line("return ok;")
     w.line()
     with w.block("int main(int argc, char** argv)"):
-        w.line('if (argc != 3) { std::fprintf(stderr, "usage: %s DATA_DIR OUT_DIR\\n", argv[0]); return 2; }')
+        w.line(
+            'if (argc != 3 && argc != 4) { std::fprintf(stderr, "usage: %s DATA_DIR OUT_DIR [ROWS]\\n", argv[0]); return 2; }'
+        )
         w.line("const std::string in_dir = argv[1], out_dir = argv[2];")
+        _rows_argument(w, "argv[3]", "argc == 4")
         for p in ports:
             name = f"{p.direction}_{identifier(p.field)}"
-            w.line(f"std::vector<word_t> {name}({_words(p, burst)});")
+            w.line(f"std::vector<word_t> {name}(sm_words_{name}(rows));")
             if p.direction == "in":
-                nbytes = p.elements * bits(p.dtype) // 8
-                w.line(f'if (!load(in_dir + "/{p.field}.bin", {name}, {nbytes}L)) return 1;')
-        w.line(f"{top}({', '.join(f'{p.direction}_{identifier(p.field)}.data()' for p in ports)});")
+                w.line(f'if (!load(in_dir + "/{p.field}.bin", {name}, {bytes_expr(p)})) return 1;')
+        call = [f"{p.direction}_{identifier(p.field)}.data()" for p in ports] + ["rows"]
+        w.line(f"{top}({', '.join(call)});")
         for p in ports:
             if p.direction == "out":
-                nbytes = p.elements * bits(p.dtype) // 8
                 w.line(
-                    f'if (!save(out_dir + "/{p.field}.bin", out_{identifier(p.field)}, {nbytes}L)) return 1;'
+                    f'if (!save(out_dir + "/{p.field}.bin", out_{identifier(p.field)}, {bytes_expr(p)})) return 1;'
                 )
         w.line("return 0;")
     return w.text()
 
 
-def xrt_host(top: str, ports: tuple[Port, ...], burst: int) -> str:
+def _rows_argument(w: Writer, arg: str, given: str) -> None:
+    """``const long rows``: the argument if given (1 to SM_MAX_ROWS), else SM_ROWS; a bad one is one
+    line on stderr and status 2."""
+    w.line(f"const long rows = {given} ? std::atol({arg}) : SM_ROWS;")
+    with w.block("if (rows < 1 || (SM_MAX_ROWS > 0 && rows > SM_MAX_ROWS))"):
+        w.line(
+            'std::fprintf(stderr, "ROWS must be from 1 to %ld\\n", SM_MAX_ROWS > 0 ? SM_MAX_ROWS : 2147483647L);'
+        )
+        w.line("return 2;")
+
+
+def xrt_host(top: str, ports: tuple[Port, ...], burst: int, rows: int, max_rows: int) -> str:
     """A host for real boards (XRT native API): load the xclbin, move the data, run, read back."""
     w = Writer()
     w.line(f"// Host program of {top} for a Xilinx board (XRT native API), generated by stencilmap.")
-    w.line("// Usage: host KERNEL.xclbin DATA_DIR OUT_DIR (raw little-endian <field>.bin files).")
+    w.line("// Usage: host KERNEL.xclbin DATA_DIR OUT_DIR [ROWS] (raw little-endian <field>.bin files; ROWS:")
+    w.line("// the grid's rows, the kernel's runtime argument, default SM_ROWS).")
     w.line("#include <cstdio>")
+    w.line("#include <cstdlib>")
     w.line("#include <fstream>")
     w.line("#include <string>")
     w.line("#include <vector>")
@@ -126,20 +155,22 @@ def xrt_host(top: str, ports: tuple[Port, ...], burst: int) -> str:
     w.line("#include <xrt/xrt_device.h>")
     w.line("#include <xrt/xrt_kernel.h>")
     w.line()
+    sizing(w, ports, burst, rows, max_rows)
     with w.block("int main(int argc, char** argv)"):
         w.line(
-            'if (argc != 4) { std::fprintf(stderr, "usage: %s KERNEL.xclbin DATA_DIR OUT_DIR\\n", argv[0]); return 2; }'
+            'if (argc != 4 && argc != 5) { std::fprintf(stderr, "usage: %s KERNEL.xclbin DATA_DIR OUT_DIR [ROWS]\\n", argv[0]); return 2; }'
         )
         w.line("const std::string in_dir = argv[2], out_dir = argv[3];")
+        _rows_argument(w, "argv[4]", "argc == 5")
         w.line("xrt::device device(0);")
         w.line("const auto uuid = device.load_xclbin(argv[1]);")
         w.line(f'xrt::kernel kernel(device, uuid, "{top}");')
         for n, p in enumerate(ports):
             name = f"bo_{p.direction}_{identifier(p.field)}"
-            size = _words(p, burst) * burst // 8
+            size = f"sm_words_{p.direction}_{identifier(p.field)}(rows) * {burst // 8}L"
             w.line(f"xrt::bo {name}(device, {size}, kernel.group_id({n}));")
             if p.direction == "in":
-                nbytes = p.elements * bits(p.dtype) // 8
+                nbytes = bytes_expr(p)
                 with w.block(""):
                     w.line(f'std::ifstream f(in_dir + "/{p.field}.bin", std::ios::binary);')
                     w.line(f"std::vector<char> bytes({size}, 0);")
@@ -148,16 +179,17 @@ def xrt_host(top: str, ports: tuple[Port, ...], burst: int) -> str:
                     )
                     w.line(f"{name}.write(bytes.data());")
                     w.line(f"{name}.sync(XCL_BO_SYNC_BO_TO_DEVICE);")
-        w.line(f"auto run = kernel({', '.join(f'bo_{p.direction}_{identifier(p.field)}' for p in ports)});")
+        call = [f"bo_{p.direction}_{identifier(p.field)}" for p in ports] + ["rows"]
+        w.line(f"auto run = kernel({', '.join(call)});  // the rows: its scalar argument")
         w.line("run.wait();")
         for p in ports:
             if p.direction != "out":
                 continue
             name = f"bo_out_{identifier(p.field)}"
-            nbytes = p.elements * bits(p.dtype) // 8
+            nbytes = bytes_expr(p)
             with w.block(""):
                 w.line(f"{name}.sync(XCL_BO_SYNC_BO_FROM_DEVICE);")
-                w.line(f"std::vector<char> bytes({_words(p, burst) * burst // 8});")
+                w.line(f"std::vector<char> bytes(sm_words_out_{identifier(p.field)}(rows) * {burst // 8}L);")
                 w.line(f"{name}.read(bytes.data());")
                 w.line(f'std::ofstream f(out_dir + "/{p.field}.bin", std::ios::binary);')
                 w.line(f"f.write(bytes.data(), {nbytes});")
@@ -221,17 +253,19 @@ def hls_makefile(top: str, board: Board | None, api: str) -> str:
     freq = f"{board.clock_mhz:g}" if board is not None else "300"
     rules = f"""\
 # Build {top} (stencilmap). `make csim` and `make lib-csim` need only g++; the others the Xilinx tools.
-#   make csim DATA=data OUT=out        C simulation (executable {top}_csim) with the bundled stand-ins
+#   make csim DATA=data OUT=out [ROWS=n]   C simulation (executable {top}_csim) with the bundled stand-ins
 #   make csim HLS_INCLUDE=$$XILINX_HLS/include   ... with the vendor's hls_stream.h / ap_int.h
 #   make lib-csim                      lib{api}_csim.so: the C binding (api/{api}.h) over the C simulation
 #   make csynth | cosim                vitis_hls: synthesis, C/RTL co-simulation (part {part or "$(PART)"})
 #   make sw_emu | hw_emu | hw PLATFORM=<platform>   v++: {top}.<target>.xclbin at {freq} MHz
-#   make host XILINX_XRT=/opt/xilinx/xrt; ./host {top}.hw.xclbin data out
+#   make host XILINX_XRT=/opt/xilinx/xrt; ./host {top}.hw.xclbin data out [rows]
+# ROWS: the grid's rows, the kernel's runtime argument (default: those it was generated for, SM_ROWS).
 #   make lib XILINX_XRT=/opt/xilinx/xrt   lib{api}.so: the C binding over XRT (XCLBIN= at run time)
 CXX ?= g++
 HLS_INCLUDE ?= csim_include
 DATA ?= data
 OUT ?= out
+ROWS ?=
 PLATFORM ?=
 PART ?= {part}
 KERNEL_FREQ ?= {freq}
@@ -242,7 +276,7 @@ VPP_FLAGS = --platform $(PLATFORM) --kernel_frequency $(KERNEL_FREQ) -I.
 .PHONY: csim csynth cosim sw_emu hw_emu hw host lib lib-csim clean
 
 csim: {top}_csim
-\tmkdir -p $(OUT) && ./{top}_csim $(DATA) $(OUT)
+\tmkdir -p $(OUT) && ./{top}_csim $(DATA) $(OUT) $(ROWS)
 
 kernel_csim.o: kernel.cpp kernel.h stencilmap_hls.h
 \t$(CXX) $(CSIM_FLAGS) -fPIC -c kernel.cpp -o $@
@@ -266,7 +300,7 @@ csynth cosim:
 
 sw_emu hw_emu: %: {top}.%.xclbin host
 \temconfigutil --platform $(PLATFORM)
-\tmkdir -p $(OUT) && XCL_EMULATION_MODE=$@ ./host {top}.$@.xclbin $(DATA) $(OUT)
+\tmkdir -p $(OUT) && XCL_EMULATION_MODE=$@ ./host {top}.$@.xclbin $(DATA) $(OUT) $(ROWS)
 
 hw: {top}.hw.xclbin
 
@@ -283,7 +317,7 @@ clean:
 
 
 def hls_readme(
-    lay: Layout, top: str, ports: tuple[Port, ...], burst: int, board: Board | None, api: str
+    lay: Layout, top: str, ports: tuple[Port, ...], burst: int, board: Board | None, api: str, max_rows: int
 ) -> str:
     d = lay.design
     params = ", ".join(f"{k}={v}" for k, v in d.parameters)
@@ -291,6 +325,12 @@ def hls_readme(
     memory = board.memory if board is not None else "DDR"
     banks = ", ".join(
         f"`{p.direction}_{identifier(p.field)}` (bundle `{bundle(p)}`) → {memory}[{p.bank}]" for p in ports
+    )
+    inner = " × ".join(str(n) for n in lay.shape[1:]) or "none: the grid is the rows"
+    bound = (
+        f", and takes at most {max_rows} (`SM_MAX_ROWS`: its writer gathers the field on chip)"
+        if max_rows
+        else ""
     )
     target = (
         f"device `{board.name}`: part `{board.part}`, {board.clock_mhz:g} MHz"
@@ -312,6 +352,11 @@ Files: `kernel.cpp` (one function per module, `hls::stream` channels, top functi
 assemble whole words and write each once: no output port is read.
 
 Data: one raw little-endian C-order file `<field>.bin` per input (`numpy.ndarray.tofile`).
+
+Rows: the kernel takes the number of rows (the first axis) at run time, its last argument `rows`
+(SODA §4.5); the other sizes are fixed ({inner}). It was generated for {lay.shape[0]} rows (`SM_ROWS`, the
+default){bound}. Give another count as the hosts' last argument (`make csim ROWS=n`,
+`./host X.xclbin data out n`) or as the binding's first size, with data files of that many rows.
 
 Build on a board (needs Vitis and XRT):
 

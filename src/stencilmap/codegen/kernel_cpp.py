@@ -38,17 +38,31 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
     return [prod(shape[a + 1 :]) for a in range(len(shape))]
 
 
-def coords(w: Writer, index: str, shape: tuple[int, ...], name: str = "c") -> None:
-    """``const long c{a} = …;``: the C-order coordinates of linear ``index`` over ``shape``."""
+def coords(w: Writer, index: str, shape: tuple[int, ...], name: str = "c", rows: bool = False) -> None:
+    """``const long c{a} = …;``: the C-order coordinates of linear ``index`` over ``shape``; with ``rows``
+    (a runtime number of rows, ``index`` below it times the inner points) the first is a quotient alone."""
     for a, (n, s) in enumerate(zip(shape, _strides(shape), strict=True)):
-        w.line(f"const long {name}{a} = ({index} / {s}L) % {n}L;")
+        w.line(
+            f"const long {name}{a} = {index} / {s}L;"
+            if rows and a == 0
+            else f"const long {name}{a} = ({index} / {s}L) % {n}L;"
+        )
 
 
 class ModuleEmitter:
-    """Emits ``void name(args) { … }`` for one module; ``args`` are its channels (and a memory port)."""
+    """Emits ``void name(args) { … }`` for one module; ``args`` are its channels (and a memory port).
 
-    def __init__(self, lay: Layout, exprs: ExprEmitter, burst: int, pragmas: bool = True) -> None:
-        self.lay, self.exprs, self.burst, self.pragmas = lay, exprs, burst, pragmas
+    With ``rows`` (HLS) every function also takes ``const long rows``, the number of rows of the grid (the
+    outermost, streamed axis: SODA §4.5, "T_{m-1} is determined by the input and is a runtime
+    parameter"); the inner axes stay the generation's (they size the reuse buffers) and every trip count
+    that depended on the rows is an expression of the argument (``sm_points``, ``sm_tokens``: ``hls``),
+    each such loop carrying the generation's count as its ``loop_tripcount`` hint. Without it the rows
+    are the generation's constant (the OpenCL kernels)."""
+
+    def __init__(
+        self, lay: Layout, exprs: ExprEmitter, burst: int, pragmas: bool = True, rows: bool = False
+    ) -> None:
+        self.lay, self.exprs, self.burst, self.pragmas, self.rows = lay, exprs, burst, pragmas, rows
         self.stencil_functions: dict[tuple[str, tuple[str, ...]], str] = {}
         self.names = lay.names()
 
@@ -101,7 +115,32 @@ class ModuleEmitter:
         args += [f"hls::stream<{stream_type(c)}>& out{n}" for n, c in enumerate(self.lay.outs(m))]
         if mem is not None:
             args.insert(0 if m.kind == "reader" else len(args), mem)
+        if self.rows:
+            args.append("const long rows")
         return f"static void {self.names[m.name]}({', '.join(args)})"
+
+    # ---- the rows: the generation's constant, or the runtime argument (``rows``)
+
+    def tokens(self, scale: int = 1, extra: int = 0) -> str:
+        """Beats per tile (times ``scale``, plus ``extra``) as C text."""
+        if not self.rows:
+            return f"{self.lay.tokens * scale + extra}L"
+        text = "sm_tokens(rows)" + (f" * {scale}L" if scale != 1 else "")
+        return text + (f" + {extra}L" if extra else "")
+
+    def points(self) -> str:
+        """N, the points of one tile's stream, as C text."""
+        return "sm_points(rows)" if self.rows else f"{self.lay.points}L"
+
+    def sizes(self) -> tuple[str, ...]:
+        """The stream's size along every axis as C text (the first ``rows`` at run time)."""
+        shape = tuple(f"{n}L" for n in self.lay.stream_shape)
+        return ("rows", *shape[1:]) if self.rows else shape
+
+    def tripcount(self, w: Writer, count: int) -> None:
+        """In a loop whose count is an expression of ``rows``: the generation's count as the hint."""
+        if self.rows:
+            self.pragma(w, f"loop_tripcount min=1 max={count} avg={count}")
 
     def emit(self, w: Writer, m: Module) -> None:
         w.line(f"// {comment(m.name)}: {m.kind}{self._about(m)}")
@@ -125,7 +164,7 @@ class ModuleEmitter:
         return f" ({', '.join(shown)})" if shown else ""
 
     def total(self) -> str:
-        return f"{len(self.lay.tiles) * self.lay.tokens}L"
+        return self.tokens(len(self.lay.tiles))
 
     # -------------------------------------------------------------------------------- memory ports
 
@@ -157,17 +196,18 @@ class ModuleEmitter:
             w.line(self.table("start", [[lo for lo, _ in b] for b in boxes]))
             with (
                 w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"),
-                w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"),
+                w.block(f"beats: for (long n = 0; n < {self.tokens()}; ++n)"),
             ):
                 self.pragma(w, "pipeline II=1")
+                self.tripcount(w, self.lay.tokens)
                 w.line(f"{T} beat[{beat}];")
                 self.unroll(w)
                 with w.block(f"for (int e = 0; e < {beat}; ++e)"):
                     self.pragma(w, "unroll")
                     w.line(f"const long i = n * {beat}L + e;")
                     w.line(f"beat[e] = {self.lit(0, dtype)};")
-                    with w.block(f"if (i < {self.lay.points}L)"):
-                        coords(w, "i", self.lay.stream_shape)
+                    with w.block(f"if (i < {self.points()})"):
+                        coords(w, "i", self.lay.stream_shape, rows=self.rows)
                         for a in range(self.lay.rank):
                             w.line(f"const long g{a} = c{a} + start[t][{a}];")
                         w.line(f"beat[e] = {self.load(dtype, self._field_address(field))};")
@@ -205,12 +245,13 @@ class ModuleEmitter:
     def _owned_points(self, w: Writer, m: Module, beat: int) -> None:
         """Inside the lane loop: ``continue`` past padding and points another tile owns; ``g{a}``."""
         w.line(f"const long i = n * {beat}L + e;")
-        w.line(f"if (i >= {self.lay.points}L) continue;  // padding of the last beat")
-        coords(w, "i", self.lay.stream_shape)
+        w.line(f"if (i >= {self.points()}) continue;  // padding of the last beat")
+        coords(w, "i", self.lay.stream_shape, rows=self.rows)
         inside = []
         for a in range(self.lay.rank):
             w.line(f"const long g{a} = c{a} + start[t][{a}];")
-            inside.append(f"g{a} >= own_lo[t][{a}] && g{a} < own_hi[t][{a}]")
+            hi = "rows" if self.rows and a == 0 else f"own_hi[t][{a}]"  # tiles split the inner axes only
+            inside.append(f"g{a} >= own_lo[t][{a}] && g{a} < {hi}")
         w.line(f"if (!({' && '.join(inside)})) continue;  // another tile owns this point")
 
     def element_writer(self, w: Writer, m: Module) -> None:
@@ -226,9 +267,10 @@ class ModuleEmitter:
             w.line(self.table("own_hi", [[hi for _, hi in b] for b in owned]))
             with (
                 w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"),
-                w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"),
+                w.block(f"beats: for (long n = 0; n < {self.tokens()}; ++n)"),
             ):
                 self.pragma(w, "pipeline II=1")
+                self.tripcount(w, self.lay.tokens)
                 self._pop_beat(w, ins, "beat", T)
                 self.unroll(w)
                 with w.block(f"for (int e = 0; e < {beat}; ++e)"):
@@ -256,19 +298,25 @@ class ModuleEmitter:
         words = ceil(elements / per)
         word = f"{self.mem_type()}"
         put = f"sm_put<{T}, {b}, {self.burst}>"
+        inner = prod(self.lay.shape[1:])
+        count = f"(rows * {inner}L + {per - 1}L) / {per}L" if self.rows else f"{words}L"  # words written
         with w.block(self.signature(m, f"{self.mem_type()}* mem")):
             if self.in_order(m):
+                last = f"{self.points()} - 1L" if self.rows else f"{elements - 1}L"
                 w.line(f"{word} word = 0;  // the word being filled: {per} elements of {b} bits")
-                with w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"):
+                with w.block(f"beats: for (long n = 0; n < {self.tokens()}; ++n)"):
                     self.pragma(w, "pipeline II=1")
+                    self.tripcount(w, self.lay.tokens)
                     self._pop_beat(w, ins, "beat", T)
                     self.unroll(w)
                     with w.block(f"for (int e = 0; e < {beat}; ++e)"):
                         self.pragma(w, "unroll")
                         w.line(f"const long i = n * {beat}L + e;")
-                        w.line(f"if (i >= {elements}L) continue;  // padding of the last beat")
+                        w.line(
+                            f"if (i >= {self.points() if self.rows else f'{elements}L'}) continue;  // padding of the last beat"
+                        )
                         w.line(f"{put}(word, i % {per}L, beat[e]);")
-                        with w.block(f"if (i % {per}L == {per - 1}L || i == {elements - 1}L)"):
+                        with w.block(f"if (i % {per}L == {per - 1}L || i == {last})"):
                             w.line(f"mem[i / {per}L] = word;  // complete: written once, never read")
                             w.line("word = 0;")
                 return
@@ -276,15 +324,20 @@ class ModuleEmitter:
             w.line(self.table("start", [[lo for lo, _ in bx] for bx in boxes]))
             w.line(self.table("own_lo", [[lo for lo, _ in bx] for bx in owned]))
             w.line(self.table("own_hi", [[hi for _, hi in bx] for bx in owned]))
-            w.line(f"static {word} words[{words}];  // the field on chip: tiles share words at their edges")
-            with w.block(f"clear: for (long k = 0; k < {words}L; ++k)"):
+            bound = f" (at most {self.lay.shape[0]} rows)" if self.rows else ""
+            w.line(
+                f"static {word} words[{words}];  // the field on chip{bound}: tiles share words at their edges"
+            )
+            with w.block(f"clear: for (long k = 0; k < {count}; ++k)"):
                 self.pragma(w, "pipeline II=1")
+                self.tripcount(w, words)
                 w.line("words[k] = 0;")
             with (
                 w.block(f"tiles: for (int t = 0; t < {len(boxes)}; ++t)"),
-                w.block(f"beats: for (long n = 0; n < {self.lay.tokens}L; ++n)"),
+                w.block(f"beats: for (long n = 0; n < {self.tokens()}; ++n)"),
             ):
                 self.pragma(w, "pipeline II=1")
+                self.tripcount(w, self.lay.tokens)
                 self._pop_beat(w, ins, "beat", T)
                 self.unroll(w)
                 with w.block(f"for (int e = 0; e < {beat}; ++e)"):
@@ -292,8 +345,9 @@ class ModuleEmitter:
                     self._owned_points(w, m, beat)
                     w.line(f"const long a = {self._field_address(field)};")
                     w.line(f"{put}(words[a / {per}L], a % {per}L, beat[e]);")
-            with w.block(f"flush: for (long k = 0; k < {words}L; ++k)"):
+            with w.block(f"flush: for (long k = 0; k < {count}; ++k)"):
                 self.pragma(w, "pipeline II=1")
+                self.tripcount(w, words)
                 w.line("mem[k] = words[k];  // each word written once, never read")
 
     # ------------------------------------------------------------------------------------ plumbing
@@ -302,6 +356,7 @@ class ModuleEmitter:
         c = self.lay.ins(m)[0]
         with w.block(self.signature(m, None)), w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
             self.pragma(w, "pipeline II=1")
+            self.tripcount(w, len(self.lay.tiles) * self.lay.tokens)
             w.line(f"const {self.stype(c)} x = {self.rd(0)};")
             for n in range(len(self.lay.outs(m))):
                 w.line(self.wr(n, "x") + ";")
@@ -310,6 +365,7 @@ class ModuleEmitter:
         """A FIFO segment / delay buffer: its storage is its input stream's depth (see ``hls``)."""
         with w.block(self.signature(m, None)), w.block(f"beats: for (long n = 0; n < {self.total()}; ++n)"):
             self.pragma(w, "pipeline II=1")
+            self.tripcount(w, len(self.lay.tiles) * self.lay.tokens)
             w.line(self.wr(0, self.rd(0)) + ";")
 
     def tap(self, w: Writer, m: Module) -> None:
@@ -323,23 +379,27 @@ class ModuleEmitter:
         to_pes = range(len(outs) - 1 if has_next else len(outs))
         forward = f" {self.wr(len(outs) - 1, 'x')};" if has_next else ""
         with w.block(self.signature(m, None)):
-            w.line(f"// at firing n the PEs take lane element n + ({s}) of {v} per tile")
+            per_tile = "sm_tokens(rows)" if self.rows else str(v)
+            w.line(f"// at firing n the PEs take lane element n + ({s}) of {per_tile} per tile")
             with (
                 w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"),
-                w.block(f"steps: for (long step = 0; step < {v + abs(s)}L; ++step)"),
+                w.block(f"steps: for (long step = 0; step < {self.tokens(extra=abs(s))}; ++step)"),
             ):
                 self.pragma(w, "pipeline II=1")
+                self.tripcount(w, v + abs(s))
                 if s >= 0:
                     w.line(f"{T} x = {zero};")
-                    w.line(f"if (step < {v}L) {{ x = {self.rd(0)};{forward} }}")
-                    w.line(f"const {T} y = step < {v}L ? x : {zero};")
+                    w.line(f"if (step < {self.tokens()}) {{ x = {self.rd(0)};{forward} }}")
+                    w.line(f"const {T} y = step < {self.tokens()} ? x : {zero};")
                     w.line(f"if (step >= {s}L) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}")
                 else:
                     w.line(f"const long want = step + ({s});  // lane element for firing `step`")
                     w.line(f"{T} x = {zero};")
                     w.line(f"if (want >= 0) {{ x = {self.rd(0)};{forward} }}")
                     w.line(f"const {T} y = want >= 0 ? x : {zero};")
-                    w.line(f"if (step < {v}L) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}")
+                    w.line(
+                        f"if (step < {self.tokens()}) {{ {' '.join(self.wr(o, 'y') + ';' for o in to_pes)} }}"
+                    )
 
     def window_geometry(self, m: Module) -> tuple[int, list[int], int, int]:
         """A window buffer's P (elements per beat), relative address per output, lead (beats read
@@ -365,10 +425,11 @@ class ModuleEmitter:
             self.pragma(w, "dependence variable=ring inter false")
             with (
                 w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"),
-                w.block(f"steps: for (long step = 0; step < {v + lead}L; ++step)"),
+                w.block(f"steps: for (long step = 0; step < {self.tokens(extra=lead)}; ++step)"),
             ):
                 self.pragma(w, "pipeline II=1")
-                with w.block(f"if (step < {v}L)"):
+                self.tripcount(w, v + lead)
+                with w.block(f"if (step < {self.tokens()})"):
                     self._pop_beat(w, ins, "beat", T)
                     w.line(f"for (int e = 0; e < {p}; ++e) ring[(step * {p}L + e) % {ring}L] = beat[e];")
                 w.line(f"const long n = step - {lead}L;  // the firing of this step")
@@ -377,7 +438,7 @@ class ModuleEmitter:
                     w.line(f"{self.stype(c)} o{o};")
                     with w.block(f"for (int e = 0; e < {c.width}; ++e)"):
                         w.line(f"const long a = n * {p}L + ({x}) + e;")
-                        value = f"(a >= 0 && a < {v * p}L) ? ring[a % {ring}L] : {zero}"
+                        value = f"(a >= 0 && a < {self.tokens(p)}) ? ring[a % {ring}L] : {zero}"
                         w.line(f"o{o}{'.v[e]' if c.width > 1 else ''} = {value};")
                     w.line(self.wr(o, f"o{o}") + ";")
 
@@ -413,9 +474,10 @@ class ModuleEmitter:
         with (
             w.block(self.signature(m, None)),
             w.block(f"tiles: for (int t = 0; t < {len(self.lay.tiles)}; ++t)"),
-            w.block(f"firings: for (long n = 0; n < {self.lay.tokens}L; ++n)"),
+            w.block(f"firings: for (long n = 0; n < {self.tokens()}; ++n)"),
         ):
             self.pragma(w, "pipeline II=1")
+            self.tripcount(w, self.lay.tokens)
             for j, c in enumerate(ins):
                 w.line(f"const {self.stype(c)} p{j} = {self.rd(j)};")
             w.line(f"{self.stype(out)} r;")
@@ -424,10 +486,10 @@ class ModuleEmitter:
                 self.pragma(w, "unroll")
                 w.line(f"const long addr = n * {lanes}L + {lane} + e;")
                 w.line(f"{T} value = {self.lit(0, st.dtype)};  // padding")
-                with w.block(f"if (addr < {self.lay.points}L)"):
-                    coords(w, "addr", shape)
+                with w.block(f"if (addr < {self.points()})"):
+                    coords(w, "addr", shape, rows=self.rows)
                     args = self._port_values(w, m, ins, ports, width)
-                    args += self.exprs.guard_values(st, tuple(f"{n}L" for n in shape))  # fusion guards
+                    args += self.exprs.guard_values(st, self.sizes())  # fusion guards
                     w.line(f"value = {fname}({', '.join(args)});")
                     self._preserve(w, m, ports, width, shape)
                 w.line(f"r{'.v[e]' if out.width > 1 else ''} = value;")
@@ -442,7 +504,7 @@ class ModuleEmitter:
         """One local per port: the streamed value inside the tile, else the boundary's (``boundary``)."""
         st = self.program.stencil(str(m.param("stencil")))
         assert st is not None
-        shape = tuple(f"{n}L" for n in self.lay.stream_shape)
+        shape = self.sizes()
         args = []
         for j, read in enumerate(port_reads(self.program, st, ports)):
             if read.kind == "constant":
@@ -468,6 +530,9 @@ class ModuleEmitter:
         if kept is None:
             return
         centre, low, high = kept
-        box = " && ".join(f"c{a} >= {low[a]} && c{a} < {shape[a] - high[a]}" for a in range(len(shape)))
+        ends = [f"{shape[a] - high[a]}" for a in range(len(shape))]
+        if self.rows:
+            ends[0] = f"rows - {high[0]}L" if high[0] else "rows"
+        box = " && ".join(f"c{a} >= {low[a]} && c{a} < {ends[a]}" for a in range(len(shape)))
         k = ports.index(centre)
         w.line(f"if (!({box})) value = {self._element(k, self.lay.ins(m)[k])};  // border: preserve")

@@ -49,6 +49,7 @@ class Port:
     dtype: str
     elements: int
     bank: int
+    per_row: int = 0  # elements per row where the field spans the rows (the HLS kernel's runtime axis)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,12 @@
 // ---- arithmetic with the project's defined semantics (wrap-around, x / 0 = 0, ...)
 
 
+// ---- the stream of one tile: rows x the inner points, in beats of the design's lanes
+// (SODA §4.5: the rows, T_{m-1}, are a runtime parameter; the inner sizes the generation's)
+
+static inline long sm_points(long rows) { return rows * 1L; }
+static inline long sm_tokens(long rows) { return (rows * 1L + 1L) / 2L; }
+
 // ---- stencil expressions, one per stencil and port list (SODA §3.3: the PE body)
 
 static inline float compute_b_0(float a_m1, float a_0, float a_1) {
@@ -20,18 +26,19 @@ static inline float compute_b_0(float a_m1, float a_0, float a_1) {
 // ---- modules, in dataflow order
 
 // read.a: reader (field=a, bank=0)
-static void read_a(const ap_uint<512>* mem, hls::stream<float>& out0, hls::stream<float>& out1) {
+static void read_a(const ap_uint<512>* mem, hls::stream<float>& out0, hls::stream<float>& out1, const long rows) {
     static const long start[1][1] = {{0}};
     tiles: for (int t = 0; t < 1; ++t) {
-        beats: for (long n = 0; n < 8L; ++n) {
+        beats: for (long n = 0; n < sm_tokens(rows); ++n) {
             #pragma HLS pipeline II=1
+            #pragma HLS loop_tripcount min=1 max=8 avg=8
             float beat[2];
             for (int e = 0; e < 2; ++e) {
                 #pragma HLS unroll
                 const long i = n * 2L + e;
                 beat[e] = 0.0f;
-                if (i < 16L) {
-                    const long c0 = (i / 1L) % 16L;
+                if (i < sm_points(rows)) {
+                    const long c0 = i / 1L;
                     const long g0 = c0 + start[t][0];
                     beat[e] = sm_load<float, 32, 512>(mem, g0 * 1L);
                 }
@@ -43,52 +50,56 @@ static void read_a(const ap_uint<512>* mem, hls::stream<float>& out0, hls::strea
 }
 
 // stage0.a.c0.tap[2]: forward (field=a, stage=0, offset=2)
-static void stage0_a_c0_tap_2(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1) {
-    // at firing n the PEs take lane element n + (1) of 8 per tile
+static void stage0_a_c0_tap_2(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1, const long rows) {
+    // at firing n the PEs take lane element n + (1) of sm_tokens(rows) per tile
     tiles: for (int t = 0; t < 1; ++t) {
-        steps: for (long step = 0; step < 9L; ++step) {
+        steps: for (long step = 0; step < sm_tokens(rows) + 1L; ++step) {
             #pragma HLS pipeline II=1
+            #pragma HLS loop_tripcount min=1 max=9 avg=9
             float x = 0.0f;
-            if (step < 8L) { x = in0.read(); out1.write(x); }
-            const float y = step < 8L ? x : 0.0f;
+            if (step < sm_tokens(rows)) { x = in0.read(); out1.write(x); }
+            const float y = step < sm_tokens(rows) ? x : 0.0f;
             if (step >= 1L) { out0.write(y); }
         }
     }
 }
 
 // stage0.a.c0.tap[0]: forward (field=a, stage=0, offset=0)
-static void stage0_a_c0_tap_0(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1) {
-    // at firing n the PEs take lane element n + (0) of 8 per tile
+static void stage0_a_c0_tap_0(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1, const long rows) {
+    // at firing n the PEs take lane element n + (0) of sm_tokens(rows) per tile
     tiles: for (int t = 0; t < 1; ++t) {
-        steps: for (long step = 0; step < 8L; ++step) {
+        steps: for (long step = 0; step < sm_tokens(rows); ++step) {
             #pragma HLS pipeline II=1
+            #pragma HLS loop_tripcount min=1 max=8 avg=8
             float x = 0.0f;
-            if (step < 8L) { x = in0.read(); }
-            const float y = step < 8L ? x : 0.0f;
+            if (step < sm_tokens(rows)) { x = in0.read(); }
+            const float y = step < sm_tokens(rows) ? x : 0.0f;
             if (step >= 0L) { out0.write(y); out1.write(y); }
         }
     }
 }
 
 // stage0.a.c1.tap[1]: forward (field=a, stage=0, offset=1)
-static void stage0_a_c1_tap_1(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1, hls::stream<float>& out2) {
-    // at firing n the PEs take lane element n + (0) of 8 per tile
+static void stage0_a_c1_tap_1(hls::stream<float>& in0, hls::stream<float>& out0, hls::stream<float>& out1, hls::stream<float>& out2, const long rows) {
+    // at firing n the PEs take lane element n + (0) of sm_tokens(rows) per tile
     tiles: for (int t = 0; t < 1; ++t) {
-        steps: for (long step = 0; step < 8L; ++step) {
+        steps: for (long step = 0; step < sm_tokens(rows); ++step) {
             #pragma HLS pipeline II=1
+            #pragma HLS loop_tripcount min=1 max=8 avg=8
             float x = 0.0f;
-            if (step < 8L) { x = in0.read(); out2.write(x); }
-            const float y = step < 8L ? x : 0.0f;
+            if (step < sm_tokens(rows)) { x = in0.read(); out2.write(x); }
+            const float y = step < sm_tokens(rows) ? x : 0.0f;
             if (step >= 0L) { out0.write(y); out1.write(y); }
         }
     }
 }
 
 // stage1.b.pe1: pe (stencil=b, stage=1, lane=1)
-static void stage1_b_pe1(hls::stream<float>& in0, hls::stream<float>& in1, hls::stream<float>& in2, hls::stream<float>& out0) {
+static void stage1_b_pe1(hls::stream<float>& in0, hls::stream<float>& in1, hls::stream<float>& in2, hls::stream<float>& out0, const long rows) {
     tiles: for (int t = 0; t < 1; ++t) {
-        firings: for (long n = 0; n < 8L; ++n) {
+        firings: for (long n = 0; n < sm_tokens(rows); ++n) {
             #pragma HLS pipeline II=1
+            #pragma HLS loop_tripcount min=1 max=8 avg=8
             const float p0 = in0.read();
             const float p1 = in1.read();
             const float p2 = in2.read();
@@ -97,11 +108,11 @@ static void stage1_b_pe1(hls::stream<float>& in0, hls::stream<float>& in1, hls::
                 #pragma HLS unroll
                 const long addr = n * 2L + 1 + e;
                 float value = 0.0f;  // padding
-                if (addr < 16L) {
-                    const long c0 = (addr / 1L) % 16L;
-                    const float a0 = (c0 + (-1) >= 0 && c0 + (-1) < 16L) ? p0 : 0.0f  /* shrink: undefined, not compared */;
+                if (addr < sm_points(rows)) {
+                    const long c0 = addr / 1L;
+                    const float a0 = (c0 + (-1) >= 0 && c0 + (-1) < rows) ? p0 : 0.0f  /* shrink: undefined, not compared */;
                     const float a1 = p1;
-                    const float a2 = (c0 + (1) >= 0 && c0 + (1) < 16L) ? p2 : 0.0f  /* shrink: undefined, not compared */;
+                    const float a2 = (c0 + (1) >= 0 && c0 + (1) < rows) ? p2 : 0.0f  /* shrink: undefined, not compared */;
                     value = compute_b_0(a0, a1, a2);
                 }
                 r = value;
@@ -112,25 +123,27 @@ static void stage1_b_pe1(hls::stream<float>& in0, hls::stream<float>& in1, hls::
 }
 
 // stage0.a.c1.tap[-1]: forward (field=a, stage=0, offset=-1)
-static void stage0_a_c1_tap_m1(hls::stream<float>& in0, hls::stream<float>& out0) {
-    // at firing n the PEs take lane element n + (-1) of 8 per tile
+static void stage0_a_c1_tap_m1(hls::stream<float>& in0, hls::stream<float>& out0, const long rows) {
+    // at firing n the PEs take lane element n + (-1) of sm_tokens(rows) per tile
     tiles: for (int t = 0; t < 1; ++t) {
-        steps: for (long step = 0; step < 9L; ++step) {
+        steps: for (long step = 0; step < sm_tokens(rows) + 1L; ++step) {
             #pragma HLS pipeline II=1
+            #pragma HLS loop_tripcount min=1 max=9 avg=9
             const long want = step + (-1);  // lane element for firing `step`
             float x = 0.0f;
             if (want >= 0) { x = in0.read(); }
             const float y = want >= 0 ? x : 0.0f;
-            if (step < 8L) { out0.write(y); }
+            if (step < sm_tokens(rows)) { out0.write(y); }
         }
     }
 }
 
 // stage1.b.pe0: pe (stencil=b, stage=1, lane=0)
-static void stage1_b_pe0(hls::stream<float>& in0, hls::stream<float>& in1, hls::stream<float>& in2, hls::stream<float>& out0) {
+static void stage1_b_pe0(hls::stream<float>& in0, hls::stream<float>& in1, hls::stream<float>& in2, hls::stream<float>& out0, const long rows) {
     tiles: for (int t = 0; t < 1; ++t) {
-        firings: for (long n = 0; n < 8L; ++n) {
+        firings: for (long n = 0; n < sm_tokens(rows); ++n) {
             #pragma HLS pipeline II=1
+            #pragma HLS loop_tripcount min=1 max=8 avg=8
             const float p0 = in0.read();
             const float p1 = in1.read();
             const float p2 = in2.read();
@@ -139,11 +152,11 @@ static void stage1_b_pe0(hls::stream<float>& in0, hls::stream<float>& in1, hls::
                 #pragma HLS unroll
                 const long addr = n * 2L + 0 + e;
                 float value = 0.0f;  // padding
-                if (addr < 16L) {
-                    const long c0 = (addr / 1L) % 16L;
-                    const float a0 = (c0 + (-1) >= 0 && c0 + (-1) < 16L) ? p0 : 0.0f  /* shrink: undefined, not compared */;
+                if (addr < sm_points(rows)) {
+                    const long c0 = addr / 1L;
+                    const float a0 = (c0 + (-1) >= 0 && c0 + (-1) < rows) ? p0 : 0.0f  /* shrink: undefined, not compared */;
                     const float a1 = p1;
-                    const float a2 = (c0 + (1) >= 0 && c0 + (1) < 16L) ? p2 : 0.0f  /* shrink: undefined, not compared */;
+                    const float a2 = (c0 + (1) >= 0 && c0 + (1) < rows) ? p2 : 0.0f  /* shrink: undefined, not compared */;
                     value = compute_b_0(a0, a1, a2);
                 }
                 r = value;
@@ -154,19 +167,20 @@ static void stage1_b_pe0(hls::stream<float>& in0, hls::stream<float>& in1, hls::
 }
 
 // write.b: writer (field=b, bank=0)
-static void write_b(hls::stream<float>& in0, hls::stream<float>& in1, ap_uint<512>* mem) {
+static void write_b(hls::stream<float>& in0, hls::stream<float>& in1, ap_uint<512>* mem, const long rows) {
     ap_uint<512> word = 0;  // the word being filled: 16 elements of 32 bits
-    beats: for (long n = 0; n < 8L; ++n) {
+    beats: for (long n = 0; n < sm_tokens(rows); ++n) {
         #pragma HLS pipeline II=1
+        #pragma HLS loop_tripcount min=1 max=8 avg=8
         float beat[2];
         beat[0] = in0.read();
         beat[1] = in1.read();
         for (int e = 0; e < 2; ++e) {
             #pragma HLS unroll
             const long i = n * 2L + e;
-            if (i >= 16L) continue;  // padding of the last beat
+            if (i >= sm_points(rows)) continue;  // padding of the last beat
             sm_put<float, 32, 512>(word, i % 16L, beat[e]);
-            if (i % 16L == 15L || i == 15L) {
+            if (i % 16L == 15L || i == sm_points(rows) - 1L) {
                 mem[i / 16L] = word;  // complete: written once, never read
                 word = 0;
             }
@@ -174,11 +188,12 @@ static void write_b(hls::stream<float>& in0, hls::stream<float>& in1, ap_uint<51
     }
 }
 
-extern "C" void blur1d_kernel(const ap_uint<512>* in_a, ap_uint<512>* out_b) {
+extern "C" void blur1d_kernel(const ap_uint<512>* in_a, ap_uint<512>* out_b, long rows) {
     #pragma HLS interface m_axi port=in_a offset=slave bundle=gmem_in_a depth=SM_WORDS_A
     #pragma HLS interface s_axilite port=in_a
     #pragma HLS interface m_axi port=out_b offset=slave bundle=gmem_out_b depth=SM_WORDS_B
     #pragma HLS interface s_axilite port=out_b
+    #pragma HLS interface s_axilite port=rows
     #pragma HLS interface s_axilite port=return
     #pragma HLS dataflow
 
@@ -207,12 +222,12 @@ extern "C" void blur1d_kernel(const ap_uint<512>* in_a, ap_uint<512>* out_b) {
     hls::stream<float> c11("stage1.b.pe1:out->write.b:lane1");
     #pragma HLS stream variable=c11 depth=2
 
-    read_a(in_a, c8, c9);
-    stage0_a_c0_tap_2(c8, c7, c0);
-    stage0_a_c0_tap_0(c0, c3, c4);
-    stage0_a_c1_tap_1(c9, c5, c6, c1);
-    stage1_b_pe1(c3, c5, c7, c11);
-    stage0_a_c1_tap_m1(c1, c2);
-    stage1_b_pe0(c2, c4, c6, c10);
-    write_b(c10, c11, out_b);
+    read_a(in_a, c8, c9, rows);
+    stage0_a_c0_tap_2(c8, c7, c0, rows);
+    stage0_a_c0_tap_0(c0, c3, c4, rows);
+    stage0_a_c1_tap_1(c9, c5, c6, c1, rows);
+    stage1_b_pe1(c3, c5, c7, c11, rows);
+    stage0_a_c1_tap_m1(c1, c2, rows);
+    stage1_b_pe0(c2, c4, c6, c10, rows);
+    write_b(c10, c11, out_b, rows);
 }
