@@ -33,8 +33,9 @@ def eq1_seconds(candidate: Candidate, iterations: int, launch_overhead_us: float
 
 
 def paper_ranking(result: ExploreResult, iterations: int, launch_overhead_us: float) -> tuple[Candidate, ...]:
-    """The fitting PCM candidates of ``result.top``, fastest by eq. 1 first (ties: ``explore``'s order)."""
-    pcm = [c for c in result.top if c.arch == "pcm" and c.fits]
+    """The fitting candidates of ``result.top`` (an exploration of the ``pcm`` builder alone), fastest by
+    eq. 1 first (ties: ``explore``'s order)."""
+    pcm = [c for c in result.top if c.fits]
     return tuple(sorted(pcm, key=lambda c: float(f"{eq1_seconds(c, iterations, launch_overhead_us):.6g}")))
 
 
