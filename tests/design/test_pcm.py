@@ -68,13 +68,19 @@ def test_structure_on_every_program(path: Path, p_cell: int) -> None:
     d = build("pcm", p, BuildConfig(unroll=p_cell))
     q = p.iterate
     assert d.count("pe") == p_cell * len(p.stencils) * q
-    assert d.count("shift_register") == reads(p) * q
+    # one shift register per field a PCM reads (§3), however many of its stencils read it
+    assert d.count("shift_register") == fields_read(p) * q <= reads(p) * q
     assert d.count("reader") == len(p.inputs) and d.count("writer") == len(p.outputs)
     shape = tuple(int(n or 0) for n in p.shape)
     for sr in modules(d, "shift_register"):
-        st = p.stencil(str(sr.param("stencil")))
-        assert st is not None
-        taps = linear_offsets(p, st, str(sr.param("field")), shape)
+        readers = sr.param("readers", (sr.param("stencil"),))
+        assert isinstance(readers, tuple) and readers[0] == sr.param("stencil")
+        union: set[int] = set()
+        for name in readers:
+            st = p.stencil(str(name))
+            assert st is not None and str(sr.param("field")) in access_sets(st)
+            union |= set(linear_offsets(p, st, str(sr.param("field")), shape))
+        taps = tuple(sorted(union))
         assert sr.param("taps") == taps and sr.param("size") == reuse_distance(taps) + p_cell
     for pe in modules(d, "pe"):
         st = p.stencil(str(pe.param("stencil")))
@@ -83,6 +89,32 @@ def test_structure_on_every_program(path: Path, p_cell: int) -> None:
             for a in offsets:
                 c = feeder(d, pe.name, port_name(f, a))
                 assert d.module(c.src).kind == "shift_register" and c.src_port.startswith("tap")
+
+
+def fields_read(program: Program) -> int:
+    """Fields one pass reads (a field several stencils read counts once)."""
+    return len({f for s in program.stencils for f in access_sets(s)})
+
+
+def test_fdtd_pcm_shares_ez_among_its_three_readers() -> None:
+    """2-D FDTD: hx, hy and ez all read Ez; each PCM holds one Ez register (9 registers, not 11) with the
+    union of their taps, and ez, which fires a row after hy, gets the rest of its delay on its channel."""
+    from dataclasses import replace
+
+    from stencilmap.program import load_program
+    from stencilmap.program.data import bind_shape
+    from tests.conftest import EXAMPLES
+
+    program = bind_shape(replace(load_program(EXAMPLES / "fdtd2d_iterate.json"), iterate=2), {}, (16, 32))
+    d = build("pcm", program, BuildConfig(unroll=1))
+    assert d.count("shift_register") == 2 * 9
+    (ez,) = [
+        m for m in modules(d, "shift_register") if m.name.startswith("pcm2.") and m.param("field") == "Ez"
+    ]
+    assert ez.param("readers") == ("hx", "hy", "ez") and ez.param("taps") == (0, 1, 32)
+    assert ez.param("size") == 33 + 1  # Fig. 6: cells 0…32 of the union window plus the one read
+    into = {c.dst: c.depth for c in d.channels if c.src == ez.name}
+    assert into["pcm2.ez.pe0"] > into["pcm2.hx.pe0"] + 32  # ez waits for hy, a row behind Ez
 
 
 def test_errors() -> None:

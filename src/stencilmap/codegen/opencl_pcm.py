@@ -3,16 +3,19 @@
 
 One loop, one iteration per cycle. Each cycle the readers take P_CELL new cells of every input; then
 PCM 0 … D−1 (a loop unrolled on the FPGA, ``SM_UNROLL``: ``#pragma unroll`` under ``aoc``, as is
-every loop over cells, lanes and shift-register cells; only the cycle loop stays rolled) each shift, per stencil and field read, a shift register by
-P_CELL cells, put in the P_CELL cells its producer emits this cycle (a reader, the previous PCM, or an
-earlier stencil of the same PCM), and fire P_CELL PE lanes on the register's taps. PCM t's outputs
+every loop over cells, lanes and shift-register cells; only the cycle loop stays rolled) each shift, per
+field read, one shift register by P_CELL cells (§3, Fig. 4: a PCM's shift registers hold its fields, every
+stencil of the PCM reads the one of a field), put in the P_CELL cells its producer emits this cycle (a
+reader, the previous PCM, or an earlier stencil of the same PCM), and fire P_CELL PE lanes of each stencil
+on the registers' taps. The register of a field is named after its first reader in stencil order and
+shifted at that reader's turn; a later reader of the same PCM sees it as shifted this cycle. PCM t's outputs
 feed PCM t + 1 in the same cycle; the last PCM's go to memory.
 
 Timing, in cycles of lag (``LAG_*`` in ``pcm.h``, functions of P_CELL): a stencil fires its n-th beat
 once every producer has emitted the beat holding its farthest forward tap a_max, ⌈a_max / P_CELL⌉
 beats later. An edge whose consumer lags its producer by Δ beats needs a register of
 ``Δ·P_CELL + P_CELL − a_min`` cells, which at P_CELL = 1 and Δ = a_max is the paper's
-(q − 1)N + p + 1 = D_r + 1 (Fig. 6). D and P_CELL are ``#define``s a user may edit.
+(q − 1)N + p + 1 = D_r + 1 (Fig. 6); a field's register has the most any of its readers needs. D and P_CELL are ``#define``s a user may edit.
 
 Iterated fields (``Program.feeds``: positional or by ``feedback`` name) enter PCM 0 from memory and
 PCM t > 0 from PCM t − 1's output; each is read ``LAG_PASS − LAG_out`` beats ahead so both line up, and
@@ -125,11 +128,16 @@ class PcmKernel:
                 f"LEAD = {self._lead()},  // beats the loop starts early: the most a chained input reads ahead"
             )
             w.line("// shift registers: Δ·P_CELL + P_CELL − a_min cells (OpenCL paper Fig. 6 at P_CELL = 1)")
-            for st in self.order:
-                for f in self.fields(st):
+            for f, readers in self.readers().items():
+                sizes = []
+                for st in readers:
                     sr = self._sr(st, f)
                     w.line(f"DELTA_{sr} = {self._delta(st, f)},")
-                    w.line(f"SIZE_{sr} = DELTA_{sr} * P_CELL + P_CELL - ({min(self.taps(st, f))}),")
+                    sizes.append(f"DELTA_{sr} * P_CELL + P_CELL - ({min(self.taps(st, f))})")
+                size = sizes[0]
+                for s in sizes[1:]:
+                    size = f"SM_MAX({size}, {s})"
+                w.line(f"SIZE_{self._sr(readers[0], f)} = {size},")
         w.line("};")
         w.line()
         w.line("#endif")
@@ -145,8 +153,20 @@ class PcmKernel:
             lead = f"SM_MAX({lead}, LAG_PASS - LAG_{identifier(out)})"
         return lead
 
+    def readers(self) -> dict[str, list[Stencil]]:
+        """Every field read, its readers in stencil order (the first reader names the shift register)."""
+        out: dict[str, list[Stencil]] = {}
+        for st in self.order:
+            for f in self.fields(st):
+                out.setdefault(f, []).append(st)
+        return out
+
     def _sr(self, st: Stencil, field: str) -> str:
         return f"{identifier(st.name)}_{identifier(field)}"
+
+    def _register(self, field: str) -> str:
+        """The name of ``field``'s shift register (``sr_`` and ``SIZE_`` prefixed): its first reader's."""
+        return self._sr(self.readers()[field][0], field)
 
     def _delta(self, st: Stencil, field: str) -> str:
         """Beats between the producer of ``field`` and ``st``'s firing (see the module docstring)."""
@@ -194,20 +214,16 @@ class PcmKernel:
     def _body(self, w: Writer, ports: tuple[Port, ...]) -> None:
         prog = self.program
         with w.block(f"__kernel SM_SINGLE_WORK_ITEM void {self.top}({self._args(ports)})"):
-            for st in self.order:
-                for f in self.fields(st):
-                    T = ctype(prog.field_dtype(f), "opencl")
-                    w.line(f"{T} sr_{self._sr(st, f)}[D][SIZE_{self._sr(st, f)}];")
+            registers = [self._register(f) for f in self.readers()]
+            for f, sr in zip(self.readers(), registers, strict=True):
+                w.line(f"{ctype(prog.field_dtype(f), 'opencl')} sr_{sr}[D][SIZE_{sr}];")
             for st in self.order:
                 w.line(f"{ctype(st.dtype, 'opencl')} y_{identifier(st.name)}[D][P_CELL];")
             w.line("SM_UNROLL")
             with w.block("for (int t = 0; t < D; ++t)"):
-                for st in self.order:
-                    for f in self.fields(st):
-                        w.line("SM_UNROLL")
-                        w.line(
-                            f"for (int i = 0; i < SIZE_{self._sr(st, f)}; ++i) sr_{self._sr(st, f)}[t][i] = 0;"
-                        )
+                for sr in registers:
+                    w.line("SM_UNROLL")
+                    w.line(f"for (int i = 0; i < SIZE_{sr}; ++i) sr_{sr}[t][i] = 0;")
             w.line()
             with w.block("cycles: for (long c = -LEAD; c < BEATS + D * LAG_PASS; ++c)"):
                 self._readers(w)
@@ -288,12 +304,13 @@ class PcmKernel:
         w.line(f"// PCM t, stencil {comment(st.name)}: shift its registers, fire P_CELL lanes")
         with w.block(""):
             for f in self.fields(st):
-                sr = f"sr_{self._sr(st, f)}[t]"
+                if self.readers()[f][0] is not st:
+                    continue  # an earlier stencil of this PCM shifted it this cycle
+                reg = self._register(f)
+                sr = f"sr_{reg}[t]"
                 T = ctype(prog.field_dtype(f), "opencl")
                 w.line("SM_UNROLL")
-                w.line(
-                    f"for (int i = SIZE_{self._sr(st, f)} - 1; i >= P_CELL; --i) {sr}[i] = {sr}[i - P_CELL];"
-                )
+                w.line(f"for (int i = SIZE_{reg} - 1; i >= P_CELL; --i) {sr}[i] = {sr}[i - P_CELL];")
                 if self.is_stencil(f) or self.chained.get(f) is None or self.d == 1:
                     src = self._source(f)
                     w.line("SM_UNROLL")
@@ -327,7 +344,7 @@ class PcmKernel:
         for read in reads:
             x = sum(o * s for o, s in zip(read.offset, self._strides(), strict=True))
             idx = f"DELTA_{self._sr(st, read.field)} * P_CELL + P_CELL - 1 - j - ({x})"
-            cell = f"sr_{self._sr(st, read.field)}[t][{idx}]"
+            cell = f"sr_{self._register(read.field)}[t][{idx}]"
             w.line(f"const {ctype(read.dtype, 'opencl')} cell_{port_variable(read.port)} = {cell};")
         shape = tuple(f"S{a}" for a in range(len(self.shape)))
         args = []

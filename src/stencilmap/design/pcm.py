@@ -2,11 +2,14 @@
 
 One pipelined computation module (PCM) per iteration: PCM t computes every stencil of iteration t (PE
 lanes ``pcm{t}.{stencil}.pe{j}``, j < P_cell, in the lane model of ``lanes``) and its outputs feed PCM
-t + 1 (output i → input i), the last PCM's go to memory. Each field a stencil reads is held in a
-``shift_register`` ``pcm{t}.{stencil}.{field}.sr`` (Algorithm 1, lines 6–13: every cycle the register
-shifts by P_cell and takes P_cell new elements, one per input port ``lane{r}``). Its output port
-``tap{x}`` holds, at PE firing n, the element at address n·P_cell + x; PE lane j's port ``f@(a)`` reads
-``tap{a_lin + j}``.
+t + 1 (output i → input i), the last PCM's go to memory. Each field the PCM reads is held in one
+``shift_register`` (§3, Fig. 4: a PCM is shift registers and PEs; Algorithm 1, lines 6–13: every cycle
+the register shifts by P_cell and takes P_cell new elements, one per input port ``lane{r}``), which every
+stencil of the PCM reading that field taps: ``pcm{t}.{stencil}.{field}.sr``, named after its first
+reader, its taps the union of its readers'. Its output port ``tap{x}`` holds, at firing n, the element
+at address n·P_cell + x; PE lane j's port ``f@(a)`` reads ``tap{a_lin + j}``. A shared register emits
+to its readers in step; its readers' tap channels hold the skew per-reader registers absorbed on their
+inputs (``_Pcm.share``).
 
 Size (Fig. 6): a p×q window over rows of N cells needs (q − 1)N + p registers from its first to its
 last cell plus one for the newly read value: (q − 1)N + p + 1 = D_r + 1 with D_r the reuse distance.
@@ -17,11 +20,14 @@ the paper's observation that memory use does not grow with P_cell: P_cell shorte
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+
 from stencilmap.analysis.dag import Edge, Node
 from stencilmap.analysis.latency import OperatorLatencies
 from stencilmap.analysis.windows import linear_offsets, reuse_distance
 from stencilmap.design.common import (
     LINK_DEPTH,
+    Params,
     Sink,
     Stream,
     concrete_shape,
@@ -53,6 +59,17 @@ def build_pcm(program: Program, config: BuildConfig) -> Design:
     return _Pcm(program, p_cell, shape, lat).build("pcm", parameters, (), config.device)
 
 
+@dataclass
+class _Register:
+    """A PCM's shift register of one field while the PCM's stencils are built: where it sits in the
+    module list and its readers so far, (stencil, taps, depth of the channels into it for that reader)."""
+
+    index: int
+    name: str
+    producer: str
+    readers: list[tuple[str, tuple[int, ...], int]] = field(default_factory=list)
+
+
 class _Pcm(LaneBuilder):
     unit = "pcm"
 
@@ -61,6 +78,18 @@ class _Pcm(LaneBuilder):
     ) -> None:
         super().__init__(program, live_graph(program), p_cell, shape, latencies)
         self.relays: dict[str, tuple[str, int]] = {}  # replayed input -> (its latest relay, that delay)
+        #: (PCM, producer, field) -> the PCM's shift register of that field (§3: one per field)
+        self.registers: dict[tuple[int, str, str], _Register] = {}
+
+    def build(self, arch: str, parameters: Params, notes: tuple[str, ...], device: str | None) -> Design:
+        for node in self.live.inputs:
+            self.read(node.field)
+        for node in self.live.stencils:
+            self.compute(node)
+        self.share()
+        for out, node_name in self.live.outputs:
+            self.write(out, node_name)
+        return self.wiring.design(self.program.name, arch, parameters, self.live.notes + notes, device)
 
     def source(self, edge: Edge, delay: int) -> tuple[Edge, int]:
         """An input no output feeds (FDTD's C1–C4), read by PCM t > 1: passed on from the relay of the
@@ -86,19 +115,70 @@ class _Pcm(LaneBuilder):
         return Edge(relay, edge.consumer, edge.field), 0
 
     def buffer(self, prefix: str, node: Node, edge: Edge, depth: int) -> dict[int, Stream]:
+        """The PCM's shift register of ``edge.field`` (from ``edge.producer``): built at its first
+        reader, shared by the later ones (``share`` sizes it for all of them)."""
         st = node.stencil
         assert st is not None
         taps = linear_offsets(self.program, st, edge.field, self.stream_shape)
         p, dtype = self.lanes, self.program.field_dtype(edge.field)
-        size = shift_register_size(reuse_distance(taps), p)
-        sr = Module(
-            f"{prefix}.sr",
-            "shift_register",
-            params(
-                field=edge.field, stencil=st.name, stage=node.copy, size=size, taps=taps, lanes=p, dtype=dtype
-            ),
+        key = (node.copy, edge.producer, edge.field)
+        register = self.registers.get(key)
+        if register is None:
+            name = self.wiring.add(
+                Module(
+                    f"{prefix}.sr", "shift_register", self._params(edge.field, (st.name,), node.copy, taps)
+                )
+            )
+            register = self.registers[key] = _Register(len(self.wiring.modules) - 1, name, edge.producer)
+            for r, src in enumerate(self.streams[edge.producer]):
+                self.wiring.feed(src, Sink(name, f"lane{r}", depth))
+        register.readers.append((st.name, taps, depth))
+        return {
+            x: Stream(register.name, f"tap{x}", 1, dtype)
+            for x in sorted({a + j for a in taps for j in range(p)})
+        }
+
+    def _params(self, fld: str, readers: tuple[str, ...], stage: int, taps: tuple[int, ...]) -> Params:
+        size = shift_register_size(reuse_distance(taps), self.lanes)
+        dtype = self.program.field_dtype(fld)
+        more = {"readers": readers} if len(readers) > 1 else {}
+        return params(
+            field=fld,
+            stencil=readers[0],
+            **more,
+            stage=stage,
+            size=size,
+            taps=taps,
+            lanes=self.lanes,
+            dtype=dtype,
         )
-        name = self.wiring.add(sr)
-        for r, src in enumerate(self.streams[edge.producer]):
-            self.wiring.feed(src, Sink(name, f"lane{r}", depth))
-        return {x: Stream(name, f"tap{x}", 1, dtype) for x in sorted({a + j for a in taps for j in range(p)})}
+
+    def share(self) -> None:
+        """Size each register read by several stencils of its PCM for all of them: the union of their
+        taps (Fig. 6's size over that window), fed through the shortest of their input depths.
+
+        One register emits to its readers in step, so each reader's tap channels hold what its own
+        register's input channel held (depth D_r), one link, and the beats by which its reach a_max falls
+        short of the farthest-reaching reader's: then a reader can lag the producer, and another reader
+        can lead it, by at least as much as with registers of their own, whose timing the delays of the
+        rest of the design were sized for (``analysis.delays``)."""
+        for (stage, producer, fld), reg in self.registers.items():
+            if len(reg.readers) < 2:
+                continue
+            taps = tuple(sorted({a for _, reader_taps, _ in reg.readers for a in reader_taps}))
+            readers = tuple(name for name, _, _ in reg.readers)
+            module = self.wiring.modules[reg.index]
+            self.wiring.modules[reg.index] = replace(module, params=self._params(fld, readers, stage, taps))
+            low = min(depth for _, _, depth in reg.readers)
+            for src in self.streams[producer]:
+                sinks = self.wiring.nets[src]
+                self.wiring.nets[src] = [replace(s, depth=low) if s.dst == reg.name else s for s in sinks]
+            shortest = min(max(t) for _, t, _ in reg.readers)
+            extra = {
+                f"{self.unit}{stage}.{name}": depth + -(-(max(t) - shortest) // self.lanes)
+                for name, t, depth in reg.readers
+            }
+            self.wiring.channels = [
+                replace(c, depth=c.depth + extra[c.dst.rpartition(".pe")[0]]) if c.src == reg.name else c
+                for c in self.wiring.channels
+            ]
