@@ -1,14 +1,17 @@
-"""The Dask backend: the compiled kernel applied chunk by chunk, ``map_overlap`` exchanging halos.
+"""The Dask backend: the compiled kernel applied chunk by chunk, halos exchanged every few steps.
 
-The state of a run is one chunked array of a structured dtype holding every full-rank input and output (and
-the definedness mask of those that can be undefined). Each exchange is one ``map_overlap`` of depth
-``halo × steps``: a chunk with its halo goes through ``sm_block`` (the CPU backend's generated code, compiled
-once per worker process) for ``steps`` fused iterations and comes back with its own points of the next
-state. Lower-dimensional inputs and params travel whole with every task. It runs on the default local
-scheduler (threads) or, with ``scheduler`` or ``scheduler_file``, on an existing ``distributed`` cluster,
-with Dask's own security configuration (TLS: ``client_security``). The cluster is trusted: Dask ships
-results back as pickles, so whoever controls the scheduler or a worker can run code in this process and
-choose the outputs.
+The graph has one task per chunk per exchange (``_exchange``), nothing per step: an exchange of ``E`` steps
+assembles the chunk's window (the chunk and its halo of ``E`` steps, clipped to the grid) from its
+neighbours' results of the previous exchange, runs the ``E`` steps on it with ``sm_block``/``sm_wave`` (the
+CPU backend's generated code, compiled once per worker process) in blocks of the cost model's choice, each
+block computing the chunk grown by the halo of the steps still to come, and returns its own box of each
+iterated field (the last exchange: of each output) with its definedness mask. Memory-mapped ``.npy`` inputs
+travel in the graph as their path (``FileSource``): the first exchange's tasks read their windows from the
+file, on a cluster's workers too. Lower-dimensional inputs and params travel whole, once per worker (the
+shared ``_Job``). It runs on the default local scheduler (threads) or, with ``scheduler`` or
+``scheduler_file``, on an existing ``distributed`` cluster, with Dask's own security configuration (TLS:
+``client_security``). The cluster is trusted: Dask ships results back as pickles, so whoever controls the
+scheduler or a worker can run code in this process and choose the outputs.
 """
 
 from __future__ import annotations
@@ -39,7 +42,6 @@ from .reference import Result, defined_region, undefined_value
 from .registry import Execution, HostOptions
 
 Array = npt.NDArray[Any]
-MASK = "__defined"
 #: Default chunk edge (points) per axis when --chunks is not given.
 DEFAULT_CHUNK = 512
 
@@ -623,8 +625,10 @@ def _store(arr: Any, mask: Any, path: str, client: Any) -> None:
         da.store(arr, target, lock=False)
     else:
         # Workers may live elsewhere: fetch block by block and write here (memory: one block at a time).
+        # The graph goes to the scheduler once (``persist``); each fetch is then a slice of its results.
         from distributed import as_completed
 
+        arr = client.persist(arr)
         slices = da.core.slices_from_chunks(arr.chunks)
         futures = {client.compute(arr[s]): s for s in slices}
         for fut in as_completed(futures):
