@@ -71,9 +71,10 @@ def main() -> None:
     ap.add_argument("--before", help="another source tree to compare (its src folder)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--only", help="only the cases whose label contains this text")
     args = ap.parse_args()
     trees = [("after", str(ROOT / "src"))] + ([("before", args.before)] if args.before else [])
-    todo = cases(args.quick)
+    todo = [c for c in cases(args.quick) if args.only is None or args.only in c[0]]
     got: dict[tuple[str, int], list[dict[str, float]]] = {}
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="job-bench-") as tmp:

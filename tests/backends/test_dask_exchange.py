@@ -102,3 +102,12 @@ def test_in_memory_inputs_are_chunked_for_a_cluster() -> None:
     )
     graph = dict(outs["b"].__dask_graph__())
     assert not any(isinstance(v, np.ndarray) and v.size == 64 * 64 for v in graph.values())
+
+
+def test_kernel_threads_share_the_cores_among_the_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backend, "default_threads", lambda: 8)
+    one, four = ((64,), (64,)), ((16,) * 2, (16,) * 2)
+    assert backend._threads(HostOptions("dask"), one) == 8  # one chunk: every core, as the cpu backend
+    assert backend._threads(HostOptions("dask"), four) == 2
+    assert backend._threads(HostOptions("dask", threads=3), one) == 3
+    assert backend._threads(HostOptions("dask", scheduler="tcp://127.0.0.1:9"), one) == 1

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import math
 import os
 import time
 import uuid
@@ -36,7 +37,7 @@ from stencilmap.errors import StencilmapError, input_param, param
 from stencilmap.program.ir import Program
 
 from . import cgen, cost
-from .cpu import CompiledProgram, compile_program
+from .cpu import CompiledProgram, compile_program, default_threads
 from .plan import Plan, margins
 from .reference import Result, defined_region, undefined_value
 from .registry import Execution, HostOptions
@@ -414,7 +415,7 @@ def lazy_run(
     cluster = options.scheduler is not None or options.scheduler_file is not None
     code = hashlib.sha256(f"{cp.source}|{shape}|{program.iterate}".encode()).hexdigest()[:24]
     token = uuid.uuid4().hex  # a run's keys are its own (a cluster may still hold an earlier run's)
-    job = _Job(Shipped(program, cp.source), shape, chunks, exchanges, options.threads or 1, small, code)
+    job = _Job(Shipped(program, cp.source), shape, chunks, exchanges, _threads(options, chunks), small, code)
     _COMPILED.setdefault(code, cp)
     dsk: dict[Any, Any] = {f"sm-job-{token}": job}
     deps: list[Any] = []
@@ -459,6 +460,17 @@ def lazy_run(
             dtype = np.dtype(program.field_dtype(o)) if which == 0 else np.dtype(np.uint8)
             into[o] = da.Array(graph, name, chunks, dtype=dtype)
     return outs, masks
+
+
+def _threads(options: HostOptions, chunks: tuple[tuple[int, ...], ...]) -> int:
+    """Threads of each task's kernel: ``--threads``; else, on the local scheduler (one thread per core), the
+    cores left to each chunk when there are fewer chunks than cores (a grid of one chunk runs on all of
+    them, as the cpu backend does); else 1 (a cluster's workers run a task per thread)."""
+    if options.threads is not None:
+        return options.threads
+    if options.scheduler is not None or options.scheduler_file is not None:
+        return 1
+    return max(1, default_threads() // math.prod(len(c) for c in chunks))
 
 
 def _part(result: list[Piece], k: int, which: int) -> Array:
