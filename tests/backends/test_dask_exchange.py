@@ -49,6 +49,7 @@ def test_default_steps_per_exchange_keep_the_halo_small() -> None:
     plan = backend.compile_program(p).plan
     assert backend._steps(plan, HostOptions("dask"), (4096, 4096)) == 32  # 512-point chunks, radius 1
     assert backend._steps(plan, HostOptions("dask", block=5), (4096, 4096)) == 5
+    assert backend._steps(plan, HostOptions("dask"), (256, 256)) == 400  # one chunk: nothing to exchange
     assert backend._additive(plan, 64)
 
 

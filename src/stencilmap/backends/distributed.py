@@ -123,6 +123,8 @@ def _steps(plan: Plan, options: HostOptions, shape: tuple[int, ...]) -> int:
     if not plan.feeds:
         return 1
     steps = plan.program.iterate if options.block is None else min(plan.program.iterate, options.block)
+    if options.block is None and all(c >= n for c, n in zip(want, shape, strict=True)):
+        return steps  # one chunk: no halo to exchange, every step in one task (in the cost model's blocks)
     if not _additive(plan, min(steps, cgen.TMAX + 1)):
         steps = min(steps, cgen.TMAX)  # one block per exchange (``_choice``)
     one = _depth(plan, 1)
@@ -226,7 +228,9 @@ def _choice(
 ) -> tuple[int, tuple[int, ...], bool]:
     key = (job.token, chunk, steps, job.threads)
     if key not in _CHOICES:
-        block = None if _additive(cp.plan, steps) else steps  # else one block: its halo is the window
+        # one block per exchange unless the halo adds up (``_additive``); a single chunk has no halo
+        whole = all(len(c) == 1 for c in job.chunks)
+        block = None if whole or _additive(cp.plan, steps) else steps
         c = cost.choose(cp.plan, chunk, steps, job.threads, block, None)
         tile = tuple(min(t, n) for t, n in zip(c.tile, chunk, strict=True))
         _CHOICES[key] = (c.block, tile, c.scheme == "wave")
@@ -291,7 +295,8 @@ def _exchange(
     prog = plan.program
     rank = len(job.shape)
     steps = job.exchanges[e]
-    depth = _depth(plan, steps)
+    depths = _depths(plan, steps)  # once: the blocks below index it
+    depth = depths[steps]
     d = tuple(0 if len(c) == 1 else x for x, c in zip(depth, job.chunks, strict=True))
     lo, hi, wlo, whi = _window(job, d, bid)
     wshape = tuple(b - a for a, b in zip(wlo, whi, strict=True))
@@ -334,12 +339,13 @@ def _exchange(
         for o in prog.outputs
     }
     spare: dict[str, Piece] = {}
-    block, tile, wave = _choice(job, cp, tuple(b - a for a, b in zip(lo, hi, strict=True)), steps)
+    # the first exchange's steps for every exchange: the last, shorter one takes the same blocks and tile
+    block, tile, wave = _choice(job, cp, tuple(b - a for a, b in zip(lo, hi, strict=True)), job.exchanges[0])
     done = 0
     while done < steps:
         now = min(block, steps - done)
         after = tuple(
-            0 if len(c) == 1 else x for x, c in zip(_depth(plan, steps - done - now), job.chunks, strict=True)
+            0 if len(c) == 1 else x for x, c in zip(depths[steps - done - now], job.chunks, strict=True)
         )
         olo = tuple(max(w, a - x) for w, a, x in zip(wlo, lo, after, strict=True))
         ohi = tuple(min(w, b + x) for w, b, x in zip(whi, hi, after, strict=True))
