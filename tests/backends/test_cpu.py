@@ -206,6 +206,54 @@ def test_gcc_alone_gets_the_no_epilogue_param(monkeypatch: pytest.MonkeyPatch) -
     assert cpu.flags("/usr/bin/clang") == cpu.FLAGS
 
 
+def test_gcc_skips_the_loop_copies_the_kernel_never_runs() -> None:
+    """Compile time (issue 26): no unswitched or alias/alignment-versioned copies of the loops."""
+    from stencilmap.backends import cpu
+
+    assert "-fno-unswitch-loops" in cpu.GCC_FLAGS
+    assert "--param=vect-max-version-for-alias-checks=0" in cpu.GCC_FLAGS
+    assert "--param=vect-max-version-for-alignment-checks=0" in cpu.GCC_FLAGS
+
+
+def test_a_program_of_many_stencils_is_one_compiler_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every stencil of a DAG goes into one translation unit: one compiler run on the first call, none on the
+    second (the library is cached)."""
+    from stencilmap import native
+    from stencilmap.backends import cpu
+
+    monkeypatch.setenv("STENCILMAP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cpu, "_PROGRAMS", {})
+    monkeypatch.setattr(native, "_LOADED", {})
+    runs: list[list[str]] = []
+    real = native._run
+
+    def counting(argv: list[str], *args: object, **kwargs: object) -> native.Finished:
+        if "-shared" in argv:
+            runs.append(argv)
+        return real(argv, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(native, "_run", counting)
+    p = parse_soda(
+        "kernel: dag\ninput float: a(24, *)\n"
+        + "".join(
+            f"local float: t{k}(0, 0) = {'a' if k == 0 else f't{k - 1}'}(0, -1) + {'a' if k == 0 else f't{k - 1}'}(1, 0)\n"
+            for k in range(7)
+        )
+        + "output float: b(0, 0) = t6(0, 0) * 0.5f\n",
+        "dag.soda",
+    )
+    p = bind_shape(p, {}, (16, 24))
+    assert len(make_plan(p).order) == 8
+    cpu.compile_program(p)
+    assert len(runs) == 1
+    monkeypatch.setattr(cpu, "_PROGRAMS", {})
+    monkeypatch.setattr(native, "_LOADED", {})
+    cpu.compile_program(p)
+    assert len(runs) == 1
+
+
 def test_a_large_window_program_equals_the_reference() -> None:
     """More than 32 reads (the edge at -O1, no vectorised epilogue): rows that end off a vector's multiple."""
     terms = " + ".join(f"v({i}, {j}) * {i * 7 + j + 1}.5f" for i in range(-3, 4) for j in range(-3, 3))

@@ -59,10 +59,22 @@ FLAGS = (
 )
 
 
-#: gcc only: no vectorised epilogues. The unchecked rows finish with one more full vector (``cgen._row``),
-#: so a loop's narrower-vector epilogue never runs, and compiling it is what made big windows slow: gcc's
-#: combiner spent 12 of ``contrast.soda``'s 13 s there (225 reads; with the param 1.5 s in all).
-GCC_FLAGS = ("--param", "vect-epilogues-nomask=0")
+#: gcc only, each to cut compile time where the kernel does not need the work (issue 26 item 4; figures from
+#: ``benchmarks/compile_bench.py``, compiler CPU seconds):
+#: - no vectorised epilogues. The unchecked rows finish with one more full vector (``cgen._row``), so a loop's
+#:   narrower-vector epilogue never runs, and compiling it is what made big windows slow: gcc's combiner spent
+#:   12 of ``contrast.soda``'s 13 s there (225 reads; with the param 1.5 s in all);
+#: - no loop unswitching: the edge loops' per-read bound checks made gcc clone each loop per combination of
+#:   conditions (``simple_input_delay_buf.json`` 3.4 s → 1.7 s);
+#: - no loop versioning for aliasing or alignment: the interior rows are ``ivdep`` over ``restrict`` pointers
+#:   and AVX loads need no alignment, so the versioned copies gcc made are never the fast path; only the short
+#:   edge loops lose vectors (8-stencil DAGs 2.7 s → 1.7 s, kernel rates unchanged within the noise).
+GCC_FLAGS = (
+    "--param=vect-epilogues-nomask=0",
+    "-fno-unswitch-loops",
+    "--param=vect-max-version-for-alias-checks=0",
+    "--param=vect-max-version-for-alignment-checks=0",
+)
 
 
 def flags(cc: str) -> tuple[str, ...]:

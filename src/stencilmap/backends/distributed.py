@@ -1,24 +1,31 @@
-"""The Dask backend: the compiled kernel applied chunk by chunk, ``map_overlap`` exchanging halos.
+"""The Dask backend: the compiled kernel applied chunk by chunk, halos exchanged every few steps.
 
-The state of a run is one chunked array of a structured dtype holding every full-rank input and output (and
-the definedness mask of those that can be undefined). Each exchange is one ``map_overlap`` of depth
-``halo × steps``: a chunk with its halo goes through ``sm_block`` (the CPU backend's generated code, compiled
-once per worker process) for ``steps`` fused iterations and comes back with its own points of the next
-state. Lower-dimensional inputs and params travel whole with every task. It runs on the default local
-scheduler (threads) or, with ``scheduler`` or ``scheduler_file``, on an existing ``distributed`` cluster,
-with Dask's own security configuration (TLS: ``client_security``). The cluster is trusted: Dask ships
-results back as pickles, so whoever controls the scheduler or a worker can run code in this process and
-choose the outputs.
+The graph has one task per chunk per exchange (``_exchange``), nothing per step: an exchange of ``E`` steps
+assembles the chunk's window (the chunk and its halo of ``E`` steps, clipped to the grid) from its
+neighbours' results of the previous exchange, runs the ``E`` steps on it with ``sm_block``/``sm_wave`` (the
+CPU backend's generated code, compiled once per worker process) in blocks of the cost model's choice, each
+block computing the chunk grown by the halo of the steps still to come, and returns its own box of each
+iterated field (the last exchange: of each output) with its definedness mask. Memory-mapped ``.npy`` inputs
+travel in the graph as their path (``FileSource``): the first exchange's tasks read their windows from the
+file, on a cluster's workers too. Lower-dimensional inputs and params travel whole, once per worker (the
+shared ``_Job``). It runs on the default local scheduler (threads) or, with ``scheduler`` or
+``scheduler_file``, on an existing ``distributed`` cluster, with Dask's own security configuration (TLS:
+``client_security``). The cluster is trusted: Dask ships results back as pickles, so whoever controls the
+scheduler or a worker can run code in this process and choose the outputs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
+import hashlib
+import itertools
 import json
+import math
 import os
 import time
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +36,13 @@ from stencilmap import native
 from stencilmap.errors import StencilmapError, input_param, param
 from stencilmap.program.ir import Program
 
-from . import cgen
-from .cpu import choose_tile, compile_program
+from . import cgen, cost
+from .cpu import CompiledProgram, compile_program, default_threads
 from .plan import Plan, margins
 from .reference import Result, defined_region, undefined_value
 from .registry import Execution, HostOptions
 
 Array = npt.NDArray[Any]
-MASK = "__defined"
 #: Default chunk edge (points) per axis when --chunks is not given.
 DEFAULT_CHUNK = 512
 
@@ -64,16 +70,6 @@ def lazy_inputs(name: str, path: Path) -> Array:
         raise StencilmapError(f"not a readable .npy array ({exc})", where) from None
 
 
-def _state_dtype(plan: Plan) -> np.dtype[Any]:
-    prog = plan.program
-    names: list[tuple[str, str]] = []
-    for f in [i.name for i in prog.inputs if len(i.axes) == prog.rank] + list(prog.outputs):
-        names.append((f, prog.field_dtype(f)))
-        if f in plan.masked:
-            names.append((f + MASK, "u1"))
-    return np.dtype(names)
-
-
 def _chunks(
     options: HostOptions, shape: tuple[int, ...], depth: Sequence[int]
 ) -> tuple[tuple[int, ...], ...]:
@@ -97,24 +93,47 @@ def _chunks(
 
 
 def _depth(plan: Plan, steps: int) -> tuple[int, ...]:
+    """Per axis, how far beyond a chunk ``steps`` fused iterations read the full-rank inputs: the halo."""
+    return _depths(plan, steps)[steps]
+
+
+def _depths(plan: Plan, steps: int) -> list[tuple[int, ...]]:
+    """``_depth(plan, k)`` for k = 0..steps: row ``r`` of ``margins`` is the same for every ``steps`` above
+    ``r``, so the halo of ``k`` steps is the running maximum of the first ``k`` rows."""
     rank = plan.program.rank
+    full = [i.name for i in plan.program.inputs if len(i.axes) == rank]
     depth = [0] * rank
+    out = [tuple(depth)]
     for table in margins(plan, steps):
-        for i in plan.program.inputs:
-            m = table[i.name]
-            if m is None or len(i.axes) != rank:
-                continue
-            for a, (lo, hi) in enumerate(m):
-                depth[a] = max(depth[a], lo, hi)
-    return tuple(depth)
+        for name in full:
+            m = table[name]
+            if m is not None:
+                for a, (lo, hi) in enumerate(m):
+                    depth[a] = max(depth[a], lo, hi)
+        out.append(tuple(depth))
+    return out
 
 
 def _steps(plan: Plan, options: HostOptions, shape: tuple[int, ...]) -> int:
-    """Steps fused per exchange: the option, else 8, fewer while the halo outgrows the chunks."""
-    steps = min(plan.program.iterate, options.block or (8 if plan.feeds else 1), cgen.TMAX)
+    """Steps per exchange of halos: the option, else as many as keep both sides of the halo within an eighth
+    of a chunk (the redundant work stays ~10 %), fewer while the halo outgrows the chunks. One exchange
+    runs its steps in blocks of the cost model's choice (``_choice``), so this number is not limited by
+    the kernel's fusion depth."""
+    want = options.chunks or tuple(min(n, DEFAULT_CHUNK) for n in shape)
+    if not plan.feeds:
+        return 1
+    steps = plan.program.iterate if options.block is None else min(plan.program.iterate, options.block)
+    if options.block is None and all(c >= n for c, n in zip(want, shape, strict=True)):
+        return steps  # one chunk: no halo to exchange, every step in one task (in the cost model's blocks)
+    if not _additive(plan, min(steps, cgen.TMAX + 1)):
+        steps = min(steps, cgen.TMAX)  # one block per exchange (``_choice``)
+    one = _depth(plan, 1)
+    if options.block is None:
+        for d, c in zip(one, want, strict=True):
+            if d > 0:
+                steps = min(steps, max(1, c // 16 // d))
     while steps > 1:
         depth = _depth(plan, steps)
-        want = options.chunks or tuple(min(n, DEFAULT_CHUNK) for n in shape)
         if all(d <= min(c, n) for d, c, n in zip(depth, want, shape, strict=True)):
             break
         steps -= 1
@@ -146,68 +165,324 @@ def _reload(path: str, shape: tuple[int, ...], iterate: int, source: str) -> Shi
     return Shipped(replace(load_program(path).with_shape(shape), iterate=iterate), source)
 
 
-def _chunk_step(
-    block: Array,
-    shipped: Shipped,
-    shape: tuple[int, ...],
-    chunks: tuple[tuple[int, ...], ...],
-    depth: tuple[int, ...],
-    steps: int,
-    threads: int,
-    small: dict[str, Array],
-    block_id: tuple[int, ...] | None = None,
+@dataclass(frozen=True)
+class FileSource:
+    """A ``.npy`` input as tasks carry it: its path and layout, opened as a memory map where the task runs
+    (a worker of a cluster reads its windows from the file; nothing of the array travels in the graph)."""
+
+    path: str
+    offset: int
+    shape: tuple[int, ...]
+    dtype: str
+    fortran: bool
+
+    def open(self) -> Array:
+        order: Any = "F" if self.fortran else "C"
+        return np.memmap(self.path, np.dtype(self.dtype), "r", self.offset, self.shape, order)
+
+
+def _file_source(arr: Any) -> FileSource | None:
+    """The file behind a memory-mapped ``.npy`` array (``lazy_inputs``), else None."""
+    if not isinstance(arr, np.memmap) or getattr(arr, "filename", None) is None:
+        return None
+    if not (arr.flags.c_contiguous or arr.flags.f_contiguous) or arr.base is None:
+        return None
+    fortran = bool(arr.flags.f_contiguous and not arr.flags.c_contiguous)
+    return FileSource(str(arr.filename), int(arr.offset), tuple(arr.shape), str(arr.dtype), fortran)
+
+
+Piece = tuple[Array, Array | None]  # a field's values over a box, and its definedness mask (None: defined)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every task of a run shares (one graph key, so a cluster ships it once per worker)."""
+
+    shipped: Shipped
+    shape: tuple[int, ...]
+    chunks: tuple[tuple[int, ...], ...]
+    exchanges: tuple[int, ...]  # steps of each exchange
+    threads: int
+    small: tuple[tuple[str, Array], ...]  # lower-dimensional inputs and params, whole
+    token: str  # the program's: its generated code, shape and steps
+
+    def program(self) -> CompiledProgram:
+        cp = _COMPILED.get(self.token)
+        if cp is None:
+            cp = _COMPILED[self.token] = compile_program(self.shipped.program)
+        return cp
+
+    def box(self, bid: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        lo = tuple(int(sum(c[:k])) for c, k in zip(self.chunks, bid, strict=True))
+        hi = tuple(a + c[k] for a, c, k in zip(lo, self.chunks, bid, strict=True))
+        return lo, hi
+
+
+_COMPILED: dict[str, CompiledProgram] = {}
+#: The cost model's (block, tile, scheme) per (program, chunk shape, steps, threads): chunks mostly share one.
+_CHOICES: dict[tuple[str, tuple[int, ...], int, int], tuple[int, tuple[int, ...], bool]] = {}
+
+
+def _choice(
+    job: _Job, cp: CompiledProgram, chunk: tuple[int, ...], steps: int
+) -> tuple[int, tuple[int, ...], bool]:
+    key = (job.token, chunk, steps, job.threads)
+    if key not in _CHOICES:
+        # one block per exchange unless the halo adds up (``_additive``); a single chunk has no halo
+        whole = all(len(c) == 1 for c in job.chunks)
+        block = None if whole or _additive(cp.plan, steps) else steps
+        c = cost.choose(cp.plan, chunk, steps, job.threads, block, None)
+        tile = tuple(min(t, n) for t, n in zip(c.tile, chunk, strict=True))
+        _CHOICES[key] = (c.block, tile, c.scheme == "wave")
+    return _CHOICES[key]
+
+
+def _additive(plan: Plan, steps: int) -> bool:
+    """Whether the halo of ``a + b`` steps covers that of ``a`` steps grown by ``b`` steps' for every split
+    of ``steps``: then the blocks of an exchange, each computing the chunk grown by the halo of the steps
+    still to come, read only points of the window that the block before computed. True of box-shaped
+    reaches (the halo grows by the same margin per step); checked, as ``D(k + 1) ≥ D(k) + D(1)`` (with
+    ``D(b) ≤ b·D(1)`` this gives every split)."""
+    d = _depths(plan, steps)
+    return all(n >= p + o for k in range(1, steps + 1) for n, p, o in zip(d[k], d[k - 1], d[1], strict=True))
+
+
+def _window(
+    job: _Job, depth: Sequence[int], bid: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """A chunk's box and the window (box and halo, clipped to the grid) its exchange reads."""
+    lo, hi = job.box(bid)
+    wlo = tuple(max(0, a - d) for a, d in zip(lo, depth, strict=True))
+    whi = tuple(min(n, b + d) for b, d, n in zip(hi, depth, job.shape, strict=True))
+    return lo, hi, wlo, whi
+
+
+def _assemble(
+    wlo: Sequence[int], whi: Sequence[int], dtype: Any, pieces: Sequence[tuple[Sequence[int], Array]]
 ) -> Array:
-    """One exchange on one chunk: ``steps`` iterations of the window ``block`` (chunk + halo)."""
-    program = shipped.program
+    """The window ``[wlo, whi)`` of a field from the pieces (box origin, values) of the chunks it overlaps."""
+    out = np.empty(tuple(b - a for a, b in zip(wlo, whi, strict=True)), dtype)
+    for plo, arr in pieces:
+        src, dst = [], []
+        for a, b, p, n in zip(wlo, whi, plo, arr.shape, strict=True):
+            x, y = max(a, p), min(b, p + n)
+            if x >= y:
+                break
+            src.append(slice(x - p, y - p))
+            dst.append(slice(x - a, y - a))
+        else:
+            out[tuple(dst)] = arr[tuple(src)]
+    return out
+
+
+def _exchange(
+    job: _Job,
+    e: int,
+    bid: tuple[int, ...],
+    prev: list[Any],
+    direct: list[Any],
+    chunked: list[list[Array]],
+) -> list[Piece]:
+    """One exchange on one chunk: its window assembled from its neighbours' pieces of the previous exchange
+    (the first: from the inputs), ``job.exchanges[e]`` steps run on it in blocks, and its own box of each
+    iterated field (the last exchange: of each output) returned.
+
+    ``prev``: the neighbours' results of exchange ``e - 1`` (empty for the first); ``direct``: per full-rank
+    input, an array-like to slice (a memory map, a ``FileSource``, a Zarr array) or None; ``chunked``: per
+    full-rank input, the neighbours' chunks where it is a dask array."""
+    cp = job.program()
+    plan = cp.plan
+    prog = plan.program
+    rank = len(job.shape)
+    steps = job.exchanges[e]
+    depths = _depths(plan, steps)  # once: the blocks below index it
+    depth = depths[steps]
+    d = tuple(0 if len(c) == 1 else x for x, c in zip(depth, job.chunks, strict=True))
+    lo, hi, wlo, whi = _window(job, d, bid)
+    wshape = tuple(b - a for a, b in zip(wlo, whi, strict=True))
+    nbs = _neighbours(job, bid, d)
+    full = [i for i in prog.inputs if len(i.axes) == rank]
+    pairs = dict(plan.pairs) if plan.feeds else {}
+    state: dict[str, Piece] = {}
+    for k, inp in enumerate(full):
+        mask: Array | None = None
+        if e > 0 and inp.name in pairs:
+            slot = _state_fields(plan).index(inp.name)
+            values = _assemble(
+                wlo, whi, inp.dtype, [(job.box(nb)[0], p[slot][0]) for nb, p in zip(nbs, prev, strict=True)]
+            )
+            if inp.name in plan.masked:
+                mask = _assemble(
+                    wlo,
+                    whi,
+                    np.uint8,
+                    [(job.box(nb)[0], p[slot][1]) for nb, p in zip(nbs, prev, strict=True)],
+                )
+        elif direct[k] is not None:
+            src = direct[k].open() if isinstance(direct[k], FileSource) else direct[k]
+            window = tuple(slice(a, b) for a, b in zip(wlo, whi, strict=True))
+            values = np.asarray(src[window])
+            # an iterated field's window is written (ping-pong): never the caller's array itself
+            values = np.array(values, np.dtype(inp.dtype), order="C", copy=inp.name in pairs or None)
+        else:
+            values = _assemble(
+                wlo, whi, inp.dtype, [(job.box(nb)[0], c) for nb, c in zip(nbs, chunked[k], strict=True)]
+            )
+        if mask is None and inp.name in plan.masked:
+            mask = np.ones(wshape, np.uint8)
+        state[inp.name] = (values, mask)
+    small = dict(job.small)
+    zero = (0,) * rank
+    params = [small[p.name] for p in prog.params]
+    outs: dict[str, Piece] = {
+        o: (np.empty(wshape, prog.field_dtype(o)), np.empty(wshape, np.uint8) if o in plan.masked else None)
+        for o in prog.outputs
+    }
+    spare: dict[str, Piece] = {}
+    # the first exchange's steps for every exchange: the last, shorter one takes the same blocks and tile
+    block, tile, wave = _choice(job, cp, tuple(b - a for a, b in zip(lo, hi, strict=True)), job.exchanges[0])
+    done = 0
+    while done < steps:
+        now = min(block, steps - done)
+        after = tuple(
+            0 if len(c) == 1 else x for x, c in zip(depths[steps - done - now], job.chunks, strict=True)
+        )
+        olo = tuple(max(w, a - x) for w, a, x in zip(wlo, lo, after, strict=True))
+        ohi = tuple(min(w, b + x) for w, b, x in zip(whi, hi, after, strict=True))
+        ins = []
+        for i in prog.inputs:
+            if len(i.axes) == rank:
+                v, m = state[i.name]
+                ins.append(cp.buf(i.name, v, wlo, m))
+            else:
+                ins.append(cp.buf(i.name, small[i.name], zero))
+        bufs = [cp.buf(o, outs[o][0], wlo, outs[o][1]) for o in prog.outputs]
+        t = tuple(min(x, b - a) for x, a, b in zip(tile, olo, ohi, strict=True))
+        cp.block(job.shape, (olo, ohi), now, t, job.threads, ins, bufs, params, wave and rank >= 2)
+        done += now
+        if pairs:
+            for fed, o in plan.pairs:  # ping-pong between window-sized buffers of this task
+                fresh = outs[o]
+                outs[o] = spare.pop(o) if o in spare else _like_piece(fresh)
+                spare[o] = state[fed]
+                state[fed] = fresh
+    own = tuple(slice(a - w, b - w) for a, b, w in zip(lo, hi, wlo, strict=True))
+    last = e == len(job.exchanges) - 1
+    if last:
+        final = {o: state[fed] for fed, o in plan.pairs} if pairs else {}
+        names: Sequence[str] = prog.outputs
+        return [_cut(final.get(o, outs[o]), own) for o in names]
+    return [_cut(state[f], own) for f in _state_fields(plan)]
+
+
+def _like_piece(p: Piece) -> Piece:
+    return np.empty_like(p[0]), (None if p[1] is None else np.empty_like(p[1]))
+
+
+def _cut(p: Piece, own: tuple[slice, ...]) -> Piece:
+    return p[0][own], (None if p[1] is None else p[1][own])
+
+
+def _state_fields(plan: Plan) -> list[str]:
+    """The fields an exchange hands to the next: the iterated inputs."""
+    return [i for i, _ in plan.pairs] if plan.feeds else []
+
+
+def _neighbours(job: _Job, bid: Sequence[int], depth: Sequence[int]) -> list[tuple[int, ...]]:
+    """The chunks a window of halo ``depth`` overlaps (``depth`` never exceeds a neighbour's width)."""
+    ranges = [
+        range(max(0, k - 1), min(len(c), k + 2)) if d > 0 else range(k, k + 1)
+        for k, c, d in zip(bid, job.chunks, depth, strict=True)
+    ]
+    return [tuple(t) for t in itertools.product(*ranges)]
+
+
+def lazy_run(
+    program: Program, values: Mapping[str, Any], options: HostOptions
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The outputs and masks (None: defined everywhere) of a run, as lazy dask arrays: one task per chunk
+    per exchange of halos, each running several fused blocks of the compiled kernel on its window."""
+    import dask.array as da
+    from dask.highlevelgraph import HighLevelGraph
+
     cp = compile_program(program)
     plan = cp.plan
-    assert block_id is not None
-    olo = tuple(int(sum(c[:k])) for c, k in zip(chunks, block_id, strict=True))
-    ohi = tuple(lo + c[k] for lo, c, k in zip(olo, chunks, block_id, strict=True))
-    wlo = tuple(max(0, lo - d) for lo, d in zip(olo, depth, strict=True))
-    own = tuple(slice(lo - w, hi - w) for lo, hi, w in zip(olo, ohi, wlo, strict=True))
-    prog = program
-    keep: list[Array] = []
+    shape = tuple(int(n or 0) for n in program.shape)
+    rank = len(shape)
+    steps = _steps(plan, options, shape)
+    chunks = _chunks(options, shape, _depth(plan, steps))
+    full = [i.name for i in program.inputs if len(i.axes) == rank]
+    small = tuple(
+        (name, np.ascontiguousarray(np.asarray(values[name])))
+        for name in [i.name for i in program.inputs if len(i.axes) != rank] + [p.name for p in program.params]
+    )
+    total = program.iterate if plan.feeds else 1
+    exchanges = tuple(min(steps, total - k) for k in range(0, total, steps))
+    cluster = options.scheduler is not None or options.scheduler_file is not None
+    code = hashlib.sha256(f"{cp.source}|{shape}|{program.iterate}".encode()).hexdigest()[:24]
+    token = uuid.uuid4().hex  # a run's keys are its own (a cluster may still hold an earlier run's)
+    job = _Job(Shipped(program, cp.source), shape, chunks, exchanges, _threads(options, chunks), small, code)
+    _COMPILED.setdefault(code, cp)
+    dsk: dict[Any, Any] = {f"sm-job-{token}": job}
+    deps: list[Any] = []
+    direct: list[Any] = []
+    chunked: list[str | None] = []
+    for f in full:
+        v = values[f]
+        source = _file_source(v)
+        if source is not None:
+            direct.append(source)
+            chunked.append(None)
+        elif isinstance(v, da.Array) or (cluster and isinstance(v, np.ndarray)):
+            arr = (v if isinstance(v, da.Array) else da.from_array(v, chunks=chunks)).rechunk(chunks)
+            deps.append(arr)
+            direct.append(None)
+            chunked.append(arr.name)
+        else:  # in memory (the local scheduler shares it) or a Zarr array (pickled as its store)
+            key = f"sm-in-{f}-{token}"
+            dsk[key] = v
+            direct.append(key)
+            chunked.append(None)
+    grid = list(itertools.product(*(range(len(c)) for c in chunks)))
+    for e, now in enumerate(exchanges):
+        depth = _depth(plan, now)
+        d = tuple(0 if len(c) == 1 else x for x, c in zip(depth, chunks, strict=True))
+        for bid in grid:
+            nbs = _neighbours(job, bid, d)
+            prev = [(f"sm-x{e - 1}-{token}", *nb) for nb in nbs] if e > 0 else []
+            pieces = [[(name, *nb) for nb in nbs] if name else [] for name in chunked]
+            dsk[(f"sm-x{e}-{token}", *bid)] = (_exchange, f"sm-job-{token}", e, bid, prev, direct, pieces)
+    last = f"sm-x{len(exchanges) - 1}-{token}"
+    outs: dict[str, Any] = {}
+    masks: dict[str, Any] = {}
+    for k, o in enumerate(program.outputs):
+        for which, into in ((0, outs), (1, masks)):
+            if which == 1 and o not in plan.masked:
+                into[o] = None
+                continue
+            name = f"sm-{o}-{which}-{token}"
+            layer = {(name, *bid): (_part, (last, *bid), k, which) for bid in grid}
+            graph = HighLevelGraph.from_collections(name, {**dsk, **layer}, dependencies=deps)
+            dtype = np.dtype(program.field_dtype(o)) if which == 0 else np.dtype(np.uint8)
+            into[o] = da.Array(graph, name, chunks, dtype=dtype)
+    return outs, masks
 
-    def field(name: str) -> tuple[Array, Array | None]:
-        v = np.ascontiguousarray(block[name])
-        m = np.ascontiguousarray(block[name + MASK]) if name + MASK in (block.dtype.names or ()) else None
-        keep.extend(x for x in (v, m) if x is not None)
-        return v, m
 
-    zero = (0,) * len(shape)
-    ins = []
-    for i in prog.inputs:
-        if len(i.axes) == len(shape):
-            v, m = field(i.name)
-            if m is None and i.name in plan.masked:
-                m = np.ones(v.shape, np.uint8)
-                keep.append(m)
-            ins.append(cp.buf(i.name, v, wlo, m))
-        else:
-            ins.append(cp.buf(i.name, small[i.name], zero))
-    out = np.empty(tuple(hi - lo for lo, hi in zip(olo, ohi, strict=True)), block.dtype)
-    results = {o: np.empty(out.shape, prog.field_dtype(o)) for o in prog.outputs}
-    rmasks = {o: (np.empty(out.shape, np.uint8) if o in plan.masked else None) for o in prog.outputs}
-    outs = [cp.buf(o, results[o], olo, rmasks[o]) for o in prog.outputs]
-    params = [small[p.name] for p in prog.params]
-    tile = choose_tile(plan, tuple(hi - lo for lo, hi in zip(olo, ohi, strict=True)), steps, threads)
-    cp.block(shape, (olo, ohi), steps, tile, threads, ins, outs, params)
-    feeds = dict(plan.pairs) if plan.feeds else {}
-    for name in out.dtype.names or ():
-        base = name.removesuffix(MASK)
-        is_mask = name.endswith(MASK)
-        if base in results:
-            out[name] = rmasks[base] if is_mask else results[base]
-        elif base in feeds:
-            src = feeds[base]
-            if is_mask:
-                out[name] = rmasks[src] if rmasks[src] is not None else 1
-            else:
-                out[name] = results[src]
-        else:
-            out[name] = block[name][own]
-    return out
+def _threads(options: HostOptions, chunks: tuple[tuple[int, ...], ...]) -> int:
+    """Threads of each task's kernel: ``--threads``; else, on the local scheduler (one thread per core), the
+    cores left to each chunk when there are fewer chunks than cores (a grid of one chunk runs on all of
+    them, as the cpu backend does); else 1 (a cluster's workers run a task per thread)."""
+    if options.threads is not None:
+        return options.threads
+    if options.scheduler is not None or options.scheduler_file is not None:
+        return 1
+    return max(1, default_threads() // math.prod(len(c) for c in chunks))
+
+
+def _part(result: list[Piece], k: int, which: int) -> Array:
+    arr = result[k][which]
+    assert arr is not None
+    return arr
 
 
 def scheduler_address(path: str) -> str:
@@ -295,73 +570,6 @@ def _client(options: HostOptions) -> Iterator[Any]:
         client.close()
 
 
-def lazy_run(
-    program: Program, values: Mapping[str, Any], options: HostOptions
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The outputs and masks (None: defined everywhere) of a run, as lazy dask arrays."""
-    import dask.array as da
-
-    cp = compile_program(program)
-    plan = cp.plan
-    shape = tuple(int(n or 0) for n in program.shape)
-    steps = _steps(plan, options, shape)
-    depth = _depth(plan, steps)
-    chunks = _chunks(options, shape, depth)
-    dtype = _state_dtype(plan)
-    full = [i.name for i in program.inputs if len(i.axes) == program.rank]
-    small = {
-        name: np.ascontiguousarray(np.asarray(values[name]))
-        for name in [i.name for i in program.inputs if len(i.axes) != program.rank]
-        + [p.name for p in program.params]
-    }
-    arrays = [
-        da.from_array(values[f], chunks=chunks)
-        if not isinstance(values[f], da.Array)
-        else values[f].rechunk(chunks)
-        for f in full
-    ]
-
-    def pack(base: Array, *blocks: Array) -> Array:
-        out = np.zeros(base.shape, dtype)
-        for name, b in zip(full, blocks, strict=True):
-            out[name] = b
-            if name + MASK in dtype.names:  # type: ignore[operator]
-                out[name + MASK] = 1
-        return out
-
-    base = da.zeros(shape, dtype=np.uint8, chunks=chunks)  # carries the chunking when no input is full-rank
-    state = da.map_blocks(pack, base, *arrays, dtype=dtype)
-    threads = options.threads or 1
-    done = 0
-    while done < program.iterate:
-        now = min(steps, program.iterate - done)
-        d = tuple(0 if len(c) == 1 else x for x, c in zip(_depth(plan, now), chunks, strict=True))
-        fn = functools.partial(
-            _chunk_step,
-            shipped=Shipped(program, cp.source),
-            shape=shape,
-            chunks=chunks,
-            depth=d,
-            steps=now,
-            threads=threads,
-            small=small,
-        )
-        state = da.map_overlap(
-            fn,
-            state,
-            depth=dict(enumerate(d)),
-            boundary="none",
-            trim=False,
-            chunks=chunks,
-            dtype=dtype,
-            meta=np.empty((0,) * len(shape), dtype),
-        )
-        done += now
-    outs = {o: state[o] for o in program.outputs}
-    masks = {o: (state[o + MASK] if o + MASK in dtype.names else None) for o in program.outputs}  # type: ignore[operator]
-    return outs, masks
-
-
 def run_dask(program: Program, values: Mapping[str, Any], options: HostOptions) -> Execution:
     """Run in memory and return NumPy results (the Python API and tests)."""
     import dask
@@ -435,8 +643,10 @@ def _store(arr: Any, mask: Any, path: str, client: Any) -> None:
         da.store(arr, target, lock=False)
     else:
         # Workers may live elsewhere: fetch block by block and write here (memory: one block at a time).
+        # The graph goes to the scheduler once (``persist``); each fetch is then a slice of its results.
         from distributed import as_completed
 
+        arr = client.persist(arr)
         slices = da.core.slices_from_chunks(arr.chunks)
         futures = {client.compute(arr[s]): s for s in slices}
         for fut in as_completed(futures):
