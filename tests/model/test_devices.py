@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,20 @@ def test_xilinx_boards_have_a_routability_cap_and_a_clock_model(name: str) -> No
     assert 0.9 * dev.clock_mhz <= slowest < dev.clock_mhz
     sources = " ".join(dev.sources)
     assert "max_utilization" in sources and "clock_model" in sources and "229.1" in sources
+
+
+@pytest.mark.parametrize("name", [n for n in device_names() if load_device(n).kind == "fpga"])
+def test_every_fpga_has_a_routability_cap_and_a_clock_model(name: str) -> None:
+    """Issue 25: every FPGA of the catalog caps its utilization and lowers its clock as a design fills it
+    (the DE5's OpenCL §5.1 model extended to every board), each said in the device file's sources; a design
+    at its cap is never faster than the board's fastest clock, nor slower than 80% of it."""
+    dev = load_device(name)
+    assert dev.resource_model is not None and dev.resource_model.max_utilization
+    cm = dev.clock_model
+    assert cm is not None and cm.resource in {r for r, _ in dev.resources}
+    caps = dict(dev.resource_model.max_utilization)
+    fs = [f for _, f in cm.points]
+    assert all(a >= b for a, b in itertools.pairwise(fs)), "the clock never rises with utilization"
+    at_cap = cm.mhz(caps.get(cm.resource, 1.0))
+    assert 0.75 * cm.fastest_mhz <= at_cap <= cm.fastest_mhz
+    assert "clock_model" in " ".join(dev.sources)
