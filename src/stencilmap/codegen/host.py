@@ -16,6 +16,8 @@ through ``scalar``); codegen names them as targets. ``backends`` sits in the lay
 
 from __future__ import annotations
 
+from typing import Literal
+
 from stencilmap.codegen.registry import HOST, Generated, Values, register
 from stencilmap.design.ir import Design
 from stencilmap.errors import StencilmapError
@@ -40,39 +42,36 @@ def host_source(program: Program, backend: str) -> str:
     return generate(plan)
 
 
+def _host_folder(target: str, program: Program, backend: Literal["cpu", "gpu"], entry: str) -> Generated:
+    """A backend's kernel and, around it, the host program that runs it on raw data files, its ``Makefile``
+    and ``README.md`` (``codegen.host_c`` for the cpu backend's C, ``codegen.host_cuda`` for the gpu's CUDA)."""
+    from stencilmap.backends.plan import make_plan
+    from stencilmap.codegen import host_c, host_cuda
+
+    if backend == "cpu":
+        ext, makefile, readme, main = "c", host_c.makefile, host_c.readme, host_c.main_c
+    else:
+        ext, makefile, readme, main = "cu", host_cuda.makefile, host_cuda.readme, host_cuda.main_cu
+    kernel = host_source(program, backend)  # refuses what the backend cannot run, in one line
+    plan = make_plan(program)
+    files = (
+        ("Makefile", makefile(program.name)),
+        ("README.md", readme(plan, program.name)),
+        (f"kernel.{ext}", kernel),
+        (f"main.{ext}", main(plan, program.name)),
+    )
+    return Generated(target, files, entry, (), backend, (f"kernel.{ext}",), ())
+
+
 @register(
     "c-openmp", (HOST,), "the cpu backend's C with OpenMP (kernel.c); --verify: the cpu backend runs it"
 )
 def emit_c_openmp(design: Design, program: Program, values: Values) -> Generated:
-    """``kernel.c`` and, around it, ``main.c`` (runs it on raw data files), ``Makefile`` and ``README.md``
-    (``codegen.host_c``)."""
-    from stencilmap.backends.plan import make_plan
-    from stencilmap.codegen import host_c
-
-    kernel = host_source(program, "cpu")  # refuses what the cpu backend cannot run, in one line
-    plan = make_plan(program)
-    files = (
-        ("Makefile", host_c.makefile(program.name)),
-        ("README.md", host_c.readme(plan, program.name)),
-        ("kernel.c", kernel),
-        ("main.c", host_c.main_c(plan, program.name)),
-    )
-    return Generated("c-openmp", files, "sm_block", (), "cpu", ("kernel.c",), ())
+    """``kernel.c`` and, around it, ``main.c`` (runs it on raw data files), ``Makefile`` and ``README.md``."""
+    return _host_folder("c-openmp", program, "cpu", "sm_block")
 
 
 @register("cuda", (HOST,), "the gpu backend's CUDA (kernel.cu); --verify: CuPy on a GPU, else not run")
 def emit_cuda(design: Design, program: Program, values: Values) -> Generated:
-    """``kernel.cu`` and, around it, ``main.cu`` (runs it on raw data files), ``Makefile`` and ``README.md``
-    (``codegen.host_cuda``)."""
-    from stencilmap.backends.plan import make_plan
-    from stencilmap.codegen import host_cuda
-
-    kernel = host_source(program, "gpu")  # refuses what the gpu backend cannot run, in one line
-    plan = make_plan(program)
-    files = (
-        ("Makefile", host_cuda.makefile(program.name)),
-        ("README.md", host_cuda.readme(plan, program.name)),
-        ("kernel.cu", kernel),
-        ("main.cu", host_cuda.main_cu(plan, program.name)),
-    )
-    return Generated("cuda", files, "st_0", (), "gpu", ("kernel.cu",), ())
+    """``kernel.cu`` and, around it, ``main.cu`` (runs it on raw data files), ``Makefile`` and ``README.md``."""
+    return _host_folder("cuda", program, "gpu", "st_0")
