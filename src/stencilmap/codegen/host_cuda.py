@@ -34,6 +34,32 @@ LAUNCH = (
 )
 
 
+DEVICE_HELPERS = (  # cudaMalloc / upload / a mask of ones, each checked
+    "static void check(cudaError_t e, const char *what) {",
+    '  if (e != cudaSuccess) { fprintf(stderr, "%s: %s\\n", what, cudaGetErrorString(e)); exit(1); }',
+    "}",
+    "",
+    "static void *device(size_t bytes) {",
+    "  void *p = NULL;",
+    '  check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");',
+    "  return p;",
+    "}",
+    "",
+    "static void *upload(const void *host, size_t bytes) {",
+    "  void *p = device(bytes);",
+    '  check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");',
+    "  return p;",
+    "}",
+    "",
+    "static uint8_t *ones(size_t n) {",
+    "  uint8_t *m = (uint8_t *)device(n);",
+    '  check(cudaMemset(m, 1, n), "cudaMemset");',
+    "  return m;",
+    "}",
+    "",
+)
+
+
 def main_cu(plan: Plan, program_name: str) -> str:
     """``main.cu``: ``<program> IN_DIR OUT_DIR``."""
     prog = plan.program
@@ -70,28 +96,7 @@ def main_cu(plan: Plan, program_name: str) -> str:
         *LAUNCH,
         "",
         *FILE_IO,
-        "static void check(cudaError_t e, const char *what) {",
-        '  if (e != cudaSuccess) { fprintf(stderr, "%s: %s\\n", what, cudaGetErrorString(e)); exit(1); }',
-        "}",
-        "",
-        "static void *device(size_t bytes) {",
-        "  void *p = NULL;",
-        '  check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");',
-        "  return p;",
-        "}",
-        "",
-        "static void *upload(const void *host, size_t bytes) {",
-        "  void *p = device(bytes);",
-        '  check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");',
-        "  return p;",
-        "}",
-        "",
-        "static uint8_t *ones(size_t n) {",
-        "  uint8_t *m = (uint8_t *)device(n);",
-        '  check(cudaMemset(m, 1, n), "cudaMemset");',
-        "  return m;",
-        "}",
-        "",
+        *DEVICE_HELPERS,
         "int main(int argc, char **argv) {",
         '  if (argc != 3) { fprintf(stderr, "usage: %s IN_DIR OUT_DIR\\n", argv[0]); return 2; }',
         *[f"  const long long n{a} = {n};" for a, n in enumerate(shape)],
@@ -149,25 +154,32 @@ def main_cu(plan: Plan, program_name: str) -> str:
     lines.append("  }")
     lines.append('  check(cudaDeviceSynchronize(), "the kernels");')
     for o in prog.outputs:
-        k, t, c = plan.index(o), ct(o), count(o)
-        lines.append("  {")
-        lines.append(f"    {t} *out = ({t} *)malloc({c} * sizeof({t}) + 1);")
-        lines.append("    if (!out) return 3;")
-        lines.append(
-            f'    check(cudaMemcpy(out, v{k}, {c} * sizeof({t}), cudaMemcpyDeviceToHost), "cudaMemcpy");'
-        )
-        if o in plan.masked:
-            undefined = f'({t})nan("")' if dt.is_float(prog.field_dtype(o)) else f"({t})0"
-            lines.append(f"    uint8_t *ok = (uint8_t *)malloc({c} + 1);")
-            lines.append("    if (!ok) return 3;")
-            lines.append(f'    check(cudaMemcpy(ok, m{k}, {c}, cudaMemcpyDeviceToHost), "cudaMemcpy");')
-            lines.append(f"    for (long long j = 0; j < {c}; ++j) if (!ok[j]) out[j] = {undefined};")
-            lines.append("    free(ok);")
-        lines.append(f'    save(argv[2], "{identifier(o)}", out, {c} * sizeof({t}));')
-        lines.append("    free(out);")
-        lines.append("  }")
+        lines += _download(plan, o, ct(o), count(o))
     lines += ["  return 0;", "}", ""]
     return "\n".join(lines)
+
+
+def _download(plan: Plan, o: str, t: str, c: int) -> list[str]:
+    """Copy output ``o`` back, its undefined points NaN (or 0), and write ``OUT_DIR/<o>.bin``."""
+    prog, k = plan.program, plan.index(o)
+    lines: list[str] = []
+    lines.append("  {")
+    lines.append(f"    {t} *out = ({t} *)malloc({c} * sizeof({t}) + 1);")
+    lines.append("    if (!out) return 3;")
+    lines.append(
+        f'    check(cudaMemcpy(out, v{k}, {c} * sizeof({t}), cudaMemcpyDeviceToHost), "cudaMemcpy");'
+    )
+    if o in plan.masked:
+        undefined = f'({t})nan("")' if dt.is_float(prog.field_dtype(o)) else f"({t})0"
+        lines.append(f"    uint8_t *ok = (uint8_t *)malloc({c} + 1);")
+        lines.append("    if (!ok) return 3;")
+        lines.append(f'    check(cudaMemcpy(ok, m{k}, {c}, cudaMemcpyDeviceToHost), "cudaMemcpy");')
+        lines.append(f"    for (long long j = 0; j < {c}; ++j) if (!ok[j]) out[j] = {undefined};")
+        lines.append("    free(ok);")
+    lines.append(f'    save(argv[2], "{identifier(o)}", out, {c} * sizeof({t}));')
+    lines.append("    free(out);")
+    lines.append("  }")
+    return lines
 
 
 def makefile(program_name: str) -> str:
