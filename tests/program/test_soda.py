@@ -218,3 +218,19 @@ def test_parser_is_kept_in_the_cache_and_loaded_from_it(
     assert saved.read_bytes() != b"not a parser"
     assert soda._build_parser is build
     soda._parser.cache_clear()
+
+
+def test_an_unusable_cache_only_costs_the_parser_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compile cache that cannot be used (here a file) does not stop a program from parsing."""
+    from stencilmap.program import soda
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("STENCILMAP_CACHE_DIR", str(tmp_path / "file"))
+    path = next(p for p in SODA_FILES if p is not None)
+    soda._parser.cache_clear()
+    try:
+        assert parse_soda(path.read_text(), "x.soda") == parse_soda(path.read_text(), "x.soda")
+    finally:
+        soda._parser.cache_clear()
