@@ -1,7 +1,8 @@
 """The job around the kernel (issue 26 item 5): whole ``stencilmap run`` commands against their kernel time,
 and the dask backend against the cpu backend, optionally against another source tree, interleaved.
 
-Usage: .venv/bin/python benchmarks/job_bench.py [--before /work/main/src] [--rounds 3] [--quick]
+Usage: .venv/bin/python benchmarks/job_bench.py [--before /work/main/src] [--rounds 3] [--quick] [--only TEXT]
+[--backend cpu|dask]
 
 Each case is one ``stencilmap run ... --json`` command in a child process (``python -m stencilmap``, the
 import of the package included): "whole" is the child's wall time, "kernel" the run's own
@@ -72,9 +73,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--only", help="only the cases whose label contains this text")
+    ap.add_argument("--backend", choices=("cpu", "dask"), help="only this backend's cases")
     args = ap.parse_args()
     trees = [("after", str(ROOT / "src"))] + ([("before", args.before)] if args.before else [])
-    todo = [c for c in cases(args.quick) if args.only is None or args.only in c[0]]
+    todo = [
+        c
+        for c in cases(args.quick)
+        if (args.only is None or args.only in c[0]) and (args.backend is None or c[4] == args.backend)
+    ]
     got: dict[tuple[str, int], list[dict[str, float]]] = {}
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="job-bench-") as tmp:

@@ -185,3 +185,52 @@ def test_feedback_into_an_unknown_input_is_refused() -> None:
 def test_feedback_given_twice_is_an_error() -> None:
     with pytest.raises(StencilmapError, match="'feedback' is given twice"):
         parse_soda(FDTD_SODA + "feedback: ez -> Ez\n", "f.soda")
+
+
+def test_parser_is_kept_in_the_cache_and_loaded_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parser built once is saved under the compile cache; a later process loads it, and it parses and
+    reports errors (with line and column) exactly as a freshly built one."""
+    from stencilmap.program import soda
+
+    monkeypatch.setenv("STENCILMAP_CACHE_DIR", str(tmp_path / "cache"))
+    path = next(p for p in SODA_FILES if p is not None)
+    text = path.read_text()
+    bad = text.replace("=", "= =", 1)
+
+    def outcome() -> tuple[object, str]:
+        soda._parser.cache_clear()
+        with pytest.raises(StencilmapError) as err:
+            parse_soda(bad, "x.soda")
+        return parse_soda(text, "x.soda"), str(err.value)
+
+    built = outcome()
+    (saved,) = (tmp_path / "cache" / "parsers").iterdir()  # no temporary left beside it
+    assert saved.name.startswith("soda-") and saved.suffix == ".lark"
+    build = soda._build_parser
+    with monkeypatch.context() as m:
+        m.setattr(soda, "_build_parser", lambda: pytest.fail("built again"))
+        assert outcome() == built  # loaded from the file
+    assert "x.soda:" in built[1]
+    saved.write_bytes(b"not a parser")  # a damaged file is rebuilt and rewritten
+    assert outcome() == built
+    assert saved.read_bytes() != b"not a parser"
+    assert soda._build_parser is build
+    soda._parser.cache_clear()
+
+
+def test_an_unusable_cache_only_costs_the_parser_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compile cache that cannot be used (here a file) does not stop a program from parsing."""
+    from stencilmap.program import soda
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("STENCILMAP_CACHE_DIR", str(tmp_path / "file"))
+    path = next(p for p in SODA_FILES if p is not None)
+    soda._parser.cache_clear()
+    try:
+        assert parse_soda(path.read_text(), "x.soda") == parse_soda(path.read_text(), "x.soda")
+    finally:
+        soda._parser.cache_clear()

@@ -105,12 +105,13 @@ def _best_tile(
     best = Choice(scheme, steps, tuple(shape), math.inf)
     wave = scheme == "wave"
     profile = _wave_profile(plan, shape, steps) if wave else ([], 0)
+    tiles = _tiles_profile(plan, shape, per_r)
     for tile in _candidates(shape, wave):
-        fit = _wave_penalty(profile, shape, tile) if wave else _tiles_fit(plan, shape, tile, per_r)
+        fit = _wave_penalty(profile, shape, tile) if wave else _tiles_fit(tiles, shape, tile)
         if fit is None:
             continue
         # math.prod multiplies left to right as np.prod does for so few factors: the same floats, faster.
-        work = np.mean(
+        work = mean(
             [
                 math.prod([min(n, t + m[a]) / t for a, (n, t) in enumerate(zip(shape, tile, strict=True))])
                 for m in per_r
@@ -130,15 +131,46 @@ def _best_tile(
     return best
 
 
-def _tiles_fit(plan: Plan, shape: Sequence[int], tile: Sequence[int], per_r: list[list[int]]) -> float | None:
-    """0 when an overlapped tile's scratch (every field, with its halo) fits ``TILE_BYTES``, else None."""
+def mean(values: Sequence[float]) -> float:
+    """``np.mean(values)`` bit for bit, without building an array (the cost model averages a few dozen floats
+    per candidate tile): NumPy's pairwise sum, which for up to 128 values keeps eight running sums
+    (``pairwise_sum`` in ``loops_utils.h``), then one division; longer lists go to NumPy itself."""
+    n = len(values)
+    if n == 0 or n > 128:
+        return float(np.mean(values))
+    if n < 8:
+        total = -0.0
+        for v in values:
+            total += v
+        return total / n
+    r = list(values[:8])
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += values[i + j]
+        i += 8
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    for v in values[i:]:
+        total += v
+    return total / n
+
+
+def _tiles_profile(plan: Plan, shape: Sequence[int], per_r: list[list[int]]) -> tuple[list[int], int]:
+    """What an overlapped tile's scratch depends on apart from the tile: every field's largest halo per axis
+    and the bytes of all fields per point (computed once per ``steps``)."""
     halo = [max(m[a] for m in per_r) for a in range(len(shape))]
-    ext = [min(n, t + h) for n, t, h in zip(shape, tile, halo, strict=True)]
     per_cell = sum(
         (np.dtype(s.dtype).itemsize + (1 if s.name in plan.masked else 0)) * (2 if plan.feeds else 1)
         for s in plan.order
     )
-    return 0.0 if int(np.prod(ext)) * per_cell <= TILE_BYTES else None
+    return halo, per_cell
+
+
+def _tiles_fit(profile: tuple[list[int], int], shape: Sequence[int], tile: Sequence[int]) -> float | None:
+    """0 when an overlapped tile's scratch (every field, with its halo) fits ``TILE_BYTES``, else None."""
+    halo, per_cell = profile
+    ext = [min(n, t + h) for n, t, h in zip(shape, tile, halo, strict=True)]
+    return 0.0 if math.prod(ext) * per_cell <= TILE_BYTES else None
 
 
 def _wave_profile(plan: Plan, shape: Sequence[int], steps: int) -> tuple[list[int], int]:

@@ -4,6 +4,8 @@ command; this one holds the group and registers them. Every command imports its 
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from stencilmap import __version__
@@ -25,26 +27,32 @@ def main() -> None:
     """
 
 
-from stencilmap.cli.analyze import analyze_cmd  # noqa: E402
-from stencilmap.cli.calibrate import calibrate_cmd  # noqa: E402
-from stencilmap.cli.codegen import codegen_cmd  # noqa: E402
-from stencilmap.cli.compile import compile_cmd  # noqa: E402
-from stencilmap.cli.devices import devices_cmd  # noqa: E402
-from stencilmap.cli.estimate import estimate_cmd  # noqa: E402
-from stencilmap.cli.explore import explore_cmd  # noqa: E402
-from stencilmap.cli.roofline import roofline_cmd  # noqa: E402
-from stencilmap.cli.run import run_cmd  # noqa: E402
-from stencilmap.cli.simulate import simulate_cmd  # noqa: E402
+#: The commands, in the order they were registered; each module is imported when its command runs (or when
+#: ``--help`` lists them all).
+_COMMANDS = (
+    "run",
+    "analyze",
+    "simulate",
+    "explore",
+    "devices",
+    "estimate",
+    "roofline",
+    "calibrate",
+    "codegen",
+    "compile",
+)
 
-main.add_command(run_cmd)
-main.add_command(analyze_cmd)
-main.add_command(simulate_cmd)
-main.add_command(explore_cmd)
-main.add_command(devices_cmd)
-main.add_command(estimate_cmd)
-main.add_command(roofline_cmd)
-main.add_command(calibrate_cmd)
-main.add_command(codegen_cmd)
-main.add_command(compile_cmd)
+for _name in _COMMANDS:
+    main.add_lazy_command(_name, f"stencilmap.cli.{_name}", f"{_name}_cmd")
+
+
+def __getattr__(name: str) -> Any:
+    """``<command>_cmd``, the command's click object (``from stencilmap.cli import run_cmd``), imported when
+    first asked for."""
+    command = name.removesuffix("_cmd")
+    if name.endswith("_cmd") and command in _COMMANDS:
+        return main.get_command(click.Context(main), command)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["main"]

@@ -11,18 +11,20 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from stencilmap.errors import StencilmapError
 from stencilmap.io import PUBLISH_LOCK, discard_pending
 from stencilmap.point import Option
+
+if TYPE_CHECKING:  # Rich is imported when a command prints a table: `run --json` goes without it
+    from rich.console import Console
+    from rich.table import Table
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,24 +39,39 @@ RECURSION_LIMIT = 200_000
 PIPE_WIDTH = 10_000
 
 
-class ReportConsole(Console):
-    """A Rich console whose tables never cut a value: a cell too wide for a narrow terminal folds onto
-    the next line instead of ending in "…"."""
+@functools.cache
+def _report_console() -> type[Console]:
+    from rich.console import Console
+    from rich.table import Table
 
-    def print(self, *objects: Any, **options: Any) -> None:
-        for obj in objects:
-            if isinstance(obj, Table):
-                for column in obj.columns:
-                    column.overflow = "fold"
-        super().print(*objects, **options)
+    class ReportConsole(Console):
+        """A Rich console whose tables never cut a value: a cell too wide for a narrow terminal folds onto
+        the next line instead of ending in "…"."""
+
+        def print(self, *objects: Any, **options: Any) -> None:
+            for obj in objects:
+                if isinstance(obj, Table):
+                    for column in obj.columns:
+                        column.overflow = "fold"
+            super().print(*objects, **options)
+
+    return ReportConsole
+
+
+def __getattr__(name: str) -> Any:
+    """``ReportConsole``, the class of ``make_console``'s consoles, made when first asked for (with Rich)."""
+    if name == "ReportConsole":
+        return _report_console()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_console(stderr: bool = False) -> Console:
     """The one console commands print to: the terminal's width on a terminal (tables fold what does not
     fit); otherwise ``PIPE_WIDTH``, so that ``stencilmap devices | cat`` shows every value whole (Rich would
     assume 80 columns and cut)."""
-    console = ReportConsole(stderr=stderr)
-    return console if console.is_terminal else ReportConsole(stderr=stderr, width=PIPE_WIDTH)
+    report_console = _report_console()
+    console = report_console(stderr=stderr)
+    return console if console.is_terminal else report_console(stderr=stderr, width=PIPE_WIDTH)
 
 
 def dims(shape: tuple[object, ...] | list[int]) -> str:
@@ -73,6 +90,8 @@ def seconds(t: float) -> str:
 
 def rows_table(title: str, rows: list[tuple[str, str]]) -> Table:
     """A two-column table without header: what, value (right-aligned)."""
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
@@ -156,6 +175,43 @@ class StencilmapGroup(click.Group):
     line with exit status 2; an interrupt (SIGINT, SIGTERM) kills the process groups of the children running
     (``native``), removes unpublished and other registered temporary files, lets a publish in progress finish,
     and exits with 128 + the signal number."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        #: name → (module, attribute) of the commands imported when first asked for (``add_lazy_command``).
+        self._lazy: dict[str, tuple[str, str]] = {}
+        super().__init__(*args, **kwargs)
+
+    @property
+    def commands(self) -> MutableMapping[str, click.Command]:
+        """Every command, the lazy ones imported (the help of all commands, "did you mean")."""
+        for name in list(self._lazy):
+            self._load(name)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: MutableMapping[str, click.Command]) -> None:
+        self._commands = value
+
+    def add_lazy_command(self, name: str, module: str, attribute: str) -> None:
+        """Register ``module.attribute`` as the command ``name``, imported when it is first asked for: a run of
+        one command does not import the others' modules and libraries."""
+        self._lazy[name] = (module, attribute)
+
+    def _load(self, name: str) -> click.Command | None:
+        if name in self._lazy:
+            import importlib
+
+            module, attribute = self._lazy.pop(name)
+            command = getattr(importlib.import_module(module), attribute)
+            assert isinstance(command, click.Command)
+            self._commands[name] = command
+        return self._commands.get(name)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self._load(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self._commands, *self._lazy})
 
     def main(
         self,
@@ -425,6 +481,8 @@ def _point_option(
 def partition_table(partition: Any) -> Table:
     """A ``design.partition.Partition`` as a short table: per device its stencils, binding resource and
     what it sends over the network."""
+    from rich.table import Table
+
     how = "min cut" if partition.chosen else "user's parts"
     title = f"partition over {len(partition.parts)} × {partition.device} ({how}; {partition.streams_cut} stream{'' if partition.streams_cut == 1 else 's'} cut)"
     table = Table(title=title, title_justify="left")

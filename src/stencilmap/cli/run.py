@@ -10,9 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from stencilmap.cli.common import (
     SEED,
@@ -30,6 +27,8 @@ from stencilmap.cli.common import (
 from stencilmap.errors import StencilmapError
 
 if TYPE_CHECKING:  # the job is imported when the command runs: `--help` stays instant
+    from rich.console import Console
+
     from stencilmap.jobs.run import FieldReport, RunReport
 
 #: The host backends (``backends.registry.BACKENDS``; tests/test_cli_speed.py checks they agree).
@@ -104,7 +103,9 @@ def run_cmd(
     from stencilmap.jobs.run import RunConfig, run
 
     fmt = output_format(fmt, as_json)
-    with reference_progress() as progress:
+    # The bar is the NumPy reference's only (the other backends never call it): they do not import Rich for it.
+    bar = reference_progress() if backend == "numpy" else contextlib.nullcontext(None)
+    with bar as progress:
         host = HostOptions(
             backend, threads, _chunks(chunks), scheduler, scheduler_file=scheduler_file, progress=progress
         )
@@ -187,6 +188,9 @@ def run_json(report: RunReport) -> dict[str, Any]:
 
 
 def print_run(report: RunReport, console: Console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     p = report.program
     iterate = f", iterate {p.iterate}" if p.iterate > 1 else ""
     table = Table(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from stencilmap.backends.reference import defined_region
 from stencilmap.backends.registry import Execution, HostOptions, check_options, execute
@@ -89,10 +90,7 @@ def run(config: RunConfig) -> RunReport:
         values = host_values(program, supplied, config.seed, config.data_dir)
         execution = execute(program, values, config.host)
         written = write_arrays_atomically(out_dir, execution.result.outputs)
-        regions = {
-            name: (defined_region(mask), int(np.count_nonzero(mask)))
-            for name, mask in execution.result.defined.items()
-        }
+        regions = {name: _region(mask) for name, mask in execution.result.defined.items()}
     seconds = time.perf_counter() - start
     fields = [_input_report(program, name, arr, name in supplied) for name, arr in values.items()]
     shape = tuple(int(n or 0) for n in program.shape)
@@ -111,6 +109,14 @@ def run(config: RunConfig) -> RunReport:
             )
         )
     return _report(program, fields, written, seconds, config.host.backend, execution)
+
+
+def _region(mask: npt.NDArray[np.bool_]) -> tuple[tuple[tuple[int, int], ...] | None, int]:
+    """An output's defined region and point count; a wholly defined output (the usual case) is answered by
+    one pass over its mask instead of one per axis."""
+    if mask.size and mask.all():
+        return tuple((0, n) for n in mask.shape), mask.size
+    return defined_region(mask), int(np.count_nonzero(mask))
 
 
 def _report(

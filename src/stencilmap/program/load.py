@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from stencilmap.errors import StencilmapError
 from stencilmap.io import read_user_text
 from stencilmap.program.ir import Program
-from stencilmap.program.python import parse_python
-from stencilmap.program.soda import parse_soda
-from stencilmap.program.stencilflow import parse_stencilflow
 from stencilmap.program.verify import verify
 
 #: Largest program file accepted (the bundled and corpus programs are all under 20 kB).
@@ -20,18 +19,21 @@ MAX_PROGRAM_BYTES = 4 * 2**20
 def load_program(path: str | Path) -> Program:
     """Parse a ``.soda``, StencilFlow ``.json`` or Python ``.py`` program and check its invariants."""
     p = Path(path)
-    parse = _PARSERS.get(p.suffix.lower())
-    if parse is None:
+    front_end = _PARSERS.get(p.suffix.lower())
+    if front_end is None:
         raise StencilmapError("unknown program format: expected a .soda, .json or .py file", str(p))
+    module, name = front_end  # imported here: each front end's libraries (lark, pydantic) load when used
+    parse = cast(Callable[[str, str], Program], getattr(importlib.import_module(module), name))
     program = parse(read_program_text(p), str(p))
     verify(program)
     return program
 
 
-_PARSERS: dict[str, Callable[[str, str], Program]] = {
-    ".soda": parse_soda,
-    ".json": parse_stencilflow,
-    ".py": parse_python,
+#: Suffix → (module, function) of its front end.
+_PARSERS: dict[str, tuple[str, str]] = {
+    ".soda": ("stencilmap.program.soda", "parse_soda"),
+    ".json": ("stencilmap.program.stencilflow", "parse_stencilflow"),
+    ".py": ("stencilmap.program.python", "parse_python"),
 }
 
 
