@@ -37,7 +37,7 @@ def cases(quick: bool) -> list[tuple[str, str, tuple[int, ...], int, str]]:
     """(label, program, shape, steps, backend)."""
     n2, n3 = (1024, 96) if quick else (4096, 256)
     out = []
-    for steps in (50, 400) if not quick else (20,):
+    for steps in (50, 400, 1000) if not quick else (20,):  # 1000: a kernel over a second
         for backend in ("cpu", "dask"):
             out.append((f"jacobi2d {n2}² × {steps}", "jacobi2d.soda", (n2, n2), steps, backend))
     for backend in ("cpu", "dask"):
