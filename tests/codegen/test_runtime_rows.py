@@ -25,7 +25,7 @@ from stencilmap.program.data import bind_shape
 from stencilmap.program.ir import Program
 from stencilmap.sim.validate import validate
 from tests.codegen.helpers import write
-from tests.codegen.test_vendor_rules import XILINX
+from tests.codegen.test_vendor_rules import _make
 from tests.conftest import EXAMPLES
 from tests.sim.helpers import built, inputs_for, lanes_config, load_small
 
@@ -42,18 +42,6 @@ CASES = [
     ("stencil1d_r8.json", "soda", lanes_config("soda", 2, device="u280"), (256,), (97, 401)),
     ("jacobi2d.soda", "soda", TILED, (20, 48), (7, 13)),
 ]
-
-
-def _make(folder: Path, *targets: str) -> None:
-    include = str(XILINX) if XILINX.is_dir() else "csim_include"
-    done = subprocess.run(
-        ["make", "-s", *targets, f"HLS_INCLUDE={include}", "OPT=-O0"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def _at(program: Program, rows: int) -> Program:
