@@ -38,14 +38,20 @@ def test_the_folder_builds_and_equals_the_reference(
     result = CliRunner().invoke(main, args + (["--shape", ",".join(map(str, shape))] if shape else []))
     assert result.exit_code == 0, result.output
     assert {"kernel.c", "main.c", "Makefile", "README.md"} <= {p.name for p in out.iterdir()}
+    subprocess.run(["make", "-s", "CC=gcc"], cwd=out, check=True, capture_output=True)
+    runs_like_the_reference(out, name, shape, ["./stencil", "in", "res", "2"])
+
+
+def runs_like_the_reference(out: Path, name: str, shape: tuple[int, ...] | None, command: list[str]) -> None:
+    """Write the example's seeded inputs as raw files under ``out/in``, run ``command`` in ``out`` and compare
+    every ``out/res/<output>.bin`` with the NumPy reference, bit for bit (undefined points NaN on both sides)."""
     program = bind_shape(load_program(EXAMPLES / name), {}, shape)
     values = make_inputs(program, {}, 0)
     (out / "in").mkdir()
     (out / "res").mkdir()
     for field, array in values.items():
         np.ascontiguousarray(array).tofile(out / "in" / f"{identifier(field)}.bin")
-    subprocess.run(["make", "-s", "CC=gcc"], cwd=out, check=True, capture_output=True)
-    subprocess.run(["./stencil", "in", "res", "2"], cwd=out, check=True, capture_output=True)
+    subprocess.run(command, cwd=out, check=True, capture_output=True)
     reference = run_reference(program, values)
     for o, want in reference.outputs.items():
         got = np.fromfile(out / "res" / f"{identifier(o)}.bin", dtype=want.dtype).reshape(want.shape)

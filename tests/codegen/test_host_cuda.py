@@ -10,16 +10,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from stencilmap.backends.reference import run_reference
 from stencilmap.cli import main
-from stencilmap.names import identifier
-from stencilmap.program import load_program
-from stencilmap.program.data import bind_shape, make_inputs
-from tests.codegen.test_host_c import CASES
+from tests.codegen.test_host_c import CASES, runs_like_the_reference
 from tests.conftest import EXAMPLES
 
 STANDIN = Path(__file__).parent / "standins" / "cuda"
@@ -70,17 +65,7 @@ def test_the_host_program_equals_the_reference(
     _generate(name, shape, out)
     done = _gxx(out, "-O1", "-DSM_STANDIN_RUN", "-o", "stencil", "-lm")
     assert done.returncode == 0, done.stderr
-    program = bind_shape(load_program(EXAMPLES / name), {}, shape)
-    values = make_inputs(program, {}, 0)
-    (out / "in").mkdir()
-    (out / "res").mkdir()
-    for field, array in values.items():
-        np.ascontiguousarray(array).tofile(out / "in" / f"{identifier(field)}.bin")
-    subprocess.run(["./stencil", "in", "res"], cwd=out, check=True, capture_output=True)
-    reference = run_reference(program, values)
-    for o, want in reference.outputs.items():
-        got = np.fromfile(out / "res" / f"{identifier(o)}.bin", dtype=want.dtype).reshape(want.shape)
-        assert np.array_equal(got, want, equal_nan=True), o
+    runs_like_the_reference(out, name, shape, ["./stencil", "in", "res"])
 
 
 @needs_gxx
