@@ -334,7 +334,7 @@ def stencilmap_runner(prog: Program, values: dict[str, Any], threads: int) -> Ru
         done = 0
         while done < prog.iterate:
             now = min(choice.block, prog.iterate - done)
-            runner.step(now, choice.tile, threads, choice.scheme == "wave", nt)
+            runner.step(now, choice.tile, threads, choice.scheme == "wave", nt, choice.planes)
             done += now
         return t()
 

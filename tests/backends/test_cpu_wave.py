@@ -1,6 +1,7 @@
 """The cpu backend's wavefront driver (``scheme="wave"``) equals the reference on awkward cases: tiny grids,
 sizes that are no multiple of the tile, step counts that are no multiple of the block, halos of 2 and 3,
-chained stencils, DAGs with several inputs, masks, lower-dimensional inputs, streaming stores on and off."""
+chained stencils, DAGs with several inputs, masks, lower-dimensional inputs, streaming stores on and off,
+one plane a tick or several (``planes``, no multiple of the chunk)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def check(p: Program, seed: int, **options: object) -> None:
     assert_matches(p, run_reference(p, values), got)
 
 
+@pytest.mark.parametrize("planes", [1, 3])
 @pytest.mark.parametrize("nt", [False, True])
 @pytest.mark.parametrize("border", ["ignore", "preserve"])
 @pytest.mark.parametrize(
@@ -56,9 +58,17 @@ def check(p: Program, seed: int, **options: object) -> None:
     ],
 )
 def test_radius_3(
-    border: str, nt: bool, shape: tuple[int, int], iterate: int, block: int, tile: tuple[int, int]
+    border: str,
+    nt: bool,
+    planes: int,
+    shape: tuple[int, int],
+    iterate: int,
+    block: int,
+    tile: tuple[int, int],
 ) -> None:
-    check(soda(RADIUS3.format(border=border), shape, iterate), 1, block=block, tile=tile, nt=nt)
+    check(
+        soda(RADIUS3.format(border=border), shape, iterate), 1, block=block, tile=tile, nt=nt, planes=planes
+    )
 
 
 @pytest.mark.parametrize("border", ["ignore", "preserve"])
@@ -70,7 +80,15 @@ def test_dag_with_two_inputs(border: str, block: int, tile: tuple[int, int] | No
 @pytest.mark.parametrize("border", ["ignore", "preserve"])
 @pytest.mark.parametrize(("iterate", "block", "tile"), [(5, 2, (4, 3)), (7, 7, (19, 16)), (4, 3, (2, 40))])
 def test_chained_stencils(border: str, iterate: int, block: int, tile: tuple[int, int]) -> None:
-    check(soda(CHAIN.format(border=border), (19, 16), iterate), 3, block=block, tile=tile, nt=True)
+    for planes in (1, 2, 5):
+        check(
+            soda(CHAIN.format(border=border), (19, 16), iterate),
+            3,
+            block=block,
+            tile=tile,
+            nt=True,
+            planes=planes,
+        )
 
 
 @pytest.mark.parametrize("border", ["ignore", "preserve"])
@@ -81,7 +99,9 @@ def test_chained_stencils(border: str, iterate: int, block: int, tile: tuple[int
 def test_3d_halo_2(
     border: str, shape: tuple[int, int, int], iterate: int, block: int, tile: tuple[int, int, int]
 ) -> None:
-    check(soda(STAR3D.format(border=border), shape, iterate), 4, block=block, tile=tile, nt=block % 2 == 0)
+    for planes in (1, 4):
+        p = soda(STAR3D.format(border=border), shape, iterate)
+        check(p, 4, block=block, tile=tile, nt=block % 2 == 0, planes=planes)
 
 
 def test_masks_copy_boundary_and_lower_dim_input_3d() -> None:
@@ -99,7 +119,7 @@ def test_masks_copy_boundary_and_lower_dim_input_3d() -> None:
     p = sf(prog)
     for tile in [None, (2, 3, 4), (1, 1, 11), (5, 7, 11)]:
         for nt in (False, True):
-            check(p, 3, tile=tile, nt=nt)
+            check(p, 3, tile=tile, nt=nt, planes=2 if nt else 1)
 
 
 def test_scheme_options() -> None:
@@ -143,11 +163,32 @@ border: preserve
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )
-@given(programs(), st.integers(1, 4), st.integers(1, 3), st.booleans())
-def test_random_programs(program: Program, block: int, tile_edge: int, nt: bool) -> None:
+@given(programs(), st.integers(1, 4), st.integers(1, 3), st.booleans(), st.integers(1, 5))
+def test_random_programs(program: Program, block: int, tile_edge: int, nt: bool, planes: int) -> None:
     """Random DAGs, windows, dims, boundaries and dtypes (tests/strategies.py), small odd tiles."""
     assume(program.rank >= 2)
     values = make_inputs(program, {}, 5)
     tile = tuple(tile_edge for _ in program.shape)
-    got, _ = run_cpu(program, values, threads=2, block=block, tile=tile, scheme="wave", nt=nt)
+    got, _ = run_cpu(program, values, threads=2, block=block, tile=tile, scheme="wave", nt=nt, planes=planes)
     assert_matches(program, run_reference(program, values), got)
+
+
+def test_cost_model_computes_several_planes_a_tick_on_long_2d_runs() -> None:
+    """4096² × 50 of the 5-point Jacobi: every step fused in the wave, several planes a stage and tick (a
+    call's cost shared), rows short enough for the layer condition in L1 (cost.LAYER_COST)."""
+    jacobi = """kernel: j
+input float: v(4096, *)
+output float: w(0, 0) = (v(0, -1) + v(-1, 0) + v(0, 0) + v(1, 0) + v(0, 1)) * 0.2f
+iterate: 2
+border: preserve
+"""
+    p = soda(jacobi, (4096, 4096), 50)
+    choice = cost.choose(make_plan(p), p.shape, 50, 2)  # type: ignore[arg-type]
+    assert choice.scheme == "wave" and choice.planes > 1
+    assert 3 * 4 * choice.tile[1] <= cost.L1_BYTES < 3 * 4 * 4096
+
+
+def test_planes_must_be_positive() -> None:
+    p = soda(RADIUS3.format(border="ignore"), (8, 8), 2)
+    with pytest.raises(StencilmapError, match="planes"):
+        run_cpu(p, make_inputs(p, {}, 0), scheme="wave", planes=0)

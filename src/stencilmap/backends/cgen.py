@@ -21,7 +21,7 @@ from stencilmap.program import dtypes as dt
 from stencilmap.program.ir import Stencil
 from stencilmap.scalar.ctypes_ import Dialect
 
-from . import cexpr, cwave
+from . import cexpr, cvec, cwave
 from .cexpr import CTYPES
 from .plan import Plan, interior, margins, stencil_refs
 
@@ -91,7 +91,7 @@ static inline void sm_put(char *dst, const char *src, int64_t len, int nt) {
 
 def generate(plan: Plan) -> str:
     """The whole C file for a program."""
-    parts = [HEADER, cexpr.prelude(plan.program)]
+    parts = [HEADER, cvec.LOAD, cexpr.prelude(plan.program)]
     for k, st in enumerate(plan.order):
         parts.append(_stencil_function(plan, k, st))
     parts.append(_tables(plan))
@@ -165,13 +165,19 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     ]
     call = f"edge_{k}({args}{{lo}}, {{hi}}, n, F, D, P);"
     vl = 64 // CSIZE.get(st.dtype, 8) if len(stencil_refs(st)) <= 32 else 0
-    row = _prefetch(plan, st) + _row_code(
-        rank, interior(plan, st), call, _body(plan, st, checked=False, ring=True), vl
-    )
+    vec = cvec.row_loop(plan, st, _index) if vl else None
+    near = _body(plan, st, checked=True, ring=True, only=last) if vl else None
+    fast = _body(plan, st, checked=False, ring=True)
+    row = _prefetch(plan, st) + _row_code(rank, interior(plan, st), call, fast, vl, vec, near)
     streamed = _streamed_row(plan, st, row)
+    bounds = f"const int64_t rlo = lo[{last}], rhi = hi[{last}];"
+    if rank >= 3 and vec is not None and near is not None:
+        plain = _flat_rows(plan, st, reads, [bounds, *row], fast, vec, near)
+    else:
+        plain = _outer(rank, [bounds, *row], "")
     lines += [
         "  if (!nt) {",
-        *_outer(rank, [f"const int64_t rlo = lo[{last}], rhi = hi[{last}];", *row], "    "),
+        *["    " + line for line in plain],
         "  } else {",
         "    _Alignas(64) char sm_rb[SM_CHUNK];",
         *(["    uint8_t sm_mb[SM_CHUNK];"] if st.name in plan.masked else []),
@@ -180,6 +186,55 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
         "}",
     ]
     return "\n".join(edge) + "\n" + "\n".join(lines) + "\n"
+
+
+def _flat_rows(
+    plan: Plan,
+    st: Stencil,
+    reads: list[str],
+    row: list[str],
+    fast: list[str],
+    vec: list[str],
+    near: list[str],
+) -> list[str]:
+    """The loop nest of a stencil of rank ≥ 3 whose box spans whole rows of buffers with rows back to back:
+    the interior rows of each plane run as one (row ``r0``'s points ``[f0, f1)`` counted on across the rows
+    that follow), in one vector loop, then the few points at the ends of each row are computed again, right
+    (the run wrote them from the wrong neighbours). A 3-D row of 256 points otherwise pays its set-up and
+    ends every 16 vectors. Other boxes, and the rows near the ends of axis ``rank - 2``, go row by row."""
+    rank = plan.program.rank
+    last, mid = rank - 1, rank - 2
+    inner = interior(plan, st)
+    lo_m, hi_m = inner[mid]
+    lo_l, hi_l = inner[last]
+    full = [f for f in reads if plan.axes(f) == tuple(range(rank))]
+    flat = " && ".join(
+        [f"lo[{last}] == 0", f"hi[{last}] == n{last}", f"n{last} - {hi_l} > {lo_l}", f"d_s{mid} == n{last}"]
+        + [f"f{plan.index(f)}_s{mid} == n{last}" for f in full]
+    )
+    outer_ok = " && ".join(f"g{a} >= {inner[a][0]} && g{a} < n{a} - {inner[a][1]}" for a in range(mid)) or "1"
+
+    def rows(a: str, b: str) -> list[str]:
+        return [f"for (int64_t g{mid} = {a}; g{mid} < {b}; ++g{mid}) {{", *["  " + x for x in row], "}"]
+
+    body = [
+        f"int64_t r0 = lo[{mid}], r1 = lo[{mid}];",
+        f"if (flat && {outer_ok}) {{",
+        f"  r0 = lo[{mid}] > {lo_m} ? lo[{mid}] : {lo_m}; if (r0 > hi[{mid}]) r0 = hi[{mid}];",
+        f"  r1 = n{mid} - {hi_m} < hi[{mid}] ? n{mid} - {hi_m} : hi[{mid}]; if (r1 < r0) r1 = r0;",
+        "}",
+        *rows(f"lo[{mid}]", "r0"),
+        "if (r0 < r1) {",
+        f"  const int64_t g{mid} = r0, f0 = {lo_l}, f1 = (r1 - 1 - r0) * n{last} + n{last} - {hi_l};",
+        *_row("  ", last, fast, 16, vec),
+        "}",
+        f"for (int64_t g{mid} = r0; g{mid} < r1; ++g{mid}) {{",
+        f"  const int64_t rlo = lo[{last}], rhi = hi[{last}], f0 = {lo_l}, f1 = n{last} - {hi_l};",
+        *["  " + x for x in _ends(last, near, "rlo", "f0") + _ends(last, near, "f1", "rhi")],
+        "}",
+        *rows("r1", f"hi[{mid}]"),
+    ]
+    return [f"const int flat = {flat};", *_outer(mid + 1, body, "")]
 
 
 #: Rows ahead (along axis 1) that a 3-D stencil prefetches of the leading plane of its inputs.
@@ -298,10 +353,11 @@ def _bind(plan: Plan, var: str, src: str, field: str, const: bool) -> list[str]:
     return out
 
 
-def _row(ind: str, last: int, fast: list[str], vl: int) -> list[str]:
+def _row(ind: str, last: int, fast: list[str], vl: int, vec: list[str] | None = None) -> list[str]:
     """The unchecked part of a row, [f0, f1). gcc finishes a vector loop with a scalar one (up to a vector
     less one point: a tenth of a 256-point row's time); with ``vl`` (points per 64-byte vector) the remainder
-    is instead one more full vector ending at f1, recomputing a few points with the same values."""
+    is instead one more full vector ending at f1, recomputing a few points with the same values. ``vec``
+    (``cvec.row_loop``): register-reusing code for the points [f0, fv) first, gcc's loop from fv."""
 
     def loop(a: str, b: str, extra: str) -> list[str]:
         return [
@@ -314,13 +370,14 @@ def _row(ind: str, last: int, fast: list[str], vl: int) -> list[str]:
     plain = loop("f0", "f1", "")
     if not vl:
         return plain
-    inner = loop("f0", "fm", "  ")
+    inner = loop("fv", "fm", "  ") if vec else loop("f0", "fm", "  ")
     tail = loop(f"f1 - {vl}", "f1", "  ")
     return [
         f"{ind}if (f1 - f0 >= {vl}) {{",
         f"{ind}  const int64_t fm = f0 + (f1 - f0) / {vl} * {vl};",
+        *[f"{ind}  {line}" for line in vec or []],
         *inner,
-        f"{ind}  if (fm < f1) {{",
+        f"{ind}  if (fm < f1{' && fv < f1' if vec else ''}) {{",
         *["  " + line for line in tail],
         f"{ind}  }}",
         f"{ind}}} else {{",
@@ -330,32 +387,72 @@ def _row(ind: str, last: int, fast: list[str], vl: int) -> list[str]:
 
 
 def _row_code(
-    rank: int, inner: tuple[tuple[int, int], ...], edge_call: str, fast: list[str], vl: int = 0
+    rank: int,
+    inner: tuple[tuple[int, int], ...],
+    edge_call: str,
+    fast: list[str],
+    vl: int = 0,
+    vec: list[str] | None = None,
+    near: list[str] | None = None,
 ) -> list[str]:
-    """One row's points [rlo, rhi) (at g0.., the outer axes): the checked edges and the unchecked interior."""
+    """One row's points [rlo, rhi) (at g0.., the outer axes): the checked edges and the unchecked interior.
+    ``near``: a point's code checked along the last axis only, for the few points at the ends of a row whose
+    other axes are inside (inline: a call of the fully checked ``edge_k`` per end cost a 3-D row of 256
+    points a quarter of its time); rows near the other axes' ends keep the call."""
     last = rank - 1
     row_ok = " && ".join(f"g{a} >= {inner[a][0]} && g{a} < n{a} - {inner[a][1]}" for a in range(last)) or "1"
     lo_l, hi_l = inner[last]
-    return [
+    head = [
         "int64_t f0 = rhi, f1 = rhi;",
         f"if ({row_ok}) {{",
         f"  f0 = rlo > {lo_l} ? rlo : {lo_l}; if (f0 > rhi) f0 = rhi;",
         f"  f1 = n{last} - {hi_l} < rhi ? n{last} - {hi_l} : rhi; if (f1 < f0) f1 = f0;",
         "}",
-        "if (rlo < f0) " + edge_call.format(lo="rlo", hi="f0"),
-        *_row("", last, fast, vl),
-        "if (f1 < rhi) " + edge_call.format(lo="f1", hi="rhi"),
+    ]
+    if near is None or not last:
+        return [
+            *head,
+            "if (rlo < f0) " + edge_call.format(lo="rlo", hi="f0"),
+            *_row("", last, fast, vl, vec),
+            "if (f1 < rhi) " + edge_call.format(lo="f1", hi="rhi"),
+        ]
+
+    return [
+        *head,
+        f"if (f0 == rhi) {{ if (rlo < rhi) {edge_call.format(lo='rlo', hi='rhi')} }} else {{",
+        *["  " + line for line in _ends(last, near, "rlo", "f0")],
+        *["  " + line for line in _row("", last, fast, vl, vec)],
+        *["  " + line for line in _ends(last, near, "f1", "rhi")],
+        "}",
     ]
 
 
-def _body(plan: Plan, st: Stencil, checked: bool, ring: bool = False, dialect: Dialect = "c99") -> list[str]:
+def _ends(last: int, near: list[str], a: str, b: str) -> list[str]:
+    """The points ``[a, b)`` of a row at its ends, checked along the last axis only (``near``)."""
+    return [
+        f"for (int64_t g{last} = {a}; g{last} < {b}; ++g{last}) {{",
+        *["  " + line for line in near],
+        '  __asm__ volatile("");',
+        "}",
+    ]
+
+
+def _body(
+    plan: Plan,
+    st: Stencil,
+    checked: bool,
+    ring: bool = False,
+    dialect: Dialect = "c99",
+    only: int | None = None,
+) -> list[str]:
     """Statements computing one point of ``st`` (in ``dialect``: the cpu's C or the gpu's CUDA): reads,
-    temporaries, value, definedness, store."""
+    temporaries, value, definedness, store (``checked``: reads outside the grid take the boundary's value;
+    along axis ``only`` alone, where the others are known inside)."""
     lines = ["int ok = 1;"]
     names: dict[object, str] = {}
     for j, ref in enumerate(stencil_refs(st)):
         names[ref] = f"r{j}"
-        lines += _read(plan, st, ref, f"r{j}", checked, ring, dialect)
+        lines += _read(plan, st, ref, f"r{j}", checked, ring, dialect, only)
     params = {p.name: f"p{j}" for j, p in enumerate(plan.program.params)}
     temps, value = cexpr.stencil_lines(
         plan.program, st, lambda r: names[r], params, lambda a: (_g(a), f"n{a}"), dialect
@@ -378,7 +475,14 @@ def _body(plan: Plan, st: Stencil, checked: bool, ring: bool = False, dialect: D
 
 
 def _read(
-    plan: Plan, st: Stencil, ref: object, name: str, checked: bool, ring: bool, dialect: Dialect = "c99"
+    plan: Plan,
+    st: Stencil,
+    ref: object,
+    name: str,
+    checked: bool,
+    ring: bool,
+    dialect: Dialect = "c99",
+    only: int | None = None,
 ) -> list[str]:
     from stencilmap.program.expr import Ref
 
@@ -390,7 +494,9 @@ def _read(
     idx = _index(plan, var, f, ref.offset, ring)
     axes = plan.axes(f)
     conds = [
-        f"(uint64_t)({_g(a)} + {o}) < (uint64_t)n{a}" for a, o in zip(axes, ref.offset, strict=True) if o != 0
+        f"(uint64_t)({_g(a)} + {o}) < (uint64_t)n{a}"
+        for a, o in zip(axes, ref.offset, strict=True)
+        if o != 0 and only in (None, a)
     ]
     if not checked or not conds:
         out = [f"const {t} {name} = {var}_v[{idx}];"]

@@ -172,10 +172,11 @@ class CompiledProgram:
         params: Sequence[Array],
         wave: bool = False,
         nt: bool = False,
+        planes: int = 1,
     ) -> None:
         """Apply ``steps`` iterations to the box ``owned`` with overlapped tiles (``sm_block``) or, ``wave``,
-        streaming axis 0 (``sm_wave``; ``nt``: outputs written with streaming stores); arrays must stay alive
-        meanwhile."""
+        streaming axis 0 (``sm_wave``; ``nt``: outputs written with streaming stores; ``planes``: planes
+        a stage computes per tick); arrays must stay alive meanwhile."""
         i64 = ctypes.c_int64 * len(shape)
         ins = (SmBuf * max(1, len(inputs)))(*inputs)
         outs = (SmBuf * max(1, len(outputs)))(*outputs)
@@ -194,7 +195,7 @@ class CompiledProgram:
         if wave:
             if self._wave is None:
                 raise StencilmapError("the wavefront scheme needs a program of rank ≥ 2")
-            rc = self._wave(*args, ctypes.c_int(int(nt)))
+            rc = self._wave(*args, ctypes.c_int(int(nt)), ctypes.c_int64(planes))
         else:
             rc = self._fn(*args)
         if rc == -2:
@@ -232,11 +233,15 @@ def run_cpu(
     tile: Sequence[int] | None = None,
     scheme: str | None = None,
     nt: bool | None = None,
+    planes: int | None = None,
 ) -> tuple[Result, Timing]:
-    """Execute a shape-bound program with the compiled CPU backend (``scheme``: "tiles" or "wave")."""
+    """Execute a shape-bound program with the compiled CPU backend (``scheme``: "tiles" or "wave"; ``block``,
+    ``tile``, ``nt`` and the wave's ``planes`` a tick override the cost model's choice)."""
     threads = default_threads() if threads is None else threads
     if threads < 1:
         raise StencilmapError(f"threads must be ≥ 1, got {threads}")
+    if planes is not None and planes < 1:
+        raise StencilmapError(f"planes must be ≥ 1, got {planes}")
     cp = compile_program(program)
     plan = Plan(program, cp.plan.order, cp.plan.fields, cp.plan.pairs, cp.plan.feeds, cp.plan.masked)
     shape = tuple(int(n or 0) for n in program.shape)
@@ -254,7 +259,7 @@ def run_cpu(
     done = 0
     while done < program.iterate:
         now = min(steps, program.iterate - done)
-        runner.step(now, tile, threads, scheme == "wave", bool(nt))
+        runner.step(now, tile, threads, scheme == "wave", bool(nt), planes or choice.planes)
         done += now
     compute = time.perf_counter() - start
     return runner.result(), Timing(cp.compile_seconds, cp.compiled, compute)
@@ -309,12 +314,16 @@ class _Runner:
                 arr.fill(0)
         self.params = [np.ascontiguousarray(values[p.name]) for p in prog.params]
 
-    def step(self, steps: int, tile: Sequence[int], threads: int, wave: bool, nt: bool) -> None:
+    def step(
+        self, steps: int, tile: Sequence[int], threads: int, wave: bool, nt: bool, planes: int = 1
+    ) -> None:
         prog = self.plan.program
         zero = (0,) * len(self.shape)
         ins = [self.cp.buf(i.name, self.values[i.name], zero, self.masks[i.name]) for i in prog.inputs]
         outs = [self.cp.buf(o, self.outputs[o], zero, self.out_masks[o]) for o in prog.outputs]
-        self.cp.block(self.shape, (zero, self.shape), steps, tile, threads, ins, outs, self.params, wave, nt)
+        self.cp.block(
+            self.shape, (zero, self.shape), steps, tile, threads, ins, outs, self.params, wave, nt, planes
+        )
         if not self.plan.feeds:
             return
         for i, o in self.plan.pairs:  # ping-pong; the caller's input array is never written

@@ -100,7 +100,8 @@ static void sm_plane_copy(const sm_buf *src, const sm_buf *dst, int64_t p, const
 enum { SM_UNUSED, SM_RING, SM_DIRECT };
 
 /* Per-thread rings of every stage (st, x), laid out [slot][axes 1..] over a tile's column with its halo. */
-static int sm_rings(int64_t steps, const int64_t *ext, int64_t plane, sm_buf *ring, char *kind, void **mem) {
+static int sm_rings(int64_t steps, int64_t blk, const int64_t *ext, int64_t plane, sm_buf *ring, char *kind,
+                    void **mem) {
   int nbuf = 0;
   for (int64_t st = 0; st < steps; ++st)
     for (int x = 0; x < SM_NS; ++x) {
@@ -112,7 +113,7 @@ static int sm_rings(int64_t steps, const int64_t *ext, int64_t plane, sm_buf *ri
       const int direct = r == 0 && OUT_OF[x] >= 0 && zero;
       kind[i] = direct ? SM_DIRECT : SM_RING;
       if (kind[i] == SM_DIRECT) continue;
-      const int64_t k = RING[r][x];
+      const int64_t k = RING[r][x] + blk - 1;  /* a tick writes blk planes */
       size_t bytes = ((size_t)(k * plane * ESIZE[x]) + 63) / 64 * 64 + 4096;
       mem[2 * i] = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
       if (!mem[2 * i]) return -2;
@@ -136,10 +137,11 @@ static int sm_rings(int64_t steps, const int64_t *ext, int64_t plane, sm_buf *ri
   return 0;
 }
 
-/* One tick of one tile: every stage computes its plane tau + lead; finished planes of outputs go out. */
-static void sm_tick(int64_t tau, int64_t steps, const int64_t *n, const int64_t *tlo, const int64_t *thi,
-                    sm_buf *ring, const char *kind, const sm_buf *inputs, const sm_buf *outputs, void *const *P,
-                    int nt) {
+/* One tick of one tile: every stage computes its planes [tau + lead, tau + lead + blk) (a call per stage and
+   tick: ``blk`` planes share its cost); finished planes of outputs go out. */
+static void sm_tick(int64_t tau, int64_t blk, int64_t steps, const int64_t *n, const int64_t *tlo,
+                    const int64_t *thi, sm_buf *ring, const char *kind, const sm_buf *inputs,
+                    const sm_buf *outputs, void *const *P, int nt) {
   sm_buf F[SM_NF];
   memset(F, 0, sizeof F);
   for (int i = 0; i < SM_NI; ++i) F[i] = inputs[i];
@@ -150,33 +152,37 @@ static void sm_tick(int64_t tau, int64_t steps, const int64_t *n, const int64_t 
       const int64_t (*m)[2] = MARG[r][x];
       if (kind[i] == SM_UNUSED) continue;
       sm_buf D = kind[i] == SM_DIRECT ? outputs[OUT_OF[x]] : ring[i];
-      const int64_t p = tau + m[0][1];
       int64_t lo[SM_RANK], hi[SM_RANK];
-      int empty = p < tlo[0] - m[0][0] || p < 0 || p >= thi[0] + m[0][1] || p >= n[0];
-      lo[0] = p; hi[0] = p + 1;
+      lo[0] = tau + m[0][1];
+      hi[0] = lo[0] + blk;
+      if (lo[0] < tlo[0] - m[0][0]) lo[0] = tlo[0] - m[0][0];
+      if (lo[0] < 0) lo[0] = 0;
+      if (hi[0] > thi[0] + m[0][1]) hi[0] = thi[0] + m[0][1];
+      if (hi[0] > n[0]) hi[0] = n[0];
+      int empty = lo[0] >= hi[0];
       for (int a = 1; a < SM_RANK; ++a) {
         lo[a] = tlo[a] - m[a][0] > 0 ? tlo[a] - m[a][0] : 0;
         hi[a] = thi[a] + m[a][1] < n[a] ? thi[a] + m[a][1] : n[a];
         if (lo[a] >= hi[a]) empty = 1;
       }
       if (!empty) {
-        for (int j = 0; j < SM_NF; ++j) if (F[j].k) F[j].q = sm_fdiv(p - SM_R0, F[j].k) * F[j].k;
-        if (D.k) D.q = sm_fdiv(p, D.k) * D.k;
+        for (int j = 0; j < SM_NF; ++j) if (F[j].k) F[j].q = sm_fdiv(lo[0] - SM_R0, F[j].k) * F[j].k;
+        if (D.k) D.q = sm_fdiv(lo[0], D.k) * D.k;
         FN[x](lo, hi, n, F, D, P, nt && kind[i] == SM_DIRECT);
       }
       F[FIELD_OF[x]] = D;
     }
     for (int q = 0; q < SM_NP; ++q) F[PAIR_IN[q]] = F[PAIR_OUT[q]];
   }
-  if (tau < tlo[0] || tau >= thi[0]) return;
-  for (int x = 0; x < SM_NS; ++x)
-    if (OUT_OF[x] >= 0 && kind[(steps - 1) * SM_NS + x] == SM_RING)
-      sm_plane_copy(&F[FIELD_OF[x]], &outputs[OUT_OF[x]], tau, tlo, thi, ESIZE[x], nt);
+  for (int64_t t = tau > tlo[0] ? tau : tlo[0]; t < tau + blk && t < thi[0]; ++t)
+    for (int x = 0; x < SM_NS; ++x)
+      if (OUT_OF[x] >= 0 && kind[(steps - 1) * SM_NS + x] == SM_RING)
+        sm_plane_copy(&F[FIELD_OF[x]], &outputs[OUT_OF[x]], t, tlo, thi, ESIZE[x], nt);
 }
 
 int sm_wave(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t steps, const int64_t *tile,
-            int threads, const sm_buf *inputs, const sm_buf *outputs, void *const *P, int nt) {
-  if (steps < 1 || steps > SM_TMAX || SM_RANK < 2) return -1;
+            int threads, const sm_buf *inputs, const sm_buf *outputs, void *const *P, int nt, int64_t blk) {
+  if (steps < 1 || steps > SM_TMAX || SM_RANK < 2 || blk < 1) return -1;
   int64_t mn[SM_RANK], mp[SM_RANK], ext[SM_RANK], nt_[SM_RANK], plane = 1, total = 1, lead = 0;
   for (int a = 0; a < SM_RANK; ++a) {
     mn[a] = mp[a] = 0;
@@ -202,7 +208,7 @@ int sm_wave(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t st
     sm_buf *ring = calloc((size_t)ns, sizeof(sm_buf));
     char *kind = calloc((size_t)ns, 1);
     void **mem = calloc((size_t)(2 * ns), sizeof(void *));
-    if (!ring || !kind || !mem || sm_rings(steps, ext, plane, ring, kind, mem)) {
+    if (!ring || !kind || !mem || sm_rings(steps, blk, ext, plane, ring, kind, mem)) {
       #pragma omp atomic write
       err = -2;
     }
@@ -221,8 +227,8 @@ int sm_wave(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t st
         if (a > 0) { off += (tlo[a] - mn[a] > 0 ? tlo[a] - mn[a] : 0) * stride; stride *= ext[a]; }
       }
       for (int64_t i = 0; i < ns; ++i) ring[i].off = off;
-      for (int64_t tau = tlo[0] - lead; tau < thi[0]; ++tau)
-        sm_tick(tau, steps, n, tlo, thi, ring, kind, inputs, outputs, P, nt);
+      for (int64_t tau = tlo[0] - lead; tau < thi[0]; tau += blk)
+        sm_tick(tau, blk, steps, n, tlo, thi, ring, kind, inputs, outputs, P, nt);
     }
     SM_SFENCE();  /* streaming stores are weakly ordered: drain them before the caller reads */
     if (mem)
