@@ -144,12 +144,10 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     prologue += [f"  const int64_t n{a} = n[{a}];" for a in range(rank)]
     last = rank - 1
     outer = "".join(f"int64_t g{a}, " for a in range(last))
-    # Big windows: the checked code out of line at -O1 (at -O3 gcc takes tens of seconds on 200+ reads).
-    attr = (
-        '__attribute__((noinline, optimize("O1"))) static'
-        if len(stencil_refs(st)) > 32
-        else "__attribute__((always_inline)) static inline"
-    )
+    # The fully checked code, out of line at -O1: it runs on the few rows near the ends of the outer axes
+    # (the ends of rows are ``near``'s), and at -O3 gcc takes tens of seconds on big windows and most of a
+    # program's compile time on small ones.
+    attr = '__attribute__((noinline, optimize("O1"))) static'
     edge = [
         f"{attr} void edge_{k}({outer}int64_t from, int64_t to, "
         "const int64_t *n, const sm_buf *F, sm_buf D, void *const *P) {",
@@ -164,17 +162,22 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
         *prologue,
     ]
     call = f"edge_{k}({args}{{lo}}, {{hi}}, n, F, D, P);"
-    vl = 64 // CSIZE.get(st.dtype, 8) if len(stencil_refs(st)) <= 32 else 0
+    vl = _vl(st)
     vec = cvec.row_loop(plan, st, _index) if vl else None
     near = _body(plan, st, checked=True, ring=True, only=last) if vl else None
     fast = _body(plan, st, checked=False, ring=True)
     row = _prefetch(plan, st) + _row_code(rank, interior(plan, st), call, fast, vl, vec, near)
     streamed = _streamed_row(plan, st, row)
     bounds = f"const int64_t rlo = lo[{last}], rhi = hi[{last}];"
-    if rank >= 3 and vec is not None and near is not None:
-        plain = _flat_rows(plan, st, reads, [bounds, *row], fast, vec, near)
+    if rank >= 2 and near is not None:
+        plain = _runs(plan, st, reads, call, fast, vec, near)
     else:
         plain = _outer(rank, [bounds, *row], "")
+    # Only outputs are ever streamed (``nt``), and a big window is bound by its arithmetic, not by the
+    # store's read for ownership: no second copy of the loop nest for the others.
+    if st.name not in plan.program.outputs or not vl:
+        lines += ["  (void)nt;", *["  " + line for line in plain], "}"]
+        return "\n".join(edge) + "\n" + "\n".join(lines) + "\n"
     lines += [
         "  if (!nt) {",
         *["    " + line for line in plain],
@@ -188,53 +191,66 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     return "\n".join(edge) + "\n" + "\n".join(lines) + "\n"
 
 
-def _flat_rows(
+def _runs(
     plan: Plan,
     st: Stencil,
     reads: list[str],
-    row: list[str],
+    call: str,
     fast: list[str],
-    vec: list[str],
+    vec: list[str] | None,
     near: list[str],
 ) -> list[str]:
-    """The loop nest of a stencil of rank ≥ 3 whose box spans whole rows of buffers with rows back to back:
-    the interior rows of each plane run as one (row ``r0``'s points ``[f0, f1)`` counted on across the rows
-    that follow), in one vector loop, then the few points at the ends of each row are computed again, right
-    (the run wrote them from the wrong neighbours). A 3-D row of 256 points otherwise pays its set-up and
-    ends every 16 vectors. Other boxes, and the rows near the ends of axis ``rank - 2``, go row by row."""
+    """The loop nest of a stencil of rank ≥ 2 with vector rows, row by row along axis ``rank - 2`` in runs:
+    each run's interior is one call of the vector loop, then the points at the ends of each of its rows,
+    checked along the last axis only (inline; a call of the fully checked ``edge_k`` per end cost a 3-D row
+    of 256 points a quarter of its time). Rows near the other axes' ends call ``edge_k`` whole. In rank ≥ 3,
+    when the box spans whole rows of buffers whose rows lie back to back (``flat``), a run is every
+    following interior row of the plane: their interiors counted on as one row (a 3-D row of 256 points
+    otherwise pays its set-up every 16 vectors), the ends of each row computed again after it, right (the
+    run wrote them from the neighbours across the row's end). Otherwise a run is a row."""
     rank = plan.program.rank
     last, mid = rank - 1, rank - 2
     inner = interior(plan, st)
-    lo_m, hi_m = inner[mid]
     lo_l, hi_l = inner[last]
+    row_ok = " && ".join(f"g{a} >= {inner[a][0]} && g{a} < n{a} - {inner[a][1]}" for a in range(last))
     full = [f for f in reads if plan.axes(f) == tuple(range(rank))]
-    flat = " && ".join(
-        [f"lo[{last}] == 0", f"hi[{last}] == n{last}", f"n{last} - {hi_l} > {lo_l}", f"d_s{mid} == n{last}"]
+    flat = rank >= 3 and vec is not None
+    cond = " && ".join(
+        [f"lo[{last}] == 0", f"hi[{last}] == n{last}", f"d_s{mid} == n{last}"]
         + [f"f{plan.index(f)}_s{mid} == n{last}" for f in full]
     )
-    outer_ok = " && ".join(f"g{a} >= {inner[a][0]} && g{a} < n{a} - {inner[a][1]}" for a in range(mid)) or "1"
-
-    def rows(a: str, b: str) -> list[str]:
-        return [f"for (int64_t g{mid} = {a}; g{mid} < {b}; ++g{mid}) {{", *["  " + x for x in row], "}"]
-
-    body = [
-        f"int64_t r0 = lo[{mid}], r1 = lo[{mid}];",
-        f"if (flat && {outer_ok}) {{",
-        f"  r0 = lo[{mid}] > {lo_m} ? lo[{mid}] : {lo_m}; if (r0 > hi[{mid}]) r0 = hi[{mid}];",
-        f"  r1 = n{mid} - {hi_m} < hi[{mid}] ? n{mid} - {hi_m} : hi[{mid}]; if (r1 < r0) r1 = r0;",
-        "}",
-        *rows(f"lo[{mid}]", "r0"),
-        "if (r0 < r1) {",
-        f"  const int64_t g{mid} = r0, f0 = {lo_l}, f1 = (r1 - 1 - r0) * n{last} + n{last} - {hi_l};",
-        *_row("  ", last, fast, 16, vec),
-        "}",
-        f"for (int64_t g{mid} = r0; g{mid} < r1; ++g{mid}) {{",
-        f"  const int64_t rlo = lo[{last}], rhi = hi[{last}], f0 = {lo_l}, f1 = n{last} - {hi_l};",
-        *["  " + x for x in _ends(last, near, "rlo", "f0") + _ends(last, near, "f1", "rhi")],
-        "}",
-        *rows("r1", f"hi[{mid}]"),
+    extend = [
+        f"  if (flat && f0 < f1) {{ const int64_t e = n{mid} - {inner[mid][1]} < hi[{mid}] ? "
+        f"n{mid} - {inner[mid][1]} : hi[{mid}]; if (e > gm) run = e - gm; }}"
     ]
-    return [f"const int flat = {flat};", *_outer(mid + 1, body, "")]
+    body = [
+        f"for (int64_t gm = lo[{mid}], run = 1; gm < hi[{mid}]; gm += run) {{",
+        f"  const int64_t g{mid} = gm;",
+        f"  const int64_t rlo = lo[{last}], rhi = hi[{last}];",
+        "  int64_t f0 = rhi, f1 = rhi;",
+        "  run = 1;",
+        f"  if ({row_ok}) {{",
+        f"    f0 = rlo > {lo_l} ? rlo : {lo_l}; if (f0 > rhi) f0 = rhi;",
+        f"    f1 = n{last} - {hi_l} < rhi ? n{last} - {hi_l} : rhi; if (f1 < f0) f1 = f0;",
+        *(["  " + x for x in extend] if flat else []),
+        "  }",
+        *["  " + x for x in _prefetch(plan, st)],
+        f"  if (f0 == rhi) {{ if (rlo < rhi) {call.format(lo='rlo', hi='rhi')} continue; }}",
+        "  const int64_t e0 = f0, e1 = f1;",
+        f"  f1 += (run - 1) * n{last};",
+        *_row("  ", last, fast, 16 if vec is not None else _vl(st), vec),
+        "  for (int64_t q = 0; q < run; ++q) {",
+        f"    const int64_t g{mid} = gm + q;",
+        *["    " + x for x in _ends(last, near)],
+        "  }",
+        "}",
+    ]
+    return ([f"const int flat = {cond};"] if flat else []) + _outer(mid + 1, body, "")
+
+
+def _vl(st: Stencil) -> int:
+    """Points per 64-byte vector of the stencil's type (0: a big window, no full-vector tail)."""
+    return 64 // CSIZE.get(st.dtype, 8) if len(stencil_refs(st)) <= 32 else 0
 
 
 #: Rows ahead (along axis 1) that a 3-D stencil prefetches of the leading plane of its inputs.
@@ -357,7 +373,7 @@ def _row(ind: str, last: int, fast: list[str], vl: int, vec: list[str] | None = 
     """The unchecked part of a row, [f0, f1). gcc finishes a vector loop with a scalar one (up to a vector
     less one point: a tenth of a 256-point row's time); with ``vl`` (points per 64-byte vector) the remainder
     is instead one more full vector ending at f1, recomputing a few points with the same values. ``vec``
-    (``cvec.row_loop``): register-reusing code for the points [f0, fv) first, gcc's loop from fv."""
+    (``cvec.row_loop``): register-reusing code for rows of a vector or more instead, whole."""
 
     def loop(a: str, b: str, extra: str) -> list[str]:
         return [
@@ -370,14 +386,27 @@ def _row(ind: str, last: int, fast: list[str], vl: int, vec: list[str] | None = 
     plain = loop("f0", "f1", "")
     if not vl:
         return plain
-    inner = loop("fv", "fm", "  ") if vec else loop("f0", "fm", "  ")
+    if vec:  # the vector loop does every row of a vector or more; shorter ones point by point
+        return [
+            f"{ind}if (f1 - f0 >= {vl}) {{",
+            f"{ind}  const int64_t fm = f0 + (f1 - f0) / {vl} * {vl};",
+            *[f"{ind}  {line}" for line in vec],
+            f"{ind}  (void)fv;",
+            f"{ind}}} else {{",
+            f"{ind}  for (int64_t g{last} = f0; g{last} < f1; ++g{last}) {{",
+            *[ind + "    " + s for s in fast],
+            f'{ind}    __asm__ volatile("");',
+            f"{ind}  }}",
+            f"{ind}}}",
+        ]
+    inner = loop("f0", "fm", "  ")
     tail = loop(f"f1 - {vl}", "f1", "  ")
     return [
         f"{ind}if (f1 - f0 >= {vl}) {{",
         f"{ind}  const int64_t fm = f0 + (f1 - f0) / {vl} * {vl};",
         *[f"{ind}  {line}" for line in vec or []],
         *inner,
-        f"{ind}  if (fm < f1{' && fv < f1' if vec else ''}) {{",
+        f"{ind}  if (fm < f1) {{",
         *["  " + line for line in tail],
         f"{ind}  }}",
         f"{ind}}} else {{",
@@ -420,17 +449,19 @@ def _row_code(
     return [
         *head,
         f"if (f0 == rhi) {{ if (rlo < rhi) {edge_call.format(lo='rlo', hi='rhi')} }} else {{",
-        *["  " + line for line in _ends(last, near, "rlo", "f0")],
         *["  " + line for line in _row("", last, fast, vl, vec)],
-        *["  " + line for line in _ends(last, near, "f1", "rhi")],
+        "  const int64_t e0 = f0, e1 = f1;",
+        *["  " + line for line in _ends(last, near)],
         "}",
     ]
 
 
-def _ends(last: int, near: list[str], a: str, b: str) -> list[str]:
-    """The points ``[a, b)`` of a row at its ends, checked along the last axis only (``near``)."""
+def _ends(last: int, near: list[str]) -> list[str]:
+    """The points ``[rlo, e0)`` and ``[e1, rhi)`` at the two ends of a row, checked along the last axis only
+    (``near``), in one loop (one copy of the code)."""
     return [
-        f"for (int64_t g{last} = {a}; g{last} < {b}; ++g{last}) {{",
+        f"for (int64_t g{last} = rlo; g{last} < rhi; ++g{last}) {{",
+        f"  if (g{last} == e0) {{ g{last} = e1; if (g{last} >= rhi) break; }}",
         *["  " + line for line in near],
         '  __asm__ volatile("");',
         "}",

@@ -47,8 +47,8 @@ def vector_expr(text: str) -> str | None:
 
 def row_loop(plan: Plan, st: Stencil, index: object) -> list[str] | None:
     """Lines computing the interior points ``[f0, fv)`` of a row in vectors and setting ``fv`` (the rest,
-    ``[fv, f1)``, is left to the scalar loops); None when the stencil does not qualify. Rows of two vectors
-    or more are done whole (``fv = f1``): the last block and the row's last 16 points (overlapping it, the same
+    ``[fv, f1)``, is left to the scalar loops); None when the stencil does not qualify. Rows of a vector or
+    more are done whole (``fv = f1``): the last block and the row's last 16 points (overlapping it, the same
     values written twice) load each read on its own, as the block after them may be past the row. ``index`` is
     ``cgen._index``."""
     rank = plan.program.rank
@@ -117,7 +117,7 @@ def row_loop(plan: Plan, st: Stencil, index: object) -> list[str] | None:
     dst = index(plan, "d", st.name, (0,) * rank, True)
     return [
         "int64_t fv = f0;",
-        f"if (fm - f0 >= {2 * VL}) {{",
+        f"if (fm - f0 >= {VL}) {{",
         "  typedef float sm_vf __attribute__((vector_size(64)));",
         "  typedef int32_t sm_vi __attribute__((vector_size(64)));",
         *["  " + s for s in setup],
