@@ -132,8 +132,10 @@ border: {border}
 def test_3d_interior_rows_as_one_run_equal_the_reference(
     text: str, border: str, scheme: str, tile: tuple[int, int, int], planes: int | None
 ) -> None:
-    """Rows of 64 points (a multiple of 16: the wave's rings then have the grid's rows) run as one per plane
-    (``cgen._flat_rows``), their ends recomputed after; bit for bit the reference's."""
+    """Rows of 64 points (a multiple of 16: the wave's rings then have the grid's rows): the stages that read
+    rings run each plane's interior rows as one (``cgen._runs``), their ends recomputed after; the first
+    stage and the overlapped tiles, which read the input straight, go row by row. Bit for bit the
+    reference's either way."""
     p = soda(text.format(border=border), (11, 13, 64), 3)
     values = make_inputs(p, {}, 6)
     got, _ = run_cpu(p, values, threads=2, block=2, tile=tile, scheme=scheme, planes=planes)
@@ -142,9 +144,10 @@ def test_3d_interior_rows_as_one_run_equal_the_reference(
 
 def test_flat_rows_only_for_vector_stencils_of_rank_3() -> None:
     """The one-run path is generated for the vector loop's stencils of rank ≥ 3, with its guard (whole rows,
-    rows back to back in every buffer); 2-D rows and other stencils keep the row-by-row loop."""
+    rows back to back in every buffer, inputs in rings: read straight, they are prefetched row by row); 2-D
+    rows and other stencils keep the row-by-row loop."""
     src3 = cgen.generate(make_plan(soda(J3D.format(border="preserve"), (11, 13, 64), 3)))
-    assert "const int flat = lo[2] == 0 && hi[2] == n2 && d_s1 == n2 && f0_s1 == n2;" in src3
+    assert "const int flat = lo[2] == 0 && hi[2] == n2 && d_s1 == n2 && f0_s1 == n2 && f0_k;" in src3
     src2 = cgen.generate(make_plan(soda(WIDE.format(border="preserve"), (11, 64), 3)))
     assert "const int flat" not in src2
     dbl = (

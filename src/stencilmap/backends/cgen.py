@@ -207,7 +207,9 @@ def _runs(
     when the box spans whole rows of buffers whose rows lie back to back (``flat``), a run is every
     following interior row of the plane: their interiors counted on as one row (a 3-D row of 256 points
     otherwise pays its set-up every 16 vectors), the ends of each row computed again after it, right (the
-    run wrote them from the neighbours across the row's end). Otherwise a run is a row."""
+    run wrote them from the neighbours across the row's end). Otherwise a run is a row; so too where a
+    program input is read straight from memory, whose rows ``_prefetch`` fetches ahead row by row (a single
+    3-D step: 3.69 GCell/s so against 3.16 in runs)."""
     rank = plan.program.rank
     last, mid = rank - 1, rank - 2
     inner = interior(plan, st)
@@ -218,6 +220,7 @@ def _runs(
     cond = " && ".join(
         [f"lo[{last}] == 0", f"hi[{last}] == n{last}", f"d_s{mid} == n{last}"]
         + [f"f{plan.index(f)}_s{mid} == n{last}" for f in full]
+        + [f"f{plan.index(f)}_k" for f in full if _prefetch_input(plan, f)]
     )
     extend = [
         f"  if (flat && f0 < f1) {{ const int64_t e = n{mid} - {inner[mid][1]} < hi[{mid}] ? "
@@ -286,6 +289,16 @@ def _prefetch(plan: Plan, st: Stencil) -> list[str]:
             "}",
         ]
     return out
+
+
+def _prefetch_input(plan: Plan, field: str) -> bool:
+    """Whether ``_prefetch`` prefetches ``field`` (a full-rank program input of rank ≥ 3) when read straight."""
+    rank = plan.program.rank
+    return (
+        rank >= 3
+        and field in {i.name for i in plan.program.inputs}
+        and plan.axes(field) == tuple(range(rank))
+    )
 
 
 def _streamed_row(plan: Plan, st: Stencil, row: list[str]) -> list[str]:
