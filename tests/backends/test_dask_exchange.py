@@ -53,14 +53,14 @@ def test_default_steps_per_exchange_keep_the_halo_small() -> None:
     assert backend._additive(plan, 64)
 
 
-@pytest.mark.parametrize("wave", [False, True])
+@pytest.mark.parametrize(("wave", "planes"), [(False, 1), (True, 1), (True, 3)])
 @pytest.mark.parametrize("border", ["ignore", "preserve"])
 def test_several_blocks_per_exchange_equal_the_reference(
-    monkeypatch: pytest.MonkeyPatch, wave: bool, border: str
+    monkeypatch: pytest.MonkeyPatch, wave: bool, planes: int, border: str
 ) -> None:
     """Blocks of 2 steps inside exchanges of 5: each block computes the chunk grown by the halo of the steps
-    still to come, on buffers of the window (ping-pong), masks included."""
-    monkeypatch.setattr(backend, "_choice", lambda job, cp, chunk, steps: (2, chunk, wave))
+    still to come, on buffers of the window (ping-pong), masks included; the wave with several planes a tick."""
+    monkeypatch.setattr(backend, "_choice", lambda job, cp, chunk, steps: (2, chunk, wave, planes))
     p = jacobi((23, 41), 12, border)
     values = make_inputs(p, {}, 0)
     got = execute(p, values, HostOptions("dask", chunks=(8, 16), block=5)).result
@@ -70,7 +70,7 @@ def test_several_blocks_per_exchange_equal_the_reference(
 
 
 def test_a_dag_with_several_blocks_per_exchange(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backend, "_choice", lambda job, cp, chunk, steps: (3, chunk, False))
+    monkeypatch.setattr(backend, "_choice", lambda job, cp, chunk, steps: (3, chunk, False, 1))
     p = replace(load_bound(EXAMPLES / "fdtd2d_iterate.json"), iterate=10)
     values = inputs_for(p)
     got = execute(p, values, HostOptions("dask", chunks=(24, 24), block=7)).result

@@ -220,12 +220,12 @@ class _Job:
 
 _COMPILED: dict[str, CompiledProgram] = {}
 #: The cost model's (block, tile, scheme) per (program, chunk shape, steps, threads): chunks mostly share one.
-_CHOICES: dict[tuple[str, tuple[int, ...], int, int], tuple[int, tuple[int, ...], bool]] = {}
+_CHOICES: dict[tuple[str, tuple[int, ...], int, int], tuple[int, tuple[int, ...], bool, int]] = {}
 
 
 def _choice(
     job: _Job, cp: CompiledProgram, chunk: tuple[int, ...], steps: int
-) -> tuple[int, tuple[int, ...], bool]:
+) -> tuple[int, tuple[int, ...], bool, int]:
     key = (job.token, chunk, steps, job.threads)
     if key not in _CHOICES:
         # one block per exchange unless the halo adds up (``_additive``); a single chunk has no halo
@@ -233,7 +233,7 @@ def _choice(
         block = None if whole or _additive(cp.plan, steps) else steps
         c = cost.choose(cp.plan, chunk, steps, job.threads, block, None)
         tile = tuple(min(t, n) for t, n in zip(c.tile, chunk, strict=True))
-        _CHOICES[key] = (c.block, tile, c.scheme == "wave")
+        _CHOICES[key] = (c.block, tile, c.scheme == "wave", c.planes)
     return _CHOICES[key]
 
 
@@ -340,7 +340,9 @@ def _exchange(
     }
     spare: dict[str, Piece] = {}
     # the first exchange's steps for every exchange: the last, shorter one takes the same blocks and tile
-    block, tile, wave = _choice(job, cp, tuple(b - a for a, b in zip(lo, hi, strict=True)), job.exchanges[0])
+    block, tile, wave, planes = _choice(
+        job, cp, tuple(b - a for a, b in zip(lo, hi, strict=True)), job.exchanges[0]
+    )
     done = 0
     while done < steps:
         now = min(block, steps - done)
@@ -358,7 +360,9 @@ def _exchange(
                 ins.append(cp.buf(i.name, small[i.name], zero))
         bufs = [cp.buf(o, outs[o][0], wlo, outs[o][1]) for o in prog.outputs]
         t = tuple(min(x, b - a) for x, a, b in zip(tile, olo, ohi, strict=True))
-        cp.block(job.shape, (olo, ohi), now, t, job.threads, ins, bufs, params, wave and rank >= 2)
+        cp.block(
+            job.shape, (olo, ohi), now, t, job.threads, ins, bufs, params, wave and rank >= 2, False, planes
+        )
         done += now
         if pairs:
             for fed, o in plan.pairs:  # ping-pong between window-sized buffers of this task
