@@ -17,6 +17,8 @@ row without bounds checks (vectorised) and the few points near the grid's edges 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from stencilmap.program import dtypes as dt
 from stencilmap.program.ir import Stencil
 from stencilmap.scalar.ctypes_ import Dialect
@@ -213,8 +215,6 @@ def _runs(
     rank = plan.program.rank
     last, mid = rank - 1, rank - 2
     inner = interior(plan, st)
-    lo_l, hi_l = inner[last]
-    row_ok = " && ".join(f"g{a} >= {inner[a][0]} && g{a} < n{a} - {inner[a][1]}" for a in range(last))
     full = [f for f in reads if plan.axes(f) == tuple(range(rank))]
     flat = rank >= 3 and vec is not None
     cond = " && ".join(
@@ -230,18 +230,13 @@ def _runs(
         f"for (int64_t gm = lo[{mid}], run = 1; gm < hi[{mid}]; gm += run) {{",
         f"  const int64_t g{mid} = gm;",
         f"  const int64_t rlo = lo[{last}], rhi = hi[{last}];",
-        "  int64_t f0 = rhi, f1 = rhi;",
         "  run = 1;",
-        f"  if ({row_ok}) {{",
-        f"    f0 = rlo > {lo_l} ? rlo : {lo_l}; if (f0 > rhi) f0 = rhi;",
-        f"    f1 = n{last} - {hi_l} < rhi ? n{last} - {hi_l} : rhi; if (f1 < f0) f1 = f0;",
-        *(["  " + x for x in extend] if flat else []),
-        "  }",
+        *["  " + x for x in _row_bounds(inner, last, extend if flat else [])],
         *["  " + x for x in _prefetch(plan, st)],
         f"  if (f0 == rhi) {{ if (rlo < rhi) {call.format(lo='rlo', hi='rhi')} continue; }}",
         "  const int64_t e0 = f0, e1 = f1;",
         f"  f1 += (run - 1) * n{last};",
-        *_row("  ", last, fast, 16 if vec is not None else _vl(st), vec),
+        *_row("  ", last, fast, _vl(st), vec),
         "  for (int64_t q = 0; q < run; ++q) {",
         f"    const int64_t g{mid} = gm + q;",
         *["    " + x for x in _ends(last, near)],
@@ -417,7 +412,6 @@ def _row(ind: str, last: int, fast: list[str], vl: int, vec: list[str] | None = 
     return [
         f"{ind}if (f1 - f0 >= {vl}) {{",
         f"{ind}  const int64_t fm = f0 + (f1 - f0) / {vl} * {vl};",
-        *[f"{ind}  {line}" for line in vec or []],
         *inner,
         f"{ind}  if (fm < f1) {{",
         *["  " + line for line in tail],
@@ -442,15 +436,7 @@ def _row_code(
     other axes are inside (inline: a call of the fully checked ``edge_k`` per end cost a 3-D row of 256
     points a quarter of its time); rows near the other axes' ends keep the call."""
     last = rank - 1
-    row_ok = " && ".join(f"g{a} >= {inner[a][0]} && g{a} < n{a} - {inner[a][1]}" for a in range(last)) or "1"
-    lo_l, hi_l = inner[last]
-    head = [
-        "int64_t f0 = rhi, f1 = rhi;",
-        f"if ({row_ok}) {{",
-        f"  f0 = rlo > {lo_l} ? rlo : {lo_l}; if (f0 > rhi) f0 = rhi;",
-        f"  f1 = n{last} - {hi_l} < rhi ? n{last} - {hi_l} : rhi; if (f1 < f0) f1 = f0;",
-        "}",
-    ]
+    head = _row_bounds(inner, last)
     if near is None or not last:
         return [
             *head,
@@ -465,6 +451,21 @@ def _row_code(
         *["  " + line for line in _row("", last, fast, vl, vec)],
         "  const int64_t e0 = f0, e1 = f1;",
         *["  " + line for line in _ends(last, near)],
+        "}",
+    ]
+
+
+def _row_bounds(inner: tuple[tuple[int, int], ...], last: int, extra: Sequence[str] = ()) -> list[str]:
+    """``f0``/``f1``: the interior of the row ``[rlo, rhi)`` (empty, at ``rhi``, for a row near the ends of
+    the other axes); ``extra`` runs where the row is inside them."""
+    row_ok = " && ".join(f"g{a} >= {inner[a][0]} && g{a} < n{a} - {inner[a][1]}" for a in range(last)) or "1"
+    lo_l, hi_l = inner[last]
+    return [
+        "int64_t f0 = rhi, f1 = rhi;",
+        f"if ({row_ok}) {{",
+        f"  f0 = rlo > {lo_l} ? rlo : {lo_l}; if (f0 > rhi) f0 = rhi;",
+        f"  f1 = n{last} - {hi_l} < rhi ? n{last} - {hi_l} : rhi; if (f1 < f0) f1 = f0;",
+        *extra,
         "}",
     ]
 
