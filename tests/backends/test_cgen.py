@@ -1,0 +1,80 @@
+"""The cpu backend's generated C: points that no read can define (``border: preserve``) are copied from the
+preserved input instead of computed — whole rows beyond an outer axis's end with one ``memcpy``, a row's end
+points one by one — and only where a ``shrink`` read makes them so; the results equal the reference on every
+scheme, with masks, constant and copy boundaries mixed in."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from stencilmap.backends.cgen import generate
+from stencilmap.backends.cpu import run_cpu
+from stencilmap.backends.plan import make_plan
+from stencilmap.backends.reference import run_reference
+from stencilmap.program import Program
+from stencilmap.program.data import make_inputs
+from tests.backends.common import assert_matches
+from tests.backends.test_cpu import sf, soda
+
+JACOBI3D = """kernel: j3
+input float: v(12, 10, *)
+output float: w(0, 0, 0) = (v(0, 0, -1) + v(0, -1, 0) + v(-1, 0, 0) + v(0, 0, 0) + v(1, 0, 0)
+  + v(0, 1, 0) + v(0, 0, 1)) * 0.142857f
+iterate: 2
+border: {border}
+"""
+
+
+def mixed(border: str) -> Program:
+    """Reads of ``a`` shrink, reads of ``c`` take a constant beyond the ends (never undefine a point), and
+    ``b`` (shrunk) is read with a copy boundary: masks the preserved input must carry along."""
+    prog = {
+        "inputs": {"a": {"data_type": "float32"}, "c": {"data_type": "float32"}},
+        "outputs": ["d"],
+        "dimensions": [9, 11, 37],
+        "program": {
+            "b": {"computation_string": "b = a[i, j, k+1] - a[i, j-1, k]", "boundary_conditions": "shrink",
+                  "data_type": "float32"},
+            "d": {"computation_string": "d = b[i-1, j, k] + a[i+1, j, k-1] * 0.5 + c[i, j+2, k-2]",
+                  "boundary_conditions": {"a": {"type": "shrink"}, "b": {"type": "copy"},
+                                          "c": {"type": "constant", "value": 1.5}},
+                  "data_type": "float32"},
+        },
+    }  # fmt: skip
+    return replace(sf(prog), iterate=5, border=border)
+
+
+def check(p: Program, **options: object) -> None:
+    values = make_inputs(p, {}, 7)
+    got, _ = run_cpu(p, values, threads=2, **options)  # type: ignore[arg-type]
+    assert_matches(p, run_reference(p, values), got)
+
+
+@pytest.mark.parametrize("border", ["ignore", "preserve"])
+@pytest.mark.parametrize("scheme", ["tiles", "wave"])
+@pytest.mark.parametrize("tile", [None, (3, 4, 16), (12, 10, 40)])
+def test_dead_points_equal_the_reference(border: str, scheme: str, tile: tuple[int, ...] | None) -> None:
+    for p in (soda(JACOBI3D.format(border=border), (12, 10, 40), 7), mixed(border)):
+        check(p, scheme=scheme, block=3, tile=tile if tile is None else tile[: p.rank])
+        check(p, scheme=scheme, block=1, nt=True)
+
+
+def test_dead_rows_are_copied_under_preserve_only() -> None:
+    preserve = generate(make_plan(soda(JACOBI3D.format(border="preserve"), (12, 10, 40), 7)))
+    edge = preserve[preserve.index("void edge_0") : preserve.index("static void st_0")]
+    assert "memcpy(&d_v[" in edge  # the rows at the ends of axes 0 and 1
+    assert "(uint64_t)(g0 + -1) >= (uint64_t)n0" in edge and "(uint64_t)(g1 + 1) >= (uint64_t)n1" in edge
+    assert "(uint64_t)(g2 + -1) >= (uint64_t)n2" not in edge  # the last axis: the end points' own copy
+    assert "continue;" in preserve[preserve.index("static void st_0") :]
+    ignore = generate(make_plan(soda(JACOBI3D.format(border="ignore"), (12, 10, 40), 7)))
+    assert "memcpy(&d_v[" not in ignore
+
+
+def test_a_read_with_a_constant_boundary_never_makes_a_dead_row() -> None:
+    src = generate(make_plan(mixed("preserve")))
+    edge = src[src.index("void edge_1") : src.index("static void st_1")]
+    assert "(uint64_t)(g0 + 1) >= (uint64_t)n0" in edge  # a[i+1, ...] shrinks
+    assert "(g1 + 2) >= (uint64_t)n1" not in edge  # c[i, j+2, ...] takes 1.5 beyond the end
+    assert "(uint64_t)(g0 + -1) >= (uint64_t)n0" not in edge  # b[i-1, ...] copies its centre
