@@ -158,3 +158,56 @@ def test_flat_rows_only_for_vector_stencils_of_rank_3() -> None:
     assert "const int flat" not in cgen.generate(
         make_plan(soda(dbl.format(border="preserve"), (11, 13, 64), 3))
     )
+
+
+#: Two stencils (a local between), reads two planes up and one down along axis 0, temporaries in between.
+CHAIN3D = """kernel: c3
+input float: a(8, 8, *)
+local float: t(0, 0, 0) = a(0, 0, -1) + a(1, 0, 2) * 0.5f - a(-1, 1, 0)
+output float: b(0, 0, 0) = (t(0, 0, 1) + t(0, -1, 0) - t(1, 0, 0) + t(-1, 1, -1)) * 0.25f + a(0, 0, 0)
+iterate: 3
+border: {border}
+"""
+
+
+@pytest.mark.parametrize("text", [J3D, WIDE3D, CHAIN3D])
+@pytest.mark.parametrize("border", ["ignore", "preserve"])
+@pytest.mark.parametrize(
+    ("scheme", "tile", "planes"),
+    [
+        ("wave", (13, 13, 64), 4),  # 4 planes a tick, computed at once; the chunk's last tick short
+        ("wave", (13, 7, 64), 5),  # 4 at once, then one
+        ("wave", (6, 13, 32), 8),  # half rows: a run is a row, 4 planes at once
+        ("tiles", (13, 13, 64), None),  # whole tiles: 4 at once to the last few
+        ("tiles", (3, 13, 64), None),  # too few planes to join
+    ],
+)
+def test_planes_at_once_equal_the_reference(
+    text: str, border: str, scheme: str, tile: tuple[int, int, int], planes: int | None
+) -> None:
+    """Rows of several planes computed in one vector loop (``cgen.joint_planes``), the reads they share
+    loaded once: on every scheme, tails of fewer planes, planes at the grid's ends, bit for bit."""
+    p = soda(text.format(border=border), (13, 13, 64), 5)
+    values = make_inputs(p, {}, 8)
+    got, _ = run_cpu(p, values, threads=2, block=3, tile=tile, scheme=scheme, planes=planes)
+    assert_matches(p, run_reference(p, values), got)
+
+
+def test_planes_at_once_where_the_registers_hold_them() -> None:
+    """Four planes of a 7-point step (14 rows and 4 left neighbours live: 18 vectors), two of a 27-point box
+    (12 rows, each with its left neighbours: 24), one of a 125-point box (a big window); 2-D not at all."""
+    j3 = soda(J3D.format(border="preserve"), (8, 8, 64), 2)
+    assert "const int64_t g0p = g0;" in cgen.generate(make_plan(j3))
+
+    def box(r: int) -> Program:
+        terms = " + ".join(
+            f"a({i}, {j}, {k})" for i in range(-r, r + 1) for j in range(-r, r + 1) for k in range(-r, r + 1)
+        )
+        text = f"kernel: box\ninput float: a(8, 8, *)\noutput float: b(0, 0, 0) = {terms}\niterate: 2\n"
+        return soda(text, (8, 8, 64), 2)
+
+    plans = [make_plan(p) for p in (j3, box(1), box(2))]
+    assert [cgen.joint_planes(pl, pl.order[0]) for pl in plans] == [4, 2, 1]
+    assert [cvec.joint_groups(pl, pl.order[0], 4) for pl in plans[:2]] == [14 + 4, 6 * 3 * 2]
+    wide = make_plan(soda(WIDE.format(border="preserve"), (16, 64), 2))
+    assert cgen.joint_planes(wide, wide.order[0]) == 1

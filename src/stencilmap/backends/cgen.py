@@ -226,24 +226,96 @@ def _runs(
         f"  if (flat && f0 < f1) {{ const int64_t e = n{mid} - {inner[mid][1]} < hi[{mid}] ? "
         f"n{mid} - {inner[mid][1]} : hi[{mid}]; if (e > gm) run = e - gm; }}"
     ]
-    body = [
-        f"for (int64_t gm = lo[{mid}], run = 1; gm < hi[{mid}]; gm += run) {{",
-        f"  const int64_t g{mid} = gm;",
-        f"  const int64_t rlo = lo[{last}], rhi = hi[{last}];",
-        "  run = 1;",
-        *["  " + x for x in _row_bounds(inner, last, extend if flat else [])],
-        *["  " + x for x in _prefetch(plan, st)],
-        f"  if (f0 == rhi) {{ if (rlo < rhi) {call.format(lo='rlo', hi='rhi')} continue; }}",
-        "  const int64_t e0 = f0, e1 = f1;",
-        f"  f1 += (run - 1) * n{last};",
-        *_row("  ", last, fast, _vl(st), vec),
-        "  for (int64_t q = 0; q < run; ++q) {",
-        f"    const int64_t g{mid} = gm + q;",
-        *["    " + x for x in _ends(last, near)],
-        "  }",
+    vl = _vl(st)
+
+    def body(planes: int, rows: list[str]) -> list[str]:
+        return [
+            f"for (int64_t gm = lo[{mid}], run = 1; gm < hi[{mid}]; gm += run) {{",
+            f"  const int64_t g{mid} = gm;",
+            f"  const int64_t rlo = lo[{last}], rhi = hi[{last}];",
+            "  run = 1;",
+            *["  " + x for x in _row_bounds(inner, last, extend if flat else [])],
+            *["  " + x for x in _each(planes, _prefetch(plan, st))],
+            "  if (f0 == rhi) {",
+            *["    " + x for x in _each(planes, [f"if (rlo < rhi) {call.format(lo='rlo', hi='rhi')}"])],
+            "    continue;",
+            "  }",
+            "  const int64_t e0 = f0, e1 = f1;",
+            f"  f1 += (run - 1) * n{last};",
+            *["  " + x for x in rows],
+            *[
+                "  " + x
+                for x in _each(
+                    planes,
+                    [
+                        "for (int64_t q = 0; q < run; ++q) {",
+                        f"  const int64_t g{mid} = gm + q;",
+                        *["  " + x for x in _ends(last, near)],
+                        "}",
+                    ],
+                )
+            ],
+            "}",
+        ]
+
+    single = body(1, _row("", last, fast, vl, vec))
+    head = [f"const int flat = {cond};"] if flat else []
+    planes = joint_planes(plan, st) if vec is not None else 1
+    joint = cvec.row_loop(plan, st, _index, planes) if planes > 1 else None
+    if joint is None:
+        return head + _outer(mid + 1, single, "")
+    scalar = [f"for (int64_t g{last} = f0; g{last} < f1; ++g{last}) {{", *["  " + x for x in fast], "}"]
+    rows = [
+        f"if (f1 - f0 >= {vl}) {{",
+        f"  const int64_t fm = f0 + (f1 - f0) / {vl} * {vl};",
+        *["  " + x for x in joint],
+        "  (void)fv;",
+        "} else {",
+        *["  " + x for x in _each(planes, scalar)],
         "}",
     ]
-    return ([f"const int flat = {cond};"] if flat else []) + _outer(mid + 1, body, "")
+    lo0, hi0 = inner[0]
+    return [
+        *head,
+        "for (int64_t g0 = lo[0]; g0 < hi[0]; ++g0) {",
+        f"  if (g0 >= {lo0} && g0 + {planes} <= hi[0] && g0 + {planes - 1} < n0 - {hi0}) {{",
+        *["    " + x for x in body(planes, rows)],
+        f"    g0 += {planes - 1};",
+        "    continue;",
+        "  }",
+        *["  " + x for x in single],
+        "}",
+    ]
+
+
+#: The most vectors the joint row loop of several planes may keep live from block to block (of the 32
+#: AVX-512 registers: the rest hold a block's reads and sums).
+JOINT_REGS = 24
+
+
+def joint_planes(plan: Plan, st: Stencil) -> int:
+    """Planes of a 3-D stencil with vector rows computed at once (``cvec.row_loop``'s ``planes``): 4, or 2,
+    or 1 when even two would keep more than ``JOINT_REGS`` vectors live. Reads the planes share are loaded
+    once: a 7-point step's row of 4 planes makes 10 loads of new rows against 12 plane by plane, and a
+    stage of the wavefront with rings in L3 ran 1.5× faster so (``docs/guide/host.md``)."""
+    if plan.program.rank != 3 or _vl(st) == 0:
+        return 1
+    for planes in (4, 2):
+        if cvec.joint_groups(plan, st, planes) <= JOINT_REGS:
+            return planes
+    return 1
+
+
+def _each(planes: int, lines: list[str]) -> list[str]:
+    """``lines`` (code at ``g0``) once per plane ``g0 .. g0 + planes - 1``."""
+    if planes == 1:
+        return lines
+    return [
+        f"for (int64_t gp = g0; gp < g0 + {planes}; ++gp) {{",
+        "  const int64_t g0 = gp;",
+        *["  " + x for x in lines],
+        "}",
+    ]
 
 
 def _vl(st: Stencil) -> int:

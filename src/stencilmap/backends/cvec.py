@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from stencilmap.program.expr import Ref
 from stencilmap.program.ir import Stencil
 
 from . import cexpr
@@ -45,12 +46,13 @@ def vector_expr(text: str) -> str | None:
     return out
 
 
-def row_loop(plan: Plan, st: Stencil, index: object) -> list[str] | None:
+def row_loop(plan: Plan, st: Stencil, index: object, planes: int = 1) -> list[str] | None:
     """Lines computing the interior points ``[f0, fv)`` of a row in vectors and setting ``fv`` (the rest,
     ``[fv, f1)``, is left to the scalar loops); None when the stencil does not qualify. Rows of a vector or
     more are done whole (``fv = f1``): the last block and the row's last 16 points (overlapping it, the same
     values written twice) load each read on its own, as the block after them may be past the row. ``index`` is
-    ``cgen._index``."""
+    ``cgen._index``. ``planes`` > 1: the same row of that many planes (``g0``, ``g0 + 1``, …) at once, the
+    reads the planes share loaded once (``joint``)."""
     rank = plan.program.rank
     last = rank - 1
     refs = stencil_refs(st)
@@ -78,17 +80,23 @@ def row_loop(plan: Plan, st: Stencil, index: object) -> list[str] | None:
     vvalue = vector_expr(value)
     if vvalue is None:
         return None
-    groups: dict[tuple[str, tuple[int, ...]], list[int]] = {}
-    for r in refs:
-        groups.setdefault((r.field, r.offset[:last]), []).append(r.offset[last])
     assert callable(index)
+
+    def lead(r: Ref, p: int) -> tuple[str, tuple[int, ...]]:
+        return _lead(r, p, last)
+
+    groups: dict[tuple[str, tuple[int, ...]], set[int]] = {}
+    for p in range(planes):
+        for r in refs:
+            groups.setdefault(lead(r, p), set()).add(r.offset[last])
+    number = {key: j for j, key in enumerate(sorted(groups))}
     setup: list[str] = []
-    body: list[str] = []
+    loads: list[str] = []
     carry: list[str] = []
-    final: list[str] = []  # the last block: every read a load of its own (the next block may not exist)
-    for j, ((f, lead), offs) in enumerate(sorted(groups.items())):
+    for (f, at_lead), j in number.items():
+        offs = groups[(f, at_lead)]
         var = f"f{plan.index(f)}"
-        at = index(plan, var, f, (*lead, 0), True)
+        at = index(plan, var, f, (*at_lead, 0), True)
         lo, hi = min(offs), max(offs)
         setup.append(
             f"const float *restrict sm_w{j}; {{ const int64_t g{last} = f0; sm_w{j} = &{var}_v[{at}]; }}"
@@ -99,47 +107,75 @@ def row_loop(plan: Plan, st: Stencil, index: object) -> list[str] | None:
             setup.append(f"sm_m{j} = SM_SHUF(sm_m{j}, sm_m{j}, {rot});")
         setup.append(f"sm_vf sm_c{j} = sm_ld(sm_w{j});")
         if hi > 0:
-            body.append(f"const sm_vf sm_n{j} = sm_ld(sm_w{j} + j + {VL});")
-        for r in refs:
-            o = r.offset[last]
-            if r.field != f or r.offset[:last] != lead:
-                continue
-            final.append(f"const sm_vf {names[r]} = sm_ld(sm_w{j} + at + ({o}));")
-            if o == 0:
-                body.append(f"const sm_vf {names[r]} = sm_c{j};")
-            else:
-                pair, first = (f"sm_m{j}, sm_c{j}", VL + o) if o < 0 else (f"sm_c{j}, sm_n{j}", o)
-                lanes = ", ".join(str(first + k) for k in range(VL))
-                body.append(f"const sm_vf {names[r]} = SM_SHUF({pair}, {lanes});")
+            loads.append(f"const sm_vf sm_n{j} = sm_ld(sm_w{j} + j + {VL});")
         if lo < 0:
             carry.append(f"sm_m{j} = sm_c{j};")
         carry.append(f"sm_c{j} = sm_n{j};" if hi > 0 else f"sm_c{j} = sm_ld(sm_w{j} + j + {VL});")
+    body: list[str] = []
+    final: list[str] = []  # the last block: every read a load of its own (the next block may not exist)
     dst = index(plan, "d", st.name, (0,) * rank, True)
+    for p in range(planes):
+        reads, ends = [], []
+        for r in refs:
+            j, o = number[lead(r, p)], r.offset[last]
+            ends.append(f"const sm_vf {names[r]} = sm_ld(sm_w{j} + at + ({o}));")
+            if o == 0:
+                reads.append(f"const sm_vf {names[r]} = sm_c{j};")
+            else:
+                pair, first = (f"sm_m{j}, sm_c{j}", VL + o) if o < 0 else (f"sm_c{j}, sm_n{j}", o)
+                lanes = ", ".join(str(first + k) for k in range(VL))
+                reads.append(f"const sm_vf {names[r]} = SM_SHUF({pair}, {lanes});")
+        wd = "sm_wd" if planes == 1 else f"sm_wd{p}"
+        setup_d = f"float *restrict {wd}; {{ const int64_t g{last} = f0; {wd} = &d_v[{dst}]; }}"
+        if planes > 1:
+            setup_d = (
+                f"float *restrict {wd}; {{ const int64_t g0 = g0p + {p}, g{last} = f0; {wd} = &d_v[{dst}]; }}"
+            )
+        setup.append(setup_d)
+        for out, rd, where in ((body, reads, "j"), (final, ends, "at")):
+            block = [
+                *rd,
+                *vtemps,
+                f"const sm_vf v = {vvalue};",
+                f"__builtin_memcpy({wd} + {where}, &v, sizeof v);",
+            ]
+            out += block if planes == 1 else ["{", *["  " + x for x in block], "}"]
     return [
         "int64_t fv = f0;",
         f"if (fm - f0 >= {VL}) {{",
         "  typedef float sm_vf __attribute__((vector_size(64)));",
         "  typedef int32_t sm_vi __attribute__((vector_size(64)));",
+        *(["  const int64_t g0p = g0;"] if planes > 1 else []),
         *["  " + s for s in setup],
-        f"  float *restrict sm_wd; {{ const int64_t g{last} = f0; sm_wd = &d_v[{dst}]; }}",
         f"  const int64_t jn = fm - f0 - {VL};",
         f"  for (int64_t j = 0; j < jn; j += {VL}) {{",
+        *["    " + s for s in loads],
         *["    " + s for s in body],
-        *["    " + s for s in vtemps],
-        f"    const sm_vf v = {vvalue};",
-        "    __builtin_memcpy(sm_wd + j, &v, sizeof v);",
         *["    " + s for s in carry],
         "  }",
         f"  for (int64_t at = jn, end = f1 - f0 - {VL}; ; at = end) {{",
         *["    " + s for s in final],
-        *["    " + s for s in vtemps],
-        f"    const sm_vf v = {vvalue};",
-        "    __builtin_memcpy(sm_wd + at, &v, sizeof v);",
         "    if (at == end) break;",
         "  }",
         "  fv = f1;",
         "}",
     ]
+
+
+def joint_groups(plan: Plan, st: Stencil, planes: int) -> int:
+    """Vectors ``row_loop`` keeps live from block to block for ``planes`` planes at once: a value, and a
+    previous one for reads to the left, per group of reads sharing a row."""
+    last = plan.program.rank - 1
+    offs: dict[tuple[str, tuple[int, ...]], set[int]] = {}
+    for p in range(planes):
+        for r in stencil_refs(st):
+            offs.setdefault(_lead(r, p, last), set()).add(r.offset[last])
+    return sum(1 + (min(o) < 0) for o in offs.values())
+
+
+def _lead(r: Ref, plane: int, last: int) -> tuple[str, tuple[int, ...]]:
+    """The row a read of the ``plane``-th plane (along axis 0) reads: its field and outer offsets."""
+    return r.field, tuple(o + (plane if a == 0 else 0) for a, o in enumerate(r.offset[:last]))
 
 
 #: Unaligned vector load (gcc makes it one ``vmovups``) and the lanes ``idx`` of two vectors side by side
