@@ -158,6 +158,11 @@ border: preserve
     choice = cost.choose(make_plan(p), p.shape, 20, 2)  # type: ignore[arg-type]
     assert choice.scheme == "wave" and choice.block > 1
     assert cost.use_nt(make_plan(p), (256, 256, 256)) and not cost.use_nt(make_plan(p), (16, 16, 16))
+    # Four planes a tick: the stages compute them at once (cgen.joint_planes), in rings still in budget.
+    assert choice.planes % 4 == 0
+    one = cost.choose(make_plan(p), p.shape, 1, 2)  # type: ignore[arg-type]
+    joints = [(4, True)]  # one step streams its output row by row: nothing computed planes at once
+    assert cost._joint_share(joints, 1, one.tile[0]) == 0.0 < cost._joint_share(joints, 10, 4)
 
 
 @settings(

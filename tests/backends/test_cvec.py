@@ -203,7 +203,7 @@ def test_planes_at_once_where_the_registers_hold_them() -> None:
         terms = " + ".join(
             f"a({i}, {j}, {k})" for i in range(-r, r + 1) for j in range(-r, r + 1) for k in range(-r, r + 1)
         )
-        text = f"kernel: box\ninput float: a(8, 8, *)\noutput float: b(0, 0, 0) = {terms}\niterate: 2\n"
+        text = f"kernel: box\ninput float: a(8, 8, *)\noutput float: b(0, 0, 0) = {terms}\niterate: 2\nborder: preserve\n"
         return soda(text, (8, 8, 64), 2)
 
     plans = [make_plan(p) for p in (j3, box(1), box(2))]

@@ -260,7 +260,7 @@ def _runs(
 
     single = body(1, _row("", last, fast, vl, vec))
     head = [f"const int flat = {cond};"] if flat else []
-    planes = joint_planes(plan, st) if vec is not None else 1
+    planes = joint_planes(plan, st)
     joint = cvec.row_loop(plan, st, _index, planes) if planes > 1 else None
     if joint is None:
         return head + _outer(mid + 1, single, "")
@@ -298,7 +298,7 @@ def joint_planes(plan: Plan, st: Stencil) -> int:
     or 1 when even two would keep more than ``JOINT_REGS`` vectors live. Reads the planes share are loaded
     once: a 7-point step's row of 4 planes makes 10 loads of new rows against 12 plane by plane, and a
     stage of the wavefront with rings in L3 ran 1.5× faster so (``docs/guide/host.md``)."""
-    if plan.program.rank != 3 or _vl(st) == 0:
+    if plan.program.rank != 3 or cvec.row_loop(plan, st, _index) is None:
         return 1
     for planes in (4, 2):
         if cvec.joint_groups(plan, st, planes) <= JOINT_REGS:
