@@ -50,7 +50,11 @@ def test_default_steps_per_exchange_keep_the_halo_small() -> None:
     assert backend._steps(plan, HostOptions("dask"), (4096, 4096)) == 64  # 1024-point chunks, radius 1
     assert backend._steps(plan, HostOptions("dask", block=5), (4096, 4096)) == 5
     assert backend._steps(plan, HostOptions("dask"), (256, 256)) == 400  # one chunk: nothing to exchange
-    assert backend._chunks(HostOptions("dask"), (4096, 300, 9000), (1, 1, 1)) == ((512,) * 8, (300,), (512,) * 17 + (296,))
+    assert backend._chunks(HostOptions("dask"), (4096, 300, 9000), (1, 1, 1)) == (
+        (512,) * 8,
+        (300,),
+        (512,) * 17 + (296,),
+    )
     assert backend._additive(plan, 64)
 
 

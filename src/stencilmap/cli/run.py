@@ -62,7 +62,11 @@ BACKENDS = ("numpy", "cpu", "dask", "gpu")
 )
 @click.option("--iterate", type=int, metavar="T", help="Number of time steps (overrides the program's).")
 @click.option("--threads", type=int, metavar="N", help="Threads of the cpu kernel  [default: all cores].")
-@click.option("--chunks", metavar="C0,C1,...", help="dask: chunk sizes in C order  [default: 1024 per axis in 2-D, 512 in 3-D].")
+@click.option(
+    "--chunks",
+    metavar="C0,C1,...",
+    help="dask: chunk sizes in C order  [default: 1024 per axis in 2-D, 512 in 3-D].",
+)
 @click.option("--scheduler", metavar="ADDRESS", help="dask: a distributed scheduler, e.g. tcp://host:8786.")
 @click.option("--scheduler-file", metavar="FILE", help="dask: the scheduler file of a distributed cluster.")
 @format_options
