@@ -122,17 +122,22 @@ def _best_tile(
     # Outputs big enough to be streamed (``use_nt``'s rule) are computed row by row in their last step.
     big = {o for o in plan.program.outputs if _bytes(plan, o, shape) >= NT_BYTES}
     joints = [(joint_planes(plan, st), st.name in big) for st in plan.order]
+    redundant: dict[tuple[int, ...], float] = {}  # a tile's work with its halos, the same for any planes
     for tile, planes in _candidates(shape, wave):
         fit = _wave_penalty(profile, shape, tile, planes) if wave else _tiles_fit(tiles, shape, tile)
         if fit is None:
             continue
-        # math.prod multiplies left to right as np.prod does for so few factors: the same floats, faster.
-        work = mean(
-            [
-                math.prod([min(n, t + m[a]) / t for a, (n, t) in enumerate(zip(shape, tile, strict=True))])
-                for m in per_r
-            ]
-        ) * (1 - JOINT_SAVE * _joint_share(joints, steps, planes if wave else tile[0]))
+        if tile not in redundant:
+            # math.prod multiplies left to right as np.prod does for so few factors: the same floats, faster.
+            redundant[tile] = mean(
+                [
+                    math.prod(
+                        [min(n, t + m[a]) / t for a, (n, t) in enumerate(zip(shape, tile, strict=True))]
+                    )
+                    for m in per_r
+                ]
+            )
+        work = redundant[tile] * (1 - JOINT_SAVE * _joint_share(joints, steps, planes if wave else tile[0]))
         # One streamed step: neighbouring tiles' halos come from cache (measured: whole-plane tiles win).
         amp = _read_amplification(shape, tile, halo_in, skip_axis0=wave) if plan.feeds else 1.0
         cost = float(work) + KAPPA * passes * (1 + amp) / 2 + fit

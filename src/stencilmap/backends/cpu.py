@@ -8,6 +8,7 @@ between blocks lives in two ping-pong arrays per iterated field, so the caller's
 from __future__ import annotations
 
 import ctypes
+import mmap
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -346,13 +347,27 @@ class _Runner:
         return Result(outs, defined)
 
 
+#: Arrays this large are mapped in transparent huge pages where the kernel offers them (``madvise`` mode):
+#: a 2 MiB page faults in once instead of 512 times (a 64 MiB array's first touch: 0.05 s against 0.12 s
+#: here), and the wave's planes a page apart cost fewer TLB misses.
+HUGE_BYTES = 4 << 20
+_HUGE = 2 << 20
+
+
 def _aligned(shape: tuple[int, ...], dtype: Any) -> Array:
     """An empty array starting a cache line (NumPy's large arrays start 16 bytes in): the streaming stores
-    of whole rows then write whole lines."""
+    of whole rows then write whole lines. Large ones start a huge page, in memory advised for them."""
     dt = np.dtype(dtype)
-    raw = np.empty(int(np.prod(shape)) * dt.itemsize + 64, np.uint8)
-    start = -raw.ctypes.data % 64
-    out: Array = raw[start : start + int(np.prod(shape)) * dt.itemsize].view(dt).reshape(shape)
+    size = int(np.prod(shape)) * dt.itemsize
+    if size >= HUGE_BYTES and hasattr(mmap, "MADV_HUGEPAGE"):
+        buf = mmap.mmap(-1, size + _HUGE)
+        raw = np.frombuffer(buf, np.uint8)
+        start = -raw.ctypes.data % _HUGE
+        buf.madvise(mmap.MADV_HUGEPAGE, start, size - size % _HUGE)
+    else:
+        raw = np.empty(size + 64, np.uint8)
+        start = -raw.ctypes.data % 64
+    out: Array = raw[start : start + size].view(dt).reshape(shape)
     return out
 
 
