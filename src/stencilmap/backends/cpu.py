@@ -347,23 +347,21 @@ class _Runner:
         return Result(outs, defined)
 
 
-#: Arrays this large are mapped in transparent huge pages where the kernel offers them (``madvise`` mode):
-#: a 2 MiB page faults in once instead of 512 times (a 64 MiB array's first touch: 0.05 s against 0.12 s
-#: here), and the wave's planes a page apart cost fewer TLB misses.
-HUGE_BYTES = 4 << 20
-_HUGE = 2 << 20
+#: Arrays this large are mapped privately here, in ordinary pages. NumPy advises huge pages for its large
+#: arrays; where the kernel must compact memory to find them (``defrag`` = ``madvise``, this machine's
+#: setting) a 64 MiB array's first touch took 0.11–0.13 s, against 0.034–0.040 s in ordinary pages, and the
+#: kernel's speed was the same either way (``benchmarks/job_bench.py``: the run's two arrays 0.27 → 0.08 s).
+MAP_BYTES = 4 << 20
 
 
 def _aligned(shape: tuple[int, ...], dtype: Any) -> Array:
     """An empty array starting a cache line (NumPy's large arrays start 16 bytes in): the streaming stores
-    of whole rows then write whole lines. Large ones start a huge page, in memory advised for them."""
+    of whole rows then write whole lines. Large ones are an anonymous private mapping (``MAP_BYTES``)."""
     dt = np.dtype(dtype)
     size = int(np.prod(shape)) * dt.itemsize
-    if size >= HUGE_BYTES and hasattr(mmap, "MADV_HUGEPAGE"):
-        buf = mmap.mmap(-1, size + _HUGE)
-        raw = np.frombuffer(buf, np.uint8)
-        start = -raw.ctypes.data % _HUGE
-        buf.madvise(mmap.MADV_HUGEPAGE, start, size - size % _HUGE)
+    if size >= MAP_BYTES and hasattr(mmap, "MAP_PRIVATE"):
+        raw = np.frombuffer(mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS), np.uint8)
+        start = 0  # a mapping starts a page
     else:
         raw = np.empty(size + 64, np.uint8)
         start = -raw.ctypes.data % 64
