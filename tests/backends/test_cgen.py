@@ -17,14 +17,7 @@ from stencilmap.program import Program
 from stencilmap.program.data import make_inputs
 from tests.backends.common import assert_matches
 from tests.backends.test_cpu import sf, soda
-
-JACOBI3D = """kernel: j3
-input float: v(12, 10, *)
-output float: w(0, 0, 0) = (v(0, 0, -1) + v(0, -1, 0) + v(-1, 0, 0) + v(0, 0, 0) + v(1, 0, 0)
-  + v(0, 1, 0) + v(0, 0, 1)) * 0.142857f
-iterate: 2
-border: {border}
-"""
+from tests.backends.test_cvec import J3D
 
 
 def mixed(border: str) -> Program:
@@ -56,19 +49,19 @@ def check(p: Program, **options: object) -> None:
 @pytest.mark.parametrize("scheme", ["tiles", "wave"])
 @pytest.mark.parametrize("tile", [None, (3, 4, 16), (12, 10, 40)])
 def test_dead_points_equal_the_reference(border: str, scheme: str, tile: tuple[int, ...] | None) -> None:
-    for p in (soda(JACOBI3D.format(border=border), (12, 10, 40), 7), mixed(border)):
+    for p in (soda(J3D.format(border=border), (12, 10, 40), 7), mixed(border)):
         check(p, scheme=scheme, block=3, tile=tile if tile is None else tile[: p.rank])
         check(p, scheme=scheme, block=1, nt=True)
 
 
 def test_dead_rows_are_copied_under_preserve_only() -> None:
-    preserve = generate(make_plan(soda(JACOBI3D.format(border="preserve"), (12, 10, 40), 7)))
+    preserve = generate(make_plan(soda(J3D.format(border="preserve"), (12, 10, 40), 7)))
     edge = preserve[preserve.index("void edge_0") : preserve.index("static void st_0")]
     assert "memcpy(&d_v[" in edge  # the rows at the ends of axes 0 and 1
     assert "(uint64_t)(g0 + -1) >= (uint64_t)n0" in edge and "(uint64_t)(g1 + 1) >= (uint64_t)n1" in edge
     assert "(uint64_t)(g2 + -1) >= (uint64_t)n2" not in edge  # the last axis: the end points' own copy
     assert "continue;" in preserve[preserve.index("static void st_0") :]
-    ignore = generate(make_plan(soda(JACOBI3D.format(border="ignore"), (12, 10, 40), 7)))
+    ignore = generate(make_plan(soda(J3D.format(border="ignore"), (12, 10, 40), 7)))
     assert "memcpy(&d_v[" not in ignore
 
 

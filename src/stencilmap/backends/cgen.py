@@ -438,11 +438,12 @@ def _edge_loops(plan: Plan, st: Stencil, last: int, short: bool) -> list[str]:
     ]
 
 
-def _dead(plan: Plan, st: Stencil, last: int, outer: bool) -> tuple[str, str, str] | None:
+def _dead(plan: Plan, st: Stencil, last: int, outer: bool, count: str | None) -> tuple[str, list[str]] | None:
     """Where a point is undefined whatever it reads, under ``border: preserve`` a copy of the preserved
     input: the condition that a read with a ``shrink`` boundary falls beyond the end of an outer axis
-    (``outer``; the same for a whole row) or of the last axis (a row's end points), and the indices of the
-    point in the output and in the preserved input (None where no read can make a point so)."""
+    (``outer``; the same for a whole row) or of the last axis (a row's end points), and the statements
+    copying the value (and mask) of ``count`` points from ``g{last}`` on (None: the one point). None where
+    no read can make a point so."""
     keep = plan.preserve_input(st.name)
     if keep is None:
         return None
@@ -458,8 +459,18 @@ def _dead(plan: Plan, st: Stencil, last: int, outer: bool) -> tuple[str, str, st
     if not conds:
         return None
     rank = plan.program.rank
-    src = _index(plan, f"f{plan.index(keep)}", keep, (0,) * rank, True)
-    return " || ".join(conds), _index(plan, "d", st.name, (0,) * rank, True), src
+    var = f"f{plan.index(keep)}"
+    src, dst = _index(plan, var, keep, (0,) * rank, True), _index(plan, "d", st.name, (0,) * rank, True)
+    mask = f"{var}_m[{src}]" if keep in plan.masked else ("1" if st.name in plan.masked else None)
+    if count is None:
+        copy = [f"d_v[{dst}] = {var}_v[{src}];", *([f"d_m[{dst}] = {mask};"] if mask else [])]
+    else:
+        copy = [f"memcpy(&d_v[{dst}], &{var}_v[{src}], {count} * sizeof({CTYPES[st.dtype]}));"]
+        if mask == "1":
+            copy.append(f"memset(&d_m[{dst}], 1, {count});")
+        elif mask:
+            copy.append(f"memcpy(&d_m[{dst}], &{mask}, {count});")
+    return " || ".join(conds), copy
 
 
 def _dead_row(plan: Plan, st: Stencil, last: int) -> list[str]:
@@ -467,21 +478,14 @@ def _dead_row(plan: Plan, st: Stencil, last: int) -> list[str]:
     input's row (its mask too) with one ``memcpy`` instead of the checked code per point. A 3-D grid's two
     end planes and two end rows of every plane are such rows: 1.6 % of a 256³ grid's points, and a tenth of a
     fused run's time point by point (``benchmarks/host_bench.py``'s 3-D rows)."""
-    dead = _dead(plan, st, last, outer=True)
+    dead = _dead(plan, st, last, outer=True, count="(size_t)(to - from)")
     if dead is None:
         return []
-    cond, dst, src = dead
-    keep = f"f{plan.index(plan.preserve_input(st.name) or '')}"
-    size = "(size_t)(to - from)"
-    if plan.preserve_input(st.name) in plan.masked:
-        mask = [f"    memcpy(&d_m[{dst}], &{keep}_m[{src}], {size});"]
-    else:
-        mask = [f"    memset(&d_m[{dst}], 1, {size});"] if st.name in plan.masked else []
+    cond, copy = dead
     return [
         f"  if ({cond}) {{",
         f"    const int64_t g{last} = from;",
-        f"    memcpy(&d_v[{dst}], &{keep}_v[{src}], {size} * sizeof({CTYPES[st.dtype]}));",
-        *mask,
+        *["    " + x for x in copy],
         "    return;",
         "  }",
     ]
@@ -491,16 +495,11 @@ def _near(plan: Plan, st: Stencil, last: int) -> list[str]:
     """A point at a row's end, checked along the last axis only; a point undefined for a read beyond the
     row's end (``_dead``) copied from the preserved input without computing it."""
     body = _body(plan, st, checked=True, ring=True, only=last)
-    dead = _dead(plan, st, last, outer=False)
+    dead = _dead(plan, st, last, outer=False, count=None)
     if dead is None:
         return body
-    cond, dst, src = dead
-    keep = f"f{plan.index(plan.preserve_input(st.name) or '')}"
-    if plan.preserve_input(st.name) in plan.masked:
-        mask = [f"  d_m[{dst}] = {keep}_m[{src}];"]
-    else:
-        mask = [f"  d_m[{dst}] = 1;"] if st.name in plan.masked else []
-    return [f"if ({cond}) {{", f"  d_v[{dst}] = {keep}_v[{src}];", *mask, "  continue;", "}", *body]
+    cond, copy = dead
+    return [f"if ({cond}) {{", *["  " + x for x in copy], "  continue;", "}", *body]
 
 
 def _bind(plan: Plan, var: str, src: str, field: str, const: bool) -> list[str]:
