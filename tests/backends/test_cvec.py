@@ -195,7 +195,7 @@ def test_planes_at_once_equal_the_reference(
 
 def test_planes_at_once_where_the_registers_hold_them() -> None:
     """Four planes of a 7-point step (14 rows and 4 left neighbours live: 18 vectors), two of a 27-point box
-    (12 rows, each with its left neighbours: 24), one of a 125-point box (a big window); 2-D not at all."""
+    (12 rows, each with its left neighbours: 24), one of a 125-point box (a big window)."""
     j3 = soda(J3D.format(border="preserve"), (8, 8, 64), 2)
     assert "const int64_t g0p = g0;" in cgen.generate(make_plan(j3))
 
@@ -210,4 +210,26 @@ def test_planes_at_once_where_the_registers_hold_them() -> None:
     assert [cgen.joint_planes(pl, pl.order[0]) for pl in plans] == [4, 2, 1]
     assert [cvec.joint_groups(pl, pl.order[0], 4) for pl in plans[:2]] == [14 + 4, 6 * 3 * 2]
     wide = make_plan(soda(WIDE.format(border="preserve"), (16, 64), 2))
-    assert cgen.joint_planes(wide, wide.order[0]) == 1
+    assert cgen.joint_planes(wide, wide.order[0]) == 4  # 2-D: rows of 4 planes (rows) at once
+    assert "const int64_t g0p = g0;" in cgen.generate(wide)
+
+
+@pytest.mark.parametrize("text", [WIDE, RIGHT])
+@pytest.mark.parametrize("border", ["ignore", "preserve"])
+@pytest.mark.parametrize(
+    ("scheme", "tile", "planes"),
+    [
+        ("wave", (29, 64), 4),  # 4 rows a tick, at once
+        ("wave", (9, 32), 6),  # 4 at once, then 2 one by one; half rows
+        ("tiles", (29, 64), None),
+        ("tiles", (3, 64), None),  # too few rows to join
+    ],
+)
+def test_2d_rows_at_once_equal_the_reference(
+    text: str, border: str, scheme: str, tile: tuple[int, int], planes: int | None
+) -> None:
+    """2-D: several rows in one vector loop, the rows they read in common loaded once; ends of axis 0 too."""
+    p = soda(text.format(border=border), (29, 64), 7)
+    values = make_inputs(p, {}, 9)
+    got, _ = run_cpu(p, values, threads=2, block=3, tile=tile, scheme=scheme, planes=planes)
+    assert_matches(p, run_reference(p, values), got)
