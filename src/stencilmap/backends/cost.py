@@ -89,9 +89,12 @@ def choose(
     streaming = len(shape) >= 2 and plan.feeds
     schemes = [scheme] if scheme else (["tiles", "wave"] if streaming else ["tiles"])
     best = Choice("tiles", blocks[0], tuple(shape), math.inf)
+    # Outputs big enough to be streamed (``use_nt``'s rule) are computed row by row in their last step.
+    big = {o for o in plan.program.outputs if _bytes(plan, o, shape) >= NT_BYTES}
+    joints = [(joint_planes(plan, st), st.name in big) for st in plan.order]
     for b in blocks:
         for s in schemes:
-            c = _best_tile(plan, shape, b, iterate, threads, s)
+            c = _best_tile(plan, shape, b, iterate, threads, s, joints)
             if c.cost < best.cost:
                 best = c
     return best
@@ -105,7 +108,13 @@ def use_nt(plan: Plan, shape: Sequence[int]) -> bool:
 
 
 def _best_tile(
-    plan: Plan, shape: Sequence[int], steps: int, iterate: int, threads: int, scheme: str
+    plan: Plan,
+    shape: Sequence[int],
+    steps: int,
+    iterate: int,
+    threads: int,
+    scheme: str,
+    joints: Sequence[tuple[int, bool]],
 ) -> Choice:
     tables = margins(plan, steps)
     per_r = [_total_margin(plan, table, len(shape)) for table in tables]
@@ -119,24 +128,17 @@ def _best_tile(
     wave = scheme == "wave"
     profile = _wave_profile(plan, shape, steps) if wave else ([], 0, 0, 0)
     tiles = _tiles_profile(plan, shape, per_r)
-    # Outputs big enough to be streamed (``use_nt``'s rule) are computed row by row in their last step.
-    big = {o for o in plan.program.outputs if _bytes(plan, o, shape) >= NT_BYTES}
-    joints = [(joint_planes(plan, st), st.name in big) for st in plan.order]
+    extent, halos = np.asarray(shape, dtype=np.float64), np.asarray(per_r, dtype=np.float64)
     redundant: dict[tuple[int, ...], float] = {}  # a tile's work with its halos, the same for any planes
     for tile, planes in _candidates(shape, wave):
         fit = _wave_penalty(profile, shape, tile, planes) if wave else _tiles_fit(tiles, shape, tile)
         if fit is None:
             continue
         if tile not in redundant:
-            # math.prod multiplies left to right as np.prod does for so few factors: the same floats, faster.
-            redundant[tile] = mean(
-                [
-                    math.prod(
-                        [min(n, t + m[a]) / t for a, (n, t) in enumerate(zip(shape, tile, strict=True))]
-                    )
-                    for m in per_r
-                ]
-            )
+            # Each step's points with its halo, over the tile's, averaged over the steps (np.prod multiplies
+            # a step's few factors left to right, np.mean sums pairwise: the floats of the scalar loops).
+            ts = np.asarray(tile, dtype=np.float64)
+            redundant[tile] = float(np.mean(np.prod(np.minimum(extent, ts + halos) / ts, axis=1)))
         work = redundant[tile] * (1 - JOINT_SAVE * _joint_share(joints, steps, planes if wave else tile[0]))
         # One streamed step: neighbouring tiles' halos come from cache (measured: whole-plane tiles win).
         amp = _read_amplification(shape, tile, halo_in, skip_axis0=wave) if plan.feeds else 1.0
