@@ -8,7 +8,8 @@ row in L1: 6.5 GCell/s with gcc's loop, 13.7 with neighbours formed in registers
 row of one field (same offsets but along the last axis) share the 16-point vectors ``cur`` (this block),
 ``prev`` (kept from the last block) and ``next`` (loaded once), and each read is a shuffle (``SM_SHUF``) of
 two of them. The operations on each lane are the scalar expression's, in the same order (``-ffp-contract=off``
-applies to vectors too), so results stay bit-exact.
+applies to vectors too), so results stay bit-exact. With ``planes`` > 1 the loop computes the same row of that
+many consecutive planes of axis 0 (``cgen.joint_planes``), the rows they read in common loaded once.
 
 Only simple stencils qualify (``row_loop`` returns None otherwise and the scalar loop stays): float32
 everywhere, no masks, every read full-rank with ``|offset|`` < 16 along the last axis, and an expression of
@@ -18,6 +19,7 @@ reads, temporaries, float literals and ``+ - * /`` only.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from stencilmap.program.expr import Ref
 from stencilmap.program.ir import Stencil
@@ -81,14 +83,7 @@ def row_loop(plan: Plan, st: Stencil, index: object, planes: int = 1) -> list[st
     if vvalue is None:
         return None
     assert callable(index)
-
-    def lead(r: Ref, p: int) -> tuple[str, tuple[int, ...]]:
-        return _lead(r, p, last)
-
-    groups: dict[tuple[str, tuple[int, ...]], set[int]] = {}
-    for p in range(planes):
-        for r in refs:
-            groups.setdefault(lead(r, p), set()).add(r.offset[last])
+    groups = _groups(refs, planes, last)
     number = {key: j for j, key in enumerate(sorted(groups))}
     setup: list[str] = []
     loads: list[str] = []
@@ -117,7 +112,7 @@ def row_loop(plan: Plan, st: Stencil, index: object, planes: int = 1) -> list[st
     for p in range(planes):
         reads, ends = [], []
         for r in refs:
-            j, o = number[lead(r, p)], r.offset[last]
+            j, o = number[_lead(r, p, last)], r.offset[last]
             ends.append(f"const sm_vf {names[r]} = sm_ld(sm_w{j} + at + ({o}));")
             if o == 0:
                 reads.append(f"const sm_vf {names[r]} = sm_c{j};")
@@ -126,12 +121,10 @@ def row_loop(plan: Plan, st: Stencil, index: object, planes: int = 1) -> list[st
                 lanes = ", ".join(str(first + k) for k in range(VL))
                 reads.append(f"const sm_vf {names[r]} = SM_SHUF({pair}, {lanes});")
         wd = "sm_wd" if planes == 1 else f"sm_wd{p}"
-        setup_d = f"float *restrict {wd}; {{ const int64_t g{last} = f0; {wd} = &d_v[{dst}]; }}"
-        if planes > 1:
-            setup_d = (
-                f"float *restrict {wd}; {{ const int64_t g0 = g0p + {p}, g{last} = f0; {wd} = &d_v[{dst}]; }}"
-            )
-        setup.append(setup_d)
+        bind = (
+            f"const int64_t g0 = g0p + {p}, g{last} = f0;" if planes > 1 else f"const int64_t g{last} = f0;"
+        )
+        setup.append(f"float *restrict {wd}; {{ {bind} {wd} = &d_v[{dst}]; }}")
         for out, rd, where in ((body, reads, "j"), (final, ends, "at")):
             block = [
                 *rd,
@@ -165,12 +158,18 @@ def row_loop(plan: Plan, st: Stencil, index: object, planes: int = 1) -> list[st
 def joint_groups(plan: Plan, st: Stencil, planes: int) -> int:
     """Vectors ``row_loop`` keeps live from block to block for ``planes`` planes at once: a value, and a
     previous one for reads to the left, per group of reads sharing a row."""
-    last = plan.program.rank - 1
-    offs: dict[tuple[str, tuple[int, ...]], set[int]] = {}
+    groups = _groups(stencil_refs(st), planes, plan.program.rank - 1)
+    return sum(1 + (min(o) < 0) for o in groups.values())
+
+
+def _groups(refs: Sequence[Ref], planes: int, last: int) -> dict[tuple[str, tuple[int, ...]], set[int]]:
+    """The rows ``planes`` planes of a stencil read (a field and outer offsets from the first plane), with
+    the offsets along the row read of each."""
+    groups: dict[tuple[str, tuple[int, ...]], set[int]] = {}
     for p in range(planes):
-        for r in stencil_refs(st):
-            offs.setdefault(_lead(r, p, last), set()).add(r.offset[last])
-    return sum(1 + (min(o) < 0) for o in offs.values())
+        for r in refs:
+            groups.setdefault(_lead(r, p, last), set()).add(r.offset[last])
+    return groups
 
 
 def _lead(r: Ref, plane: int, last: int) -> tuple[str, tuple[int, ...]]:
