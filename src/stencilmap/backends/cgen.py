@@ -259,12 +259,11 @@ def _runs(
         ]
 
     single_row = _row("", last, fast, vl, vec)
-    single = body(1, single_row)
     head = [f"const int flat = {cond};"] if flat else []
     planes = joint_planes(plan, st)
     joint = cvec.row_loop(plan, st, _index, planes) if planes > 1 else None
     if joint is None:
-        return head + _outer(mid + 1, single, "")
+        return head + _outer(mid + 1, body(1, single_row), "")
     scalar = [f"for (int64_t g{last} = f0; g{last} < f1; ++g{last}) {{", *["  " + x for x in fast], "}"]
     rows = [
         f"if (f1 - f0 >= {vl}) {{",
@@ -275,14 +274,13 @@ def _runs(
         *["  " + x for x in _each(planes, scalar)],
         "}",
     ]
-    lo0, hi0 = inner[0]
     if rank == 2:  # axis 0 is the rows' own loop: a row at a time where not all the planes are inside
-        joined, single = (
-            _plane_row(call, inner, near, planes, rows),
-            _plane_row(call, inner, near, 1, single_row),
-        )
+        bounds = "const int64_t rlo = lo[1], rhi = hi[1];"
+        joined = [bounds, *_checked_row(inner, last, call, near, rows, planes)]
+        single = [bounds, *_checked_row(inner, last, call, near, single_row)]
     else:
-        joined = body(planes, rows)
+        joined, single = body(planes, rows), body(1, single_row)
+    lo0, hi0 = inner[0]
     return [
         *head,
         "for (int64_t g0 = lo[0]; g0 < hi[0]; ++g0) {",
@@ -292,24 +290,6 @@ def _runs(
         "    continue;",
         "  }",
         *["  " + x for x in single],
-        "}",
-    ]
-
-
-def _plane_row(
-    call: str, inner: tuple[tuple[int, int], ...], near: list[str], planes: int, rows: list[str]
-) -> list[str]:
-    """One row of a 2-D stencil (``rows``: its interior's code) at ``g0``, or of ``planes`` rows from there
-    at once: the rows near the ends of axis 0 call ``edge_k``, the others compute their end points after."""
-    return [
-        "const int64_t rlo = lo[1], rhi = hi[1];",
-        *_row_bounds(inner, 1),
-        "if (f0 == rhi) {",
-        *["  " + x for x in _each(planes, [f"if (rlo < rhi) {call.format(lo='rlo', hi='rhi')}"])],
-        "} else {",
-        "  const int64_t e0 = f0, e1 = f1;",
-        *["  " + x for x in rows],
-        *["  " + x for x in _each(planes, _ends(1, near))],
         "}",
     ]
 
@@ -601,21 +581,35 @@ def _row_code(
     other axes are inside (inline: a call of the fully checked ``edge_k`` per end cost a 3-D row of 256
     points a quarter of its time); rows near the other axes' ends keep the call."""
     last = rank - 1
-    head = _row_bounds(inner, last)
     if near is None or not last:
         return [
-            *head,
+            *_row_bounds(inner, last),
             "if (rlo < f0) " + edge_call.format(lo="rlo", hi="f0"),
             *_row("", last, fast, vl, vec),
             "if (f1 < rhi) " + edge_call.format(lo="f1", hi="rhi"),
         ]
+    return _checked_row(inner, last, edge_call, near, _row("", last, fast, vl, vec))
 
+
+def _checked_row(
+    inner: tuple[tuple[int, int], ...],
+    last: int,
+    call: str,
+    near: list[str],
+    rows: list[str],
+    planes: int = 1,
+) -> list[str]:
+    """A row at ``g0..`` (``rlo``/``rhi`` bound), or the same row of ``planes`` planes from ``g0`` at once:
+    near the other axes' ends the fully checked ``edge_k`` call, elsewhere ``rows`` (the interior) and the
+    row's end points checked along the last axis only (``near``)."""
     return [
-        *head,
-        f"if (f0 == rhi) {{ if (rlo < rhi) {edge_call.format(lo='rlo', hi='rhi')} }} else {{",
-        *["  " + line for line in _row("", last, fast, vl, vec)],
+        *_row_bounds(inner, last),
+        "if (f0 == rhi) {",
+        *["  " + x for x in _each(planes, [f"if (rlo < rhi) {call.format(lo='rlo', hi='rhi')}"])],
+        "} else {",
         "  const int64_t e0 = f0, e1 = f1;",
-        *["  " + line for line in _ends(last, near)],
+        *["  " + x for x in rows],
+        *["  " + x for x in _each(planes, _ends(last, near))],
         "}",
     ]
 
