@@ -1,18 +1,33 @@
-"""The GPU backend: its CUDA source is generated for every bundled program it accepts (checked here,
-no GPU needed); runs are compared with the reference only where CuPy and a CUDA device exist."""
+"""The GPU backend. Without a GPU (CI): its CUDA source for every bundled program, and ``run_gpu`` over a
+host emulation of the device (``gpu_emulator``: g++ runs the very kernels, thread by thread) compared with
+the reference on every bundled program, on random programs, and on shapes and launches that exercise the
+partial blocks, chunks and strided rows of ``launch``. Where CuPy and a CUDA device exist, the real runs too."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from math import prod
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from stencilmap.backends import gpu
 from stencilmap.backends.cexpr import Unsupported
-from stencilmap.backends.gpu import cuda_source
+from stencilmap.backends.gpu import cuda_source, index_type, launch, run_gpu
 from stencilmap.backends.plan import make_plan
 from stencilmap.backends.reference import run_reference
 from stencilmap.backends.registry import HostOptions, execute
+from stencilmap.errors import StencilmapError
+from stencilmap.program import Program
+from stencilmap.program.data import bind_shape
 from tests.backends.common import assert_matches, bundled_params, inputs_for, load_bound
+from tests.backends.gpu_emulator import GXX, EmulatedDevice
+from tests.conftest import EXAMPLES
+from tests.strategies import programs
+
+needs_gxx = pytest.mark.skipif(GXX is None, reason="the gpu emulator needs g++")
 
 
 @pytest.mark.parametrize("path", bundled_params())
@@ -44,3 +59,78 @@ def test_every_bundled_program_equals_the_reference_on_the_gpu(path: Path) -> No
     values = inputs_for(p)
     got = execute(p, values, HostOptions("gpu")).result
     assert_matches(p, run_reference(p, values), got)
+
+
+def _emulated(p: Program, chunk: int | None = None) -> None:
+    values = inputs_for(p)
+    try:
+        got = run_gpu(p, values, EmulatedDevice(), chunk).result
+    except StencilmapError as exc:
+        assert "float16" in str(exc)
+        return
+    assert_matches(p, run_reference(p, values), got)
+
+
+@needs_gxx
+@pytest.mark.parametrize("path", bundled_params())
+def test_every_bundled_program_equals_the_reference_on_the_emulated_gpu(path: Path) -> None:
+    _emulated(load_bound(path))
+
+
+@needs_gxx
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), st.sampled_from([None, 1, 2, 5]))
+def test_random_programs_equal_the_reference_on_the_emulated_gpu(program: Program, chunk: int | None) -> None:
+    _emulated(program, chunk)
+
+
+@needs_gxx
+@pytest.mark.parametrize("grid_yz", [gpu.GRID_YZ, 2])
+@pytest.mark.parametrize("chunk", [None, 1, 3, 64])
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [("heat3d.json", (5, 19, 37)), ("jacobi2d.soda", (29, 33)), ("dag_listing1.json", (7, 9, 40))],
+)
+def test_partial_blocks_chunks_and_strided_rows(
+    name: str, shape: tuple[int, ...], chunk: int | None, grid_yz: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Odd extents (partial blocks, a last chunk cut short), and a grid limit of 2 (the kernels' y loop
+    strides; the chunk grows to fit the z limit) give the reference's outputs."""
+    from stencilmap.program import load_program
+
+    monkeypatch.setattr(gpu, "GRID_YZ", grid_yz)
+    _emulated(bind_shape(load_program(EXAMPLES / name), {}, shape), chunk)
+
+
+@given(st.lists(st.integers(1, 3000), min_size=1, max_size=4), st.sampled_from([None, 1, 7, 100]))
+def test_a_launch_covers_the_grid_within_cuda_limits(shape: list[int], chunk: int | None) -> None:
+    at = launch(tuple(shape), chunk)
+    assert at.block[0] * at.grid[0] >= shape[-1] and prod(at.block) <= 1024
+    assert max(at.grid[1:]) <= gpu.GRID_YZ and at.chunk >= 1
+    if len(shape) >= 2:
+        outer = prod(shape[:-2])
+        assert at.grid[2] * at.chunk >= outer > (at.grid[2] - 1) * at.chunk  # no block without points
+        fits = -(-outer // gpu.GRID_YZ)  # the fewest points a thread so that the z extent fits
+        assert at.chunk <= max(outer, 1) and (chunk is None or at.chunk == max(min(chunk, outer), fits))
+
+
+def test_big_grids_get_a_few_thousand_blocks_of_marching_threads() -> None:
+    at = launch((512, 512, 512))
+    assert at.block == (32, 8, 1) and 4096 <= prod(at.grid) <= 16384 and at.chunk > 1
+    assert launch((32, 32, 32)).chunk == 1  # a small grid: one point a thread, every SM busy
+
+
+def test_coordinates_are_32_bit_where_every_field_fits() -> None:
+    p = load_bound(EXAMPLES / "jacobi3d.soda")
+    assert index_type(make_plan(p)) == "int" and "typedef int sm_i;" in cuda_source(make_plan(p))
+    big = replace(p, shape=(1024, 1024, 1024))
+    assert index_type(make_plan(big)) == "long long"
+
+
+@needs_gxx
+def test_one_launch_a_stencil_a_step() -> None:
+    p = load_bound(EXAMPLES / "fdtd2d_iterate.json")
+    dev = EmulatedDevice()
+    run_gpu(p, inputs_for(p), dev)
+    assert len(dev.launches) == p.iterate * len(p.stencils)
+    assert {at.grid for at in dev.launches} == {launch(tuple(int(n or 0) for n in p.shape)).grid}

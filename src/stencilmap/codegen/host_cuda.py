@@ -5,9 +5,10 @@ files, its Makefile, and a README — the folder builds and runs as it is, as th
 ``main.cu`` does what the gpu backend's ``run_gpu`` (``backends.gpu``) does: it reads every input and param
 (``IN_DIR/<name>.bin``), keeps a definedness mask beside each field that may hold undefined points (the
 inputs' all ones), launches the ``st_<k>`` kernels in the plan's topological order over the whole grid
-(``BLOCK`` threads a block, one thread a point) once per time step, ping-pongs each iterated output
-between two device buffers (the input's own buffer is never written; the iterated input reads the last
-step's output), and writes each output (``OUT_DIR/<output>.bin``, undefined points NaN or 0).
+(the backend's ``launch``: 32 × 8 threads a block over the last two axes, each marching a chunk of the
+outer ones) once per time step, ping-pongs each iterated output between two device buffers (the input's own
+buffer is never written; the iterated input reads the last step's output), and writes each output
+(``OUT_DIR/<output>.bin``, undefined points NaN or 0).
 
 ``kernel.cu`` is the backend's NVRTC text, which declares its own ``int64_t`` & co. (NVRTC has no system
 headers); under nvcc those would clash with the C library's, so ``main.cu`` includes it inside a namespace
@@ -19,17 +20,17 @@ from __future__ import annotations
 from math import prod
 
 from stencilmap.backends.cexpr import CTYPES
-from stencilmap.backends.gpu import BLOCK, _reads
+from stencilmap.backends.gpu import _reads, launch
 from stencilmap.backends.plan import Plan
 from stencilmap.codegen.host_c import FILE_IO, RUN_RULES, file_table
 from stencilmap.names import comment, identifier
 from stencilmap.program import dtypes as dt
 
-#: ``SM_LAUNCH(kernel, blocks, threads, args...)``: the launch, replaceable (a test's stand-in runtime
+#: ``SM_LAUNCH(kernel, grid, block, args...)``: the launch, replaceable (a test's stand-in runtime
 #: defines it before including ``main.cu``, having no ``<<< >>>``).
 LAUNCH = (
     "#ifndef SM_LAUNCH",
-    "#define SM_LAUNCH(kernel, blocks, threads, ...) kernel<<<(blocks), (threads)>>>(__VA_ARGS__)",
+    "#define SM_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)",
     "#endif",
 )
 
@@ -64,7 +65,7 @@ def main_cu(plan: Plan, program_name: str) -> str:
     """``main.cu``: ``<program> IN_DIR OUT_DIR``."""
     prog = plan.program
     shape = tuple(int(n or 0) for n in prog.shape)
-    total = prod(shape)
+    at = launch(shape)
 
     def count(name: str) -> int:
         return prod(shape[a] for a in plan.axes(name))
@@ -101,7 +102,8 @@ def main_cu(plan: Plan, program_name: str) -> str:
         '  if (argc != 3) { fprintf(stderr, "usage: %s IN_DIR OUT_DIR\\n", argv[0]); return 2; }',
         *[f"  const long long n{a} = {n};" for a, n in enumerate(shape)],
         f"  const long long iterate = {prog.iterate};",
-        f"  const unsigned threads = {BLOCK}, blocks = {(total + BLOCK - 1) // BLOCK};",
+        f"  const dim3 grid({', '.join(map(str, at.grid))}), block({', '.join(map(str, at.block))});",
+        f"  const long long chunk = {at.chunk};",
     ]
     for name in (i.name for i in prog.inputs):  # device copies; the host copy is freed
         k, t, c = plan.index(name), ct(name), count(name)
@@ -135,7 +137,7 @@ def main_cu(plan: Plan, program_name: str) -> str:
             lines.append(f"    v{k} = step % 2 ? v{k}b : v{k}a;")
             if st.name in plan.masked:
                 lines.append(f"    m{k} = step % 2 ? m{k}b : m{k}a;")
-        args = list(dims)
+        args = [*dims, "chunk"]
         for f in _reads(plan, st):
             args.append(f"v{plan.index(f)}")
             if f in plan.masked:
@@ -144,7 +146,7 @@ def main_cu(plan: Plan, program_name: str) -> str:
         if st.name in plan.masked:
             args.append(f"m{k}")
         args += params
-        lines.append(f"    SM_LAUNCH(sm::st_{n}, blocks, threads, {', '.join(args)});")
+        lines.append(f"    SM_LAUNCH(sm::st_{n}, grid, block, {', '.join(args)});")
         lines.append(f'    check(cudaGetLastError(), "st_{n} ({comment(st.name)})");')
     for o, i in fed.items():  # the step's output is the next step's input
         ki, ko = plan.index(i), plan.index(o)

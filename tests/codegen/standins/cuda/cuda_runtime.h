@@ -14,8 +14,11 @@
 typedef int cudaError_t;
 enum { cudaSuccess = 0 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
-struct sm_standin_dim3 { unsigned x, y, z; };
-extern sm_standin_dim3 blockIdx, blockDim, threadIdx;
+struct dim3 {
+  unsigned x, y, z;
+  dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+extern dim3 blockIdx, blockDim, threadIdx, gridDim;
 float __int_as_float(int bits);
 cudaError_t cudaMalloc(void **p, size_t bytes);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
@@ -24,19 +27,25 @@ cudaError_t cudaGetLastError(void);
 cudaError_t cudaDeviceSynchronize(void);
 const char *cudaGetErrorString(cudaError_t e);
 
-/* g++ has no <<< >>>: every thread of every block, one after another (the kernels write disjoint points) */
-#define SM_LAUNCH(kernel, blocks, threads, ...)                                     \
+/* g++ has no <<< >>>: every thread of every block, one after another (the kernels write disjoint points
+ * and never synchronise); blocks and threads x fastest, as CUDA numbers them */
+#define SM_LAUNCH(kernel, grid, block, ...)                                         \
   do {                                                                              \
-    blockDim.x = (threads);                                                         \
-    for (blockIdx.x = 0; blockIdx.x < (unsigned)(blocks); ++blockIdx.x)             \
-      for (threadIdx.x = 0; threadIdx.x < (unsigned)(threads); ++threadIdx.x)       \
-        kernel(__VA_ARGS__);                                                        \
+    gridDim = dim3(grid);                                                           \
+    blockDim = dim3(block);                                                         \
+    for (blockIdx.z = 0; blockIdx.z < gridDim.z; ++blockIdx.z)                      \
+      for (blockIdx.y = 0; blockIdx.y < gridDim.y; ++blockIdx.y)                    \
+        for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)                  \
+          for (threadIdx.z = 0; threadIdx.z < blockDim.z; ++threadIdx.z)            \
+            for (threadIdx.y = 0; threadIdx.y < blockDim.y; ++threadIdx.y)          \
+              for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x)        \
+                kernel(__VA_ARGS__);                                                \
   } while (0)
 
 #ifdef SM_STANDIN_RUN
 #include <stdlib.h>
 #include <string.h>
-sm_standin_dim3 blockIdx, blockDim, threadIdx;
+dim3 blockIdx, blockDim, threadIdx, gridDim;
 float __int_as_float(int bits) { float f; memcpy(&f, &bits, sizeof f); return f; }
 cudaError_t cudaMalloc(void **p, size_t bytes) { *p = malloc(bytes); return *p ? 0 : 2; }
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind) { memcpy(dst, src, bytes); return 0; }
