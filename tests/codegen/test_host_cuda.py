@@ -31,6 +31,7 @@ def _generate(name: str, shape: tuple[int, ...] | None, out: Path) -> None:
 def _gxx(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     assert GXX is not None
     command = [GXX, "-std=c++14", "-Wall", "-Werror", "-Wno-unused-function", "-Wno-unused-variable"]
+    command += ["-Wno-unknown-pragmas"]  # nvcc's ``#pragma unroll``
     command += ["-ffp-contract=off", f"-I{STANDIN}", "-x", "c++", "main.cu", *extra]
     return subprocess.run(command, cwd=folder, capture_output=True, text=True)
 

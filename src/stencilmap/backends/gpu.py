@@ -59,7 +59,7 @@ GRID_YZ = 65535
 @dataclass(frozen=True)
 class Launch:
     """How every kernel of a program is launched: a CUDA grid and block, and how many consecutive points of
-    the flattened outer axes (all but the last two) one thread computes."""
+    axis 0 one thread computes (rank ≥ 2)."""
 
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
@@ -67,20 +67,27 @@ class Launch:
 
 
 def launch(shape: tuple[int, ...], chunk: int | None = None) -> Launch:
-    """The launch of a grid of ``shape``: threads over the last two axes (x the last, contiguous one), each
-    thread marching ``chunk`` points along the rest, so that the rows and planes a point reads beside its
-    own were read a moment earlier by its own block (L1) — one kernel, no shared memory. ``chunk`` by default
-    gives about ``TARGET_BLOCKS`` blocks; 1 is one thread per point."""
-    rank = len(shape)
-    if rank == 1:
+    """The launch of a grid of ``shape``. 1-D: a thread a point. 2-D and 3-D: 32 × 8-thread blocks, x over the
+    last (contiguous) axis, each thread marching ``chunk`` consecutive points of axis 0 — in 3-D the block's
+    y threads take the middle axis (striding where it passes CUDA's grid limit) and ``blockIdx.z`` the chunk;
+    in 2-D the y threads take the chunks. The rows or planes beside a point were read a moment earlier by the
+    same thread, so they come from L1, and a thread's interior points run as one unrolled, unchecked loop whose
+    loads can be issued ahead of the stores (``const __restrict__``: non-coherent loads). ``chunk`` by default
+    gives about ``TARGET_BLOCKS`` blocks (at most 64 points a thread); 1 is one thread a point."""
+    if len(shape) == 1:
         return Launch((max(1, -(-shape[0] // 256)), 1, 1), (256, 1, 1), 1)
-    x = max(1, -(-shape[-1] // BLOCK_X))
-    y = min(GRID_YZ, max(1, -(-shape[-2] // BLOCK_Y)))  # a taller grid strides (the kernel loops over y)
-    outer = prod(shape[:-2])
-    if chunk is None:
-        chunk = min(64, -(-outer * x * y // TARGET_BLOCKS))
-    chunk = max(min(int(chunk), outer), 1, -(-outer // GRID_YZ))
-    return Launch((x, y, max(1, -(-outer // chunk))), (BLOCK_X, BLOCK_Y, 1), chunk)
+    n0, x = shape[0], max(1, -(-shape[-1] // BLOCK_X))
+    if len(shape) == 2:  # blocks: x · ⌈n0 / (chunk · BLOCK_Y)⌉
+        per, least = 1, -(-n0 // (BLOCK_Y * GRID_YZ))
+        best = -(-n0 * x // (BLOCK_Y * TARGET_BLOCKS))
+    else:  # blocks: x · per · ⌈n0 / chunk⌉
+        per, least = min(GRID_YZ, max(1, -(-shape[1] // BLOCK_Y))), -(-n0 // GRID_YZ)
+        best = -(-n0 * x * per // TARGET_BLOCKS)
+    chunk = max(min(int(min(64, best) if chunk is None else chunk), n0), 1, least)
+    chunks = -(-n0 // chunk)
+    if len(shape) == 2:
+        return Launch((x, -(-chunks // BLOCK_Y), 1), (BLOCK_X, BLOCK_Y, 1), chunk)
+    return Launch((x, per, chunks), (BLOCK_X, BLOCK_Y, 1), chunk)
 
 
 def index_type(plan: Plan) -> str:
@@ -128,27 +135,23 @@ def kernel_params(plan: Plan, st: Stencil) -> tuple[tuple[str, str], ...]:
 
 
 def _kernel(plan: Plan, k: int, st: Stencil) -> str:
-    """``st_<k>``: each thread a point of the last two axes (the last one alone in 1-D), marching ``chunk``
-    points of the outer axes; a point whose every read falls inside the grid (``plan.interior``) runs the
-    unchecked body, the others (a thin shell) the bounds-checked one."""
+    """``st_<k>`` under ``launch``: each thread's points of axis 0 (its chunk) in two loops — the interior ones
+    (every read inside the grid, ``plan.interior``; none where the thread's other coordinates are near an
+    edge) unchecked and unrolled, the rest (a thin shell) bounds-checked."""
     rank = plan.program.rank
     signature = ", ".join(f"{t} {n}" for t, n in kernel_params(plan, st))
     bind: list[str] = []
     for f in _reads(plan, st):
         bind += _strides(plan, f"f{plan.index(f)}", f)
     bind += _strides(plan, "d", st.name)
+    box = interior(plan, st)
     inside = [
         cond
-        for a, (lo, hi) in enumerate(interior(plan, st))
+        for a, (lo, hi) in enumerate(box)
         for cond in ((f"g{a} >= {lo}",) if lo else ()) + ((f"g{a} < n{a} - {hi}",) if hi else ())
     ]
-    point = [
-        f"if ({' && '.join(inside) if inside else '1'}) {{",
-        *["  " + line for line in _body(plan, st, checked=False, dialect="cuda")],
-        "} else {",
-        *["  " + line for line in _body(plan, st, checked=True, dialect="cuda")],
-        "}",
-    ]
+    fast = _body(plan, st, checked=False, dialect="cuda")
+    slow = _body(plan, st, checked=True, dialect="cuda")
     last = rank - 1
     lines = [
         f'extern "C" __global__ void st_{k}({signature}) {{',
@@ -158,25 +161,43 @@ def _kernel(plan: Plan, k: int, st: Stencil) -> str:
         "  (void)chunk;",
     ]
     if rank == 1:
-        return "\n".join(lines + ["  " + line for line in point] + ["}"]) + "\n"
-    y = rank - 2
-    lines += [
-        f"  for (sm_i g{y} = (sm_i)blockIdx.y * (sm_i)blockDim.y + (sm_i)threadIdx.y; g{y} < n{y};",
-        f"       g{y} += (sm_i)gridDim.y * (sm_i)blockDim.y) {{",
+        cond = " && ".join(inside) or "1"
+        point = [f"if ({cond}) {{", *["  " + x for x in fast], "} else {", *["  " + x for x in slow], "}"]
+        return "\n".join(lines + ["  " + x for x in point] + ["}"]) + "\n"
+    lo0, hi0 = box[0]
+    others = " && ".join(c for c in inside if not c.startswith("g0 ")) or "1"
+    march = [
+        "const sm_i start = c * chunk, end = start + chunk < n0 ? start + chunk : n0;",
+        "sm_i a = end, b = end;  /* [a, b) interior: unchecked */",
+        f"if ({others}) {{",
+        f"  a = start > {lo0} ? start : ({lo0} < end ? {lo0} : end);",
+        f"  b = n0 - {hi0} < end ? (n0 - {hi0} > a ? n0 - {hi0} : a) : end;",
+        "}",
+        "#pragma unroll 4",
+        "for (sm_i g0 = a; g0 < b; ++g0) {",
+        *["  " + x for x in fast],
+        "}",
+        "for (int part = 0; part < 2; ++part) {  /* [start, a) and [b, end): checked */",
+        "  for (sm_i g0 = part ? b : start; g0 < (part ? end : a); ++g0) {",
+        *["    " + x for x in slow],
+        "  }",
+        "}",
     ]
     if rank == 2:
-        return "\n".join(lines + ["    " + line for line in point] + ["  }", "}"]) + "\n"
-    outer = " * ".join(f"n{a}" for a in range(rank - 2))
+        lines += [
+            "  const sm_i c = (sm_i)blockIdx.y * (sm_i)blockDim.y + (sm_i)threadIdx.y;",
+            "  if (c * chunk >= n0) return;",
+            *["  " + x for x in march],
+        ]
+        return "\n".join([*lines, "}"]) + "\n"
     lines += [
-        f"    const sm_i end = (sm_i)blockIdx.z * chunk + chunk < {outer} ? (sm_i)blockIdx.z * chunk + chunk"
-        f" : {outer};",
-        "    for (sm_i o = (sm_i)blockIdx.z * chunk; o < end; ++o) {",
+        "  const sm_i c = (sm_i)blockIdx.z;",
+        "  for (sm_i g1 = (sm_i)blockIdx.y * (sm_i)blockDim.y + (sm_i)threadIdx.y; g1 < n1;",
+        "       g1 += (sm_i)gridDim.y * (sm_i)blockDim.y) {",
+        *["    " + x for x in march],
+        "  }",
     ]
-    rest = "o"
-    for a in reversed(range(rank - 2)):  # the outer coordinates (rank 3: g0 = o)
-        lines.append(f"      const sm_i g{a} = {rest} % n{a};" if a else f"      const sm_i g{a} = {rest};")
-        rest = f"({rest} / n{a})"
-    return "\n".join(lines + ["      " + line for line in point] + ["    }", "  }", "}"]) + "\n"
+    return "\n".join([*lines, "}"]) + "\n"
 
 
 def _strides(plan: Plan, var: str, field: str) -> list[str]:
