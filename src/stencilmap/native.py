@@ -384,7 +384,9 @@ class Unit:
     """One compiler run: ``files`` (relative name, text) are written to a build folder and ``sources`` among
     them compiled by ``compiler`` with ``flags``, ``-I`` each of ``includes`` (relative to the build folder,
     or absolute), then ``libs``. A shared library when ``flags`` hold ``-shared``, else an executable;
-    ``name`` starts its cache entry's name."""
+    ``name`` starts its cache entry's name. With ``parts`` (each a tuple of extra flags, such as ``-D``s that
+    select a share of the sources' functions), the sources are compiled once per part to an object, the parts
+    in parallel, and the objects linked: one build on several cores."""
 
     name: str
     compiler: str
@@ -393,6 +395,7 @@ class Unit:
     flags: tuple[str, ...]
     libs: tuple[str, ...] = ()
     includes: tuple[str, ...] = ()
+    parts: tuple[tuple[str, ...], ...] = ()
 
     @property
     def suffix(self) -> str:
@@ -411,6 +414,8 @@ class Unit:
             *self.includes,
             "|sources",
             *self.sources,
+            "|parts",
+            *("\1".join(part) for part in self.parts),
         )
         for part in parts:
             h.update(part.encode() + b"\0")
@@ -428,6 +433,24 @@ class Unit:
             str(out),
             *self.libs,
         ]
+
+    def part_commands(self, build: Path, out: Path) -> tuple[list[list[str]], list[str]]:
+        """With ``parts``: the compiler run of each part (to ``part<i>.o``), and the link of their objects."""
+        objects = [build / f"part{i}.o" for i in range(len(self.parts))]
+        compiles = [
+            [
+                self.compiler,
+                *self.flags,
+                *part,
+                *(f"-I{build / d}" for d in self.includes),
+                "-c",
+                *(str(build / s) for s in self.sources),
+                "-o",
+                str(obj),
+            ]
+            for part, obj in zip(self.parts, objects, strict=True)
+        ]
+        return compiles, [self.compiler, *self.flags, *map(str, objects), "-o", str(out), *self.libs]
 
 
 _LOADED: dict[tuple[Path, str], ctypes.CDLL] = {}
@@ -493,7 +516,16 @@ def _build(unit: Unit, folder: Path, key: str) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         out = build / f"out{unit.suffix}"
-        done = _run(unit.command(build, out), build, None, None, isolated=False)
+        if unit.parts:
+            from concurrent.futures import ThreadPoolExecutor
+
+            compiles, link = unit.part_commands(build, out)
+            with ThreadPoolExecutor(len(compiles)) as pool:
+                runs = list(pool.map(lambda argv: _run(argv, build, None, None, isolated=False), compiles))
+            failed = next((done for done in runs if done.returncode != 0), None)
+            done = failed or _run(link, build, None, None, isolated=False)
+        else:
+            done = _run(unit.command(build, out), build, None, None, isolated=False)
         if done.returncode != 0:
             raise CompileError(done.stderr or done.ending, how=done.ending)
         with open(out, "rb") as f:

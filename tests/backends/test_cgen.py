@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from stencilmap.backends.cgen import generate
+from stencilmap.backends.cgen import generate, split
 from stencilmap.backends.cpu import run_cpu
 from stencilmap.backends.plan import make_plan
 from stencilmap.backends.reference import run_reference
@@ -56,18 +56,34 @@ def test_dead_points_equal_the_reference(border: str, scheme: str, tile: tuple[i
 
 def test_dead_rows_are_copied_under_preserve_only() -> None:
     preserve = generate(make_plan(soda(J3D.format(border="preserve"), (12, 10, 40), 7)))
-    edge = preserve[preserve.index("void edge_0") : preserve.index("static void st_0")]
+    edge = preserve[preserve.index("void edge_0") : preserve.index("SM_ST void st_0")]
     assert "memcpy(&d_v[" in edge  # the rows at the ends of axes 0 and 1
     assert "(uint64_t)(g0 + -1) >= (uint64_t)n0" in edge and "(uint64_t)(g1 + 1) >= (uint64_t)n1" in edge
     assert "(uint64_t)(g2 + -1) >= (uint64_t)n2" not in edge  # the last axis: the end points' own copy
-    assert "continue;" in preserve[preserve.index("static void st_0") :]
+    assert "continue;" in preserve[preserve.index("SM_ST void st_0") :]
     ignore = generate(make_plan(soda(J3D.format(border="ignore"), (12, 10, 40), 7)))
     assert "memcpy(&d_v[" not in ignore
 
 
 def test_a_read_with_a_constant_boundary_never_makes_a_dead_row() -> None:
     src = generate(make_plan(mixed("preserve")))
-    edge = src[src.index("void edge_1") : src.index("static void st_1")]
+    edge = src[src.index("void edge_1") : src.index("SM_ST void st_1")]
     assert "(uint64_t)(g0 + 1) >= (uint64_t)n0" in edge  # a[i+1, ...] shrinks
     assert "(g1 + 2) >= (uint64_t)n1" not in edge  # c[i, j+2, ...] takes 1.5 beyond the end
     assert "(uint64_t)(g0 + -1) >= (uint64_t)n0" not in edge  # b[i-1, ...] copies its centre
+
+
+@pytest.mark.parametrize("ways", [1, 2, 3, 16])
+def test_a_split_build_compiles_every_part_once(ways: int) -> None:
+    """``split`` deals each stencil's part and the driver's to exactly one unit, never more units than parts;
+    the file compiled whole (no flags) defines the same functions."""
+    src = generate(make_plan(mixed("preserve")))
+    names = {"-DSM_PART_0", "-DSM_PART_1", "-DSM_PART_DRIVER"}
+    units = split(src, ways)
+    if ways == 1:
+        assert units == ()
+        return
+    assert len(units) == min(ways, 3) and all(u[0] == "-DSM_SPLIT" for u in units)
+    dealt = [f for u in units for f in u[1:]]
+    assert sorted(dealt) == sorted(names)
+    assert src.count("#if !defined(SM_SPLIT) || defined(SM_PART_") == 3

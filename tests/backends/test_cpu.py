@@ -215,17 +215,19 @@ def test_gcc_skips_the_loop_copies_the_kernel_never_runs() -> None:
     assert "--param=vect-max-version-for-alignment-checks=0" in cpu.GCC_FLAGS
 
 
-def test_a_program_of_many_stencils_is_one_compiler_run(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize("cores", [1, 2])
+def test_a_program_of_many_stencils_is_one_build(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cores: int
 ) -> None:
-    """Every stencil of a DAG goes into one translation unit: one compiler run on the first call, none on the
-    second (the library is cached)."""
+    """Every stencil of a DAG goes into one build: one compiler run on one processor, on two a run for each
+    half of the stencils (in parallel) and one link; none on the second call (the library is cached)."""
     from stencilmap import native
     from stencilmap.backends import cpu
 
     monkeypatch.setenv("STENCILMAP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cpu, "_PROGRAMS", {})
     monkeypatch.setattr(native, "_LOADED", {})
+    monkeypatch.setattr(cpu, "default_threads", lambda: cores)
     runs: list[list[str]] = []
     real = native._run
 
@@ -247,11 +249,16 @@ def test_a_program_of_many_stencils_is_one_compiler_run(
     p = bind_shape(p, {}, (16, 24))
     assert len(make_plan(p).order) == 8
     cpu.compile_program(p)
-    assert len(runs) == 1
+    assert len(runs) == (1 if cores == 1 else 3)
+    if cores == 2:  # the two parts' runs hold the 8 stencils and the driver between them, each once
+        parts = [{a for a in argv if a.startswith("-DSM_PART_")} for argv in runs if "-c" in argv]
+        assert len(parts) == 2 and not parts[0] & parts[1]
+        assert parts[0] | parts[1] == {f"-DSM_PART_{k}" for k in range(8)} | {"-DSM_PART_DRIVER"}
     monkeypatch.setattr(cpu, "_PROGRAMS", {})
     monkeypatch.setattr(native, "_LOADED", {})
+    before = len(runs)
     cpu.compile_program(p)
-    assert len(runs) == 1
+    assert len(runs) == before
 
 
 def test_a_large_window_program_equals_the_reference() -> None:

@@ -17,6 +17,7 @@ row without bounds checks (vectorised) and the few points near the grid's edges 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from stencilmap.program import dtypes as dt
@@ -63,6 +64,13 @@ typedef struct { void *v; uint8_t *m; int64_t s[3]; int64_t off; int64_t k; int6
 #endif
 /* Bytes of one chunk of a row written with streaming stores (computed into a buffer in L1 first). */
 #define SM_CHUNK 4096
+/* One unit, or several compiled in parallel (SM_SPLIT; each defines the SM_PART_<k> of its stencils, one of
+   them SM_PART_DRIVER): every function below is then compiled in exactly one of them. */
+#ifdef SM_SPLIT
+#define SM_ST __attribute__((visibility("hidden")))
+#else
+#define SM_ST static
+#endif
 
 /* Copy len bytes; nt: with streaming stores (no read-for-ownership, no cache pollution), then ordinary
    ones for the unaligned head and the tail. */
@@ -92,15 +100,47 @@ static inline void sm_put(char *dst, const char *src, int64_t len, int nt) {
 
 
 def generate(plan: Plan) -> str:
-    """The whole C file for a program."""
+    """The whole C file for a program: helpers every unit compiles, then one part per stencil and the
+    driver's part, each of which a split build (``split``) compiles in one unit only."""
     parts = [HEADER, cvec.LOAD, cexpr.prelude(plan.program)]
     for k, st in enumerate(plan.order):
-        parts.append(_stencil_function(plan, k, st))
-    parts.append(_tables(plan))
-    parts.append(_driver(plan))
+        parts.append(_part(str(k), _stencil_function(plan, k, st)))
+    driver = [f"SM_ST void st_{k}({ST_PARAMS});" for k in range(len(plan.order))]
+    driver += [_tables(plan), _driver(plan)]
     if plan.program.rank >= 2:
-        parts += [cwave.ring_table(plan, TMAX), cwave.WAVE]
+        driver += [cwave.ring_table(plan, TMAX), cwave.WAVE]
+    parts.append(_part("DRIVER", "\n".join(driver)))
     return "\n".join(parts)
+
+
+#: The parameters of every stencil's loop nest ``st_<k>``.
+ST_PARAMS = "const int64_t *lo, const int64_t *hi, const int64_t *n, const sm_buf *F, sm_buf D, void *const *P, int nt"
+_PART = re.compile(
+    r"^#if !defined\(SM_SPLIT\) \|\| defined\(SM_PART_(\w+)\)$(.*?)^#endif /\* SM_PART_\1 \*/$", re.M | re.S
+)
+
+
+def _part(name: str, text: str) -> str:
+    return (
+        f"#if !defined(SM_SPLIT) || defined(SM_PART_{name})\n{text.rstrip()}\n#endif /* SM_PART_{name} */\n"
+    )
+
+
+def split(source: str, ways: int) -> tuple[tuple[str, ...], ...]:
+    """The ``-D`` flags of each unit of a build of ``source`` in at most ``ways`` units compiled in parallel:
+    its parts (``generate``) dealt largest first to the unit with the least text so far (text length stands
+    for compile time). One unit (no flags) where ``ways`` < 2 or the source has fewer than two parts."""
+    parts = sorted(
+        ((len(m.group(2)), m.group(1)) for m in _PART.finditer(source)), key=lambda p: (-p[0], p[1])
+    )
+    ways = min(ways, len(parts))
+    if ways < 2:
+        return ()
+    units: list[tuple[int, list[str]]] = [(0, []) for _ in range(ways)]
+    for size, name in parts:
+        j = min(range(ways), key=lambda i: units[i][0])
+        units[j] = (units[j][0] + size, [*units[j][1], name])
+    return tuple(("-DSM_SPLIT", *(f"-DSM_PART_{n}" for n in sorted(names))) for _, names in units)
 
 
 # ------------------------------------------------------------------------------------- one stencil
@@ -159,8 +199,7 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> str:
     ]
     args = "".join(f"g{a}, " for a in range(last))
     lines = [
-        f"static void st_{k}(const int64_t *lo, const int64_t *hi, const int64_t *n, const sm_buf *F, "
-        "sm_buf D, void *const *P, int nt) {",
+        f"SM_ST void st_{k}({ST_PARAMS}) {{",
         *prologue,
     ]
     call = f"edge_{k}({args}{{lo}}, {{hi}}, n, F, D, P);"

@@ -93,10 +93,12 @@ def compiler() -> str:
 
 
 def build(source: str) -> tuple[ctypes.CDLL, bool]:
-    """The loaded library of generated C (``native`` builds it with ``flags`` and caches it under
-    ``<cache>/cpu``) and whether it had to be compiled now (False: from the cache)."""
+    """The loaded library of generated C (``native`` builds it with ``flags``, its parts in as many units as
+    this process has processors, ``cgen.split``, and caches it under ``<cache>/cpu``) and whether it had to be
+    compiled now (False: from the cache)."""
     cc = compiler()
-    unit = native.Unit("sm", cc, (("kernel.c", source),), ("kernel.c",), flags(cc), ("-lm",))
+    parts = cgen.split(source, default_threads())  # the stencils' loop nests compiled in parallel
+    unit = native.Unit("sm", cc, (("kernel.c", source),), ("kernel.c",), flags(cc), ("-lm",), (), parts)
     try:
         return native.library(unit, ("cpu",))
     except native.CompileError as exc:  # a user's CC that fails or is killed: one line (issue 19 §9)
