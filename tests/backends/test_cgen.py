@@ -75,15 +75,15 @@ def test_a_read_with_a_constant_boundary_never_makes_a_dead_row() -> None:
 
 @pytest.mark.parametrize("ways", [1, 2, 3, 16])
 def test_a_split_build_compiles_every_part_once(ways: int) -> None:
-    """``split`` deals each stencil's part and the driver's to exactly one unit, never more units than parts;
-    the file compiled whole (no flags) defines the same functions."""
+    """``split`` deals each stencil's two parts (loop nest, edge) and the driver's to exactly one unit, never
+    more units than parts."""
     src = generate(make_plan(mixed("preserve")))
-    names = {"-DSM_PART_0", "-DSM_PART_1", "-DSM_PART_DRIVER"}
+    names = {"-DSM_PART_0", "-DSM_PART_0E", "-DSM_PART_1", "-DSM_PART_1E", "-DSM_PART_DRIVER"}
     units = split(src, ways)
     if ways == 1:
         assert units == ()
         return
-    assert len(units) == min(ways, 3) and all(u[0] == "-DSM_SPLIT" for u in units)
+    assert len(units) == min(ways, 5) and all(u[0] == "-DSM_SPLIT" for u in units)
     dealt = [f for u in units for f in u[1:]]
     assert sorted(dealt) == sorted(names)
-    assert src.count("#if !defined(SM_SPLIT) || defined(SM_PART_") == 3
+    assert src.count("#if !defined(SM_SPLIT) || defined(SM_PART_") == 5
