@@ -227,7 +227,7 @@ def test_a_program_of_many_stencils_is_one_build(
     monkeypatch.setenv("STENCILMAP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cpu, "_PROGRAMS", {})
     monkeypatch.setattr(native, "_LOADED", {})
-    monkeypatch.setattr(cpu, "default_threads", lambda: cores)
+    monkeypatch.setattr(cpu, "processors", lambda: cores)
     runs: list[list[str]] = []
     real = native._run
 

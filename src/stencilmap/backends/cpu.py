@@ -97,7 +97,7 @@ def build(source: str) -> tuple[ctypes.CDLL, bool]:
     this process has processors, ``cgen.split``, and caches it under ``<cache>/cpu``) and whether it had to be
     compiled now (False: from the cache)."""
     cc = compiler()
-    parts = cgen.split(source, default_threads())  # the stencils' loop nests compiled in parallel
+    parts = cgen.split(source, processors())  # the stencils' loop nests compiled in parallel
     unit = native.Unit("sm", cc, (("kernel.c", source),), ("kernel.c",), flags(cc), ("-lm",), (), parts)
     try:
         return native.library(unit, ("cpu",))
@@ -122,6 +122,11 @@ def default_threads() -> int:
     first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     if first.isdigit() and 1 <= int(first) <= 4096:
         return int(first)
+    return processors()
+
+
+def processors() -> int:
+    """The processors this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
