@@ -206,13 +206,17 @@ def makefile(program_name: str) -> str:
 
 def readme(plan: Plan, program_name: str) -> str:
     prog = plan.program
+    at = launch(tuple(int(n or 0) for n in prog.shape))
+    grid = " × ".join(map(str, at.grid))
+    threads = " × ".join(map(str, at.block[: min(prog.rank, 2)]))
     return "\n".join(
         [
             f"# {comment(program_name)} on a GPU (stencilmap `cuda`)",
             "",
             "`kernel.cu` is the code `stencilmap run --backend gpu` compiles (NVRTC, `--fmad=false`) and runs",
-            f"for this program: one kernel per stencil, one thread per grid point, {prog.iterate} time step(s),",
-            "iterated fields ping-ponging between two device buffers. `main.cu` runs it on raw data files",
+            f"for this program: one kernel per stencil over a grid of {grid} blocks of {threads} threads, each",
+            f"thread computing {at.chunk} point(s), {prog.iterate} time step(s), iterated fields ping-ponging",
+            "between two device buffers. `main.cu` runs it on raw data files",
             "(it includes `kernel.cu`; `make` compiles the one file with nvcc). Build and run:",
             "",
             "```console",
