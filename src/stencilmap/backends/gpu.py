@@ -1,8 +1,8 @@
 """The GPU backend: one generated CUDA kernel per stencil, run through CuPy (``RawModule``, NVRTC).
 
 A launch (``launch``) puts a block's 32 × 8 threads over the last two axes (x the last, contiguous one: a
-warp reads whole 128-byte lines) and has each thread march ``chunk`` points along the outer axes, so the
-rows and planes beside a point were read a moment earlier by its own block and come from L1; coordinates
+warp reads whole 128-byte lines) and has each thread march ``chunk`` points along axis 0, so the rows or
+planes beside a point were read a moment earlier by the same thread and come from L1; coordinates
 are 32-bit where every field fits (``index_type``). A point whose every read falls inside the grid
 (``plan.interior``) runs the unchecked body; the thin shell of the others the bounds-checked one. Both
 bodies are the CPU backend's (``cgen._body``) with the same semantics helpers, so the backends share one
@@ -49,8 +49,8 @@ typedef unsigned long long uint64_t;
 
 #: Threads of a block: 32 along the last axis (one 128-byte line of float32 a warp), 8 along the one before.
 BLOCK_X, BLOCK_Y = 32, 8
-#: Blocks a launch aims at (several waves on an H100's 132 SMs); the outer axes are marched in chunks so that
-#: a big grid still has about this many blocks and each thread computes several points.
+#: Blocks a launch aims at (several waves on an H100's 132 SMs); axis 0 is marched in chunks so that a big
+#: grid still has about this many blocks and each thread computes several points.
 TARGET_BLOCKS = 8192
 #: CUDA's limit on a grid's y and z extents.
 GRID_YZ = 65535
@@ -78,16 +78,15 @@ def launch(shape: tuple[int, ...], chunk: int | None = None) -> Launch:
         return Launch((max(1, -(-shape[0] // 256)), 1, 1), (256, 1, 1), 1)
     n0, x = shape[0], max(1, -(-shape[-1] // BLOCK_X))
     if len(shape) == 2:  # blocks: x · ⌈n0 / (chunk · BLOCK_Y)⌉
-        per, least = 1, -(-n0 // (BLOCK_Y * GRID_YZ))
+        least = -(-n0 // (BLOCK_Y * GRID_YZ))
         best = -(-n0 * x // (BLOCK_Y * TARGET_BLOCKS))
-    else:  # blocks: x · per · ⌈n0 / chunk⌉
-        per, least = min(GRID_YZ, max(1, -(-shape[1] // BLOCK_Y))), -(-n0 // GRID_YZ)
-        best = -(-n0 * x * per // TARGET_BLOCKS)
-    chunk = max(min(int(min(64, best) if chunk is None else chunk), n0), 1, least)
-    chunks = -(-n0 // chunk)
-    if len(shape) == 2:
+        chunk = max(min(int(min(64, best) if chunk is None else chunk), n0), 1, least)
+        chunks = -(-n0 // chunk)
         return Launch((x, -(-chunks // BLOCK_Y), 1), (BLOCK_X, BLOCK_Y, 1), chunk)
-    return Launch((x, per, chunks), (BLOCK_X, BLOCK_Y, 1), chunk)
+    y = min(GRID_YZ, max(1, -(-shape[1] // BLOCK_Y)))  # blocks: x · y · ⌈n0 / chunk⌉
+    least, best = -(-n0 // GRID_YZ), -(-n0 * x * y // TARGET_BLOCKS)
+    chunk = max(min(int(min(64, best) if chunk is None else chunk), n0), 1, least)
+    return Launch((x, y, -(-n0 // chunk)), (BLOCK_X, BLOCK_Y, 1), chunk)
 
 
 def index_type(plan: Plan) -> str:
