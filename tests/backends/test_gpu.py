@@ -139,3 +139,12 @@ def test_one_launch_a_stencil_a_step() -> None:
     run_gpu(p, inputs_for(p), dev)
     assert len(dev.launches) == p.iterate * len(p.stencils)
     assert {at.grid for at in dev.launches} == {launch(tuple(int(n or 0) for n in p.shape)).grid}
+
+
+@needs_gxx
+def test_64_bit_coordinates_give_the_same_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grids of 2³⁰ points or more take 64-bit coordinates (and extents passed as int64): the same kernels."""
+    monkeypatch.setattr(gpu, "index_type", lambda plan: "long long")
+    p = load_bound(EXAMPLES / "heat3d.json")
+    assert "typedef long long sm_i;" in cuda_source(make_plan(p))
+    _emulated(p, 3)
