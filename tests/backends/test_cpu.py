@@ -271,3 +271,25 @@ def test_a_large_window_program_equals_the_reference() -> None:
         values = make_inputs(prog, {}, 1, None)
         got, _ = run_cpu(prog, values, threads=2)
         assert_matches(prog, run_reference(prog, values), got)
+
+
+def test_a_failing_compiler_is_named_by_its_first_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A compiler's warnings before its error (clang's about an ignored flag, say) do not hide the error."""
+    cc = tmp_path / "fakecc"
+    cc.write_text(
+        '#!/bin/sh\nif [ "$1" = --version ]; then echo "fakecc 1.0"; exit 0; fi\n'
+        'echo "fakecc: warning: flag ignored" >&2\necho "kernel.c:5:10: fatal error: omp.h not found" >&2\nexit 1\n'
+    )
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    monkeypatch.setenv("STENCILMAP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cpu, "_PROGRAMS", {})
+    p = bind_shape(
+        parse_soda("kernel: k\ninput float: a(8, *)\noutput float: b(0, 0) = a(0, 1)\n", "k.soda"), {}, (4, 8)
+    )
+    with pytest.raises(
+        StencilmapError, match=r"exit status 1 on the generated code: .*fatal error: omp.h not found"
+    ):
+        cpu.compile_program(p)

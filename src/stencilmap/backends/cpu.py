@@ -103,7 +103,7 @@ def build(source: str) -> tuple[ctypes.CDLL, bool]:
         return native.library(unit, ("cpu",))
     except native.CompileError as exc:  # a user's CC that fails or is killed: one line (issue 19 §9)
         raise StencilmapError(
-            f"the C compiler {unit.compiler} ended with {exc.how} on the generated code: {exc.first_line}"
+            f"the C compiler {unit.compiler} ended with {exc.how} on the generated code: {exc.first_error}"
         ) from None
 
 

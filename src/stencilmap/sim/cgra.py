@@ -435,7 +435,7 @@ def _library() -> Any:
     try:
         library, _ = native.library(unit, ("sim",))
     except native.CompileError as exc:
-        raise StencilmapError(f"compiling the CGRA simulator failed: {exc.first_line}") from None
+        raise StencilmapError(f"compiling the CGRA simulator failed: {exc.first_error}") from None
     library.run.restype = None
     _LIB.append(library)
     return library.run

@@ -202,7 +202,7 @@ def _library(kind: str, source: str, notify: Notify | None) -> tuple[ctypes.CDLL
     try:
         return native.library(unit, ("sim",), announce)
     except native.CompileError as exc:
-        raise StencilmapError(f"compiling the simulator failed: {exc.first_line}") from None
+        raise StencilmapError(f"compiling the simulator failed: {exc.first_error}") from None
 
 
 def compiler() -> str:
