@@ -385,8 +385,8 @@ class Unit:
     them compiled by ``compiler`` with ``flags``, ``-I`` each of ``includes`` (relative to the build folder,
     or absolute), then ``libs``. A shared library when ``flags`` hold ``-shared``, else an executable;
     ``name`` starts its cache entry's name. With ``parts`` (each a tuple of extra flags, such as ``-D``s that
-    select a share of the sources' functions), the sources are compiled once per part to an object, the parts
-    in parallel, and the objects linked: one build on several cores."""
+    select a share of its functions), the one source is compiled once per part to an object, the parts in
+    parallel, and the objects linked: one build on several cores."""
 
     name: str
     compiler: str
@@ -415,7 +415,7 @@ class Unit:
             "|sources",
             *self.sources,
             "|parts",
-            *("\1".join(part) for part in self.parts),
+            *(" ".join(part) for part in self.parts),
         )
         for part in parts:
             h.update(part.encode() + b"\0")
@@ -436,6 +436,8 @@ class Unit:
 
     def part_commands(self, build: Path, out: Path) -> tuple[list[list[str]], list[str]]:
         """With ``parts``: the compiler run of each part (to ``part<i>.o``), and the link of their objects."""
+        if len(self.sources) != 1:
+            raise ValueError(f"a unit in parts compiles one source, not {len(self.sources)}")
         objects = [build / f"part{i}.o" for i in range(len(self.parts))]
         compiles = [
             [
@@ -444,7 +446,7 @@ class Unit:
                 *part,
                 *(f"-I{build / d}" for d in self.includes),
                 "-c",
-                *(str(build / s) for s in self.sources),
+                str(build / self.sources[0]),
                 "-o",
                 str(obj),
             ]

@@ -97,7 +97,7 @@ def build(source: str) -> tuple[ctypes.CDLL, bool]:
     this process has processors, ``cgen.split``, and caches it under ``<cache>/cpu``) and whether it had to be
     compiled now (False: from the cache)."""
     cc = compiler()
-    parts = cgen.split(source, processors())  # the stencils' loop nests compiled in parallel
+    parts = cgen.split(source, processors())  # the file's parts compiled in parallel
     unit = native.Unit("sm", cc, (("kernel.c", source),), ("kernel.c",), flags(cc), ("-lm",), (), parts)
     try:
         return native.library(unit, ("cpu",))
