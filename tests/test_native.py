@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,28 @@ def test_a_library_is_built_once_cached_and_loaded(cache: Path) -> None:
     native._LOADED.clear()
     again, fresh = native.library(_unit(), ("t",))
     assert not fresh and again.square(3) == 9  # a new process would find it on disk
+
+
+PARTS_C = """\
+#ifdef ONE
+int twice(int x);
+int square(int x) { return twice(x) / 2 * x; }
+#endif
+#ifdef TWO
+int twice(int x) { return 2 * x; }
+#endif
+"""
+
+
+def test_a_unit_in_parts_is_compiled_part_by_part_and_linked(cache: Path) -> None:
+    """Each part compiles the source with its own flags (in parallel), the objects are linked into one library;
+    the parts are in the key; a unit of two sources cannot be split."""
+    unit = replace(_unit(PARTS_C), parts=(("-DONE",), ("-DTWO",)))
+    lib, fresh = native.library(unit, ("t",))
+    assert fresh and lib.square(7) == 49 and lib.twice(4) == 8
+    assert unit.key() != replace(unit, parts=(("-DONE", "-DTWO"),)).key()
+    with pytest.raises(ValueError, match="one source"):
+        replace(unit, sources=("a.c", "b.c")).part_commands(cache, cache / "out.so")
 
 
 def test_the_key_covers_flags_files_and_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
