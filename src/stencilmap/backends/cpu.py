@@ -307,19 +307,18 @@ class _Runner:
         self.masks: dict[str, Array | None] = {
             i.name: (np.ones(shape, np.uint8) if i.name in plan.masked else None) for i in prog.inputs
         }
-        self.outputs = {o: _aligned(shape, prog.field_dtype(o)) for o in prog.outputs}
-        self.out_masks = {o: (np.empty(shape, np.uint8) if o in plan.masked else None) for o in prog.outputs}
+        # Pages are touched now: page faults are setup, not kernel time (and serialise threads). The spare
+        # buffers are written only from the second block on: one block leaves them untouched (not even mapped).
+        self.outputs = {o: _aligned(shape, prog.field_dtype(o), touch=True) for o in prog.outputs}
+        self.out_masks = {
+            o: (_aligned(shape, np.uint8, touch=True) if o in plan.masked else None) for o in prog.outputs
+        }
         self.spare: dict[str, tuple[Array, Array | None]] = {}
         if plan.feeds:  # the second ping-pong buffer of each iterated field
             self.spare = {
-                o: (_aligned(shape, self.outputs[o].dtype), _like(self.out_masks[o])) for _, o in plan.pairs
+                o: (_aligned(shape, self.outputs[o].dtype, touch=blocks > 1), _like(self.out_masks[o]))
+                for _, o in plan.pairs
             }
-        # Touch the pages now: page faults are setup, not kernel time (and serialise threads). The spare
-        # buffers are written only from the second block on: one block leaves them untouched (not even mapped).
-        spares = [a for a, _ in self.spare.values()] if blocks > 1 else []
-        for arr in [*self.outputs.values(), *self.out_masks.values(), *spares]:
-            if arr is not None:
-                arr.fill(0)
         self.params = [np.ascontiguousarray(values[p.name]) for p in prog.params]
 
     def step(
@@ -358,21 +357,29 @@ class _Runner:
 #: arrays; where the kernel must compact memory to find them (``defrag`` = ``madvise``, this machine's
 #: setting) a 64 MiB array's first touch took 0.11–0.13 s, against 0.034–0.040 s in ordinary pages, and the
 #: kernel's speed was the same either way (``benchmarks/job_bench.py``: the run's two arrays 0.27 → 0.08 s).
+#: Mapped populated (``MAP_POPULATE``: the kernel faults every page in at once) the first touch is 0.022 s.
 MAP_BYTES = 4 << 20
 
 
-def _aligned(shape: tuple[int, ...], dtype: Any) -> Array:
+def _aligned(shape: tuple[int, ...], dtype: Any, touch: bool = False) -> Array:
     """An empty array starting a cache line (NumPy's large arrays start 16 bytes in): the streaming stores
-    of whole rows then write whole lines. Large ones are an anonymous private mapping (``MAP_BYTES``)."""
+    of whole rows then write whole lines. Large ones are an anonymous private mapping (``MAP_BYTES``). With
+    ``touch`` its pages are in (zeros): a large one mapped populated, a small one filled."""
     dt = np.dtype(dtype)
     size = int(np.prod(shape)) * dt.itemsize
     if size >= MAP_BYTES and hasattr(mmap, "MAP_PRIVATE"):
-        raw = np.frombuffer(mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS), np.uint8)
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+        populate = touch and hasattr(mmap, "MAP_POPULATE")
+        flags |= mmap.MAP_POPULATE if populate else 0
+        raw = np.frombuffer(mmap.mmap(-1, size, flags=flags), np.uint8)
         start = 0  # a mapping starts a page
+        touch = touch and not populate
     else:
         raw = np.empty(size + 64, np.uint8)
         start = -raw.ctypes.data % 64
     out: Array = raw[start : start + size].view(dt).reshape(shape)
+    if touch:
+        out.fill(0)
     return out
 
 
