@@ -1,6 +1,6 @@
 """GPU execution speed (issue 26 item 6): stencilmap's ``gpu`` backend against CuPy and Numba-CUDA.
 
-Usage: python benchmarks/gpu_bench.py [--repeat 5] [--quick] [--json results.json]
+Usage: python benchmarks/gpu_bench.py [--repeat 5] [--quick] [--json results.json] [--chunks 1,8,32]
 
 Rows, every one measured in the same run on the same device:
 
@@ -72,9 +72,25 @@ def program(text: str, shape: tuple[int, ...], steps: int) -> Any:
     return replace(bind_shape(parse_soda(text, "bench.soda"), {}, shape), iterate=steps)
 
 
-#: stencilmap's rows: its default launch (threads marching chunks of the outer axes), and one point a thread
-#: (``chunk`` 1), the launch's alternative, measured beside it.
-OURS: dict[str, int | None] = {"stencilmap gpu": None, "stencilmap 1 pt/thr": 1}
+#: stencilmap's rows: its default launch (each thread marching a chunk of axis 0), then one row per
+#: ``--chunks`` value (1: one point a thread, the launch's alternative), measured beside it.
+DEFAULT = "stencilmap gpu"
+
+
+def chunk_list(text: str) -> list[int]:
+    """``--chunks``: positive integers, comma-separated."""
+    try:
+        chunks = [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        chunks = []
+    if not chunks or min(chunks) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers separated by commas, got {text!r}")
+    return chunks
+
+
+def ours_rows(chunks: list[int]) -> dict[str, int | None]:
+    return {DEFAULT: None, **{f"stencilmap chunk={c}": c for c in chunks}}
+
 
 # ------------------------------------------------------------------------------------------- the peers
 
@@ -217,8 +233,9 @@ def stencilmap_gpu(prog: Any, v: np.ndarray, chunk: int | None = None) -> tuple[
     return ex.compute_seconds, ex.result.outputs["w"]
 
 
-def check(cp: Any, peers: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Max |difference| to the NumPy reference on small grids, per problem rank and executor."""
+def check(cp: Any, peers: dict[str, Any], mine: dict[str, int | None]) -> dict[str, dict[str, float]]:
+    """Max |difference| to the NumPy reference on small grids, per problem rank and executor (stencilmap's
+    launches with a chunk of 3 too: small grids march no more than a point by default)."""
     from stencilmap.backends.reference import run_reference
 
     out: dict[str, dict[str, float]] = {}
@@ -228,8 +245,8 @@ def check(cp: Any, peers: dict[str, Any]) -> dict[str, dict[str, float]]:
         v = rng.random(shape, dtype=np.float32)
         ref = run_reference(prog, {"v": v}).outputs["w"]
         row = {
-            ours: float(np.max(np.abs(stencilmap_gpu(prog, v, chunk)[1] - ref)))
-            for ours, chunk in OURS.items()
+            who: float(np.max(np.abs(stencilmap_gpu(prog, v, chunk)[1] - ref)))
+            for who, chunk in {**mine, "stencilmap chunk=3": 3}.items()
         }
         for who, fn in peers.items():
             got = fn(cp, cp.asarray(v), cp.asarray(v), 3)
@@ -243,6 +260,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="grids and steps divided by 4 (a smoke run)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results to this JSON file")
+    parser.add_argument(
+        "--chunks",
+        type=chunk_list,
+        default=[1],
+        help="comma-separated points a thread to time beside the default launch (1: one point a thread)",
+    )
     args = parser.parse_args()
     results: dict[str, Any] = {"quick": args.quick, "repeat": args.repeat}
     try:
@@ -280,10 +303,11 @@ def main() -> int:
         results["stencilmap_unavailable"] = f"{type(exc).__name__}: {exc}"
         print(f"gpu_bench: stencilmap rows skipped ({results['stencilmap_unavailable']})")
     ours = "stencilmap_unavailable" not in results
+    mine = ours_rows(args.chunks)
     started = time.perf_counter()
     bw = copy_bandwidth(cp, args.repeat, args.quick)
     results["copy_GBps"] = bw / 1e9
-    results["max_abs_diff"] = check(cp, peers) if ours else {}
+    results["max_abs_diff"] = check(cp, peers, mine) if ours else {}
     rows = []
     rng = np.random.default_rng(1)
     for pb in problems(args.quick):
@@ -292,7 +316,7 @@ def main() -> int:
         times: dict[str, float] = {}
         if ours:  # run_gpu times its kernels alone (its own events would add nothing: it synchronises)
             prog = program(pb.text, pb.shape, pb.steps)
-            for who, chunk in OURS.items():
+            for who, chunk in mine.items():
                 times[who] = min(
                     stencilmap_gpu(prog, v, chunk)[0] for _ in range(max(2, args.repeat // 2 + 1))
                 )

@@ -61,6 +61,18 @@ def test_every_bundled_program_equals_the_reference_on_the_gpu(path: Path) -> No
     assert_matches(p, run_reference(p, values), got)
 
 
+@pytest.mark.skipif(not _gpu_available(), reason="no CuPy or no CUDA device")
+@pytest.mark.parametrize("chunk", [3, 64])
+@pytest.mark.parametrize("name", ["heat3d.json", "jacobi2d.soda", "dag_listing1.json"])
+def test_marching_threads_equal_the_reference_on_the_gpu(name: str, chunk: int) -> None:
+    """Small grids march one point a thread by default: chunks of several points, forced, on the device."""
+    from stencilmap.program import load_program
+
+    p = bind_shape(load_program(EXAMPLES / name), {}, {"jacobi2d.soda": (61, 70)}.get(name, (9, 19, 40)))
+    values = inputs_for(p)
+    assert_matches(p, run_reference(p, values), run_gpu(p, values, chunk=chunk).result)
+
+
 def _emulated(p: Program, chunk: int | None = None) -> None:
     values = inputs_for(p)
     try:
