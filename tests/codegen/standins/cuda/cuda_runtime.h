@@ -1,9 +1,11 @@
-/* STAND-IN, NOT NVIDIA'S HEADER: a test-only `cuda_runtime.h` for tests/codegen/test_host_cuda.py.
+/* STAND-IN, NOT NVIDIA'S HEADER: a test-only `cuda_runtime.h` for tests/codegen/test_host_cuda.py and the
+ * gpu backend's emulated device (tests/backends/gpu_emulator.py).
  *
  * There is no GPU or nvcc here. This declares the few CUDA runtime names the generated main.cu uses, so
  * g++ can compile main.cu and kernel.cu as C++; with SM_STANDIN_RUN defined it also gives them host
  * definitions (device memory is host memory, a launch runs every thread of every block in turn), so the
- * host program's logic (buffers, ping-pong, masks, NaN) can be run and checked against the reference.
+ * host program's logic (buffers, ping-pong, masks, NaN) and the kernels can be run and checked against the
+ * reference.
  * It says nothing about how nvcc or a GPU behaves. */
 #ifndef SM_STANDIN_CUDA_RUNTIME_H
 #define SM_STANDIN_CUDA_RUNTIME_H
