@@ -368,12 +368,11 @@ def _aligned(shape: tuple[int, ...], dtype: Any, touch: bool = False) -> Array:
     dt = np.dtype(dtype)
     size = int(np.prod(shape)) * dt.itemsize
     if size >= MAP_BYTES and hasattr(mmap, "MAP_PRIVATE"):
-        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
         populate = touch and hasattr(mmap, "MAP_POPULATE")
-        flags |= mmap.MAP_POPULATE if populate else 0
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | (mmap.MAP_POPULATE if populate else 0)
         raw = np.frombuffer(mmap.mmap(-1, size, flags=flags), np.uint8)
         start = 0  # a mapping starts a page
-        touch = touch and not populate
+        touch = not populate and touch  # what the mapping did not fault in, the fill below does
     else:
         raw = np.empty(size + 64, np.uint8)
         start = -raw.ctypes.data % 64

@@ -144,10 +144,9 @@ def _kernel(plan: Plan, k: int, st: Stencil) -> str:
         bind += _strides(plan, f"f{plan.index(f)}", f)
     bind += _strides(plan, "d", st.name)
     box = interior(plan, st)
-    inside = [
-        cond
+    inside = [  # per axis, the conditions of its interior
+        ((f"g{a} >= {lo}",) if lo else ()) + ((f"g{a} < n{a} - {hi}",) if hi else ())
         for a, (lo, hi) in enumerate(box)
-        for cond in ((f"g{a} >= {lo}",) if lo else ()) + ((f"g{a} < n{a} - {hi}",) if hi else ())
     ]
     fast = _body(plan, st, checked=False, dialect="cuda")
     slow = _body(plan, st, checked=True, dialect="cuda")
@@ -160,11 +159,11 @@ def _kernel(plan: Plan, k: int, st: Stencil) -> str:
         "  (void)chunk;",
     ]
     if rank == 1:
-        cond = " && ".join(inside) or "1"
+        cond = " && ".join(inside[0]) or "1"
         point = [f"if ({cond}) {{", *["  " + x for x in fast], "} else {", *["  " + x for x in slow], "}"]
         return "\n".join(lines + ["  " + x for x in point] + ["}"]) + "\n"
     lo0, hi0 = box[0]
-    others = " && ".join(c for c in inside if not c.startswith("g0 ")) or "1"
+    others = " && ".join(c for axis in inside[1:] for c in axis) or "1"  # axis 0's bounds are [a, b)
     march = [
         "const sm_i start = c * chunk, end = start + chunk < n0 ? start + chunk : n0;",
         "sm_i a = end, b = end;  /* [a, b) interior: unchecked */",
