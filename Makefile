@@ -11,7 +11,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,docs]'
+	$(BIN)/pip install --quiet -e '.[test,docs,nvrtc]'
 	touch $(STAMP)
 
 # The main job on a bundled example: the reference run, then `compile` for the KU060 on a grid users run

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import stencilmap as sm
+from stencilmap.backends.nvrtc import nvrtc_missing
 from stencilmap.cli.codegen import codegen_cmd
 from stencilmap.codegen.cgra import assembly, cgra_dot
 from stencilmap.codegen.dot import to_dot
@@ -107,6 +108,20 @@ def test_verify_that_cannot_run_says_why(tmp_path: Path) -> None:
         pytest.skip("a GPU is here: the cuda check runs (test_cuda_runs_on_the_gpu)")
     code, text, _ = invoke(JACOBI, "--target", "cuda", "--out", tmp_path / "c", "--verify")
     assert code == 0 and f"verify: {NO_GPU}" in text and (tmp_path / "c" / "kernel.cu").is_file()
+    if not nvrtc_missing():  # NVRTC compiled what was written
+        assert "; NVRTC 12." in text and "compiled kernel.cu for sm_90 (registers a thread: st_0 " in text
+
+
+@pytest.mark.skipif(bool(nvrtc_missing()), reason=nvrtc_missing() or "NVRTC is here")
+def test_cuda_that_nvrtc_refuses_fails_the_check() -> None:
+    from stencilmap.jobs.codegen_checks import _nvrtc
+
+    result = _nvrtc('extern "C" __global__ void st_0() { undeclared(); }\n')
+    assert not isinstance(result, str) and result.status == "failed"
+    assert (
+        result.message
+        == 'NVRTC did not compile kernel.cu: kernel.cu:1: error: identifier "undeclared" is undefined'
+    )
 
 
 @pytest.mark.skipif(not gpu_present(), reason="no CuPy and GPU here")

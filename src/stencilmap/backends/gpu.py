@@ -33,6 +33,7 @@ from . import cexpr
 from .cexpr import CTYPES, Unsupported
 from .cgen import _body
 from .cpu import checked_inputs
+from .nvrtc import NVRTC_OPTIONS
 from .plan import Plan, interior, make_plan, stencil_refs
 from .reference import Result, undefined_value
 from .registry import Execution
@@ -243,9 +244,7 @@ class CupyDevice:
         self.cp = cupy
 
     def kernels(self, source: str, names: list[str]) -> list[Callable[[Launch, tuple[Any, ...]], None]]:
-        # --fmad=false: NVRTC contracts a * b + c into one fused multiply-add by default, which rounds once
-        # where the reference (and the cpu backend, -ffp-contract=off) rounds twice (1-ulp differences)
-        module = self.cp.RawModule(code=source, options=("--std=c++14", "--fmad=false"))
+        module = self.cp.RawModule(code=source, options=NVRTC_OPTIONS)
 
         def launcher(fn: Any) -> Callable[[Launch, tuple[Any, ...]], None]:
             return lambda at, args: fn(at.grid, at.block, args)

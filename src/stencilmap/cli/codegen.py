@@ -181,8 +181,9 @@ def codegen_cmd(
     (emax.asm), CGRA assembly and DFG (cgra.asm, cgra_dfg.dot), the design's DOT (design.dot), or the host
     backends' C with OpenMP (kernel.c) or CUDA (kernel.cu). With --verify, run it here — HLS as a g++ C
     simulation, a PCM kernel on PoCL, StencilFlow channels in a threaded emulation, the EMAX and CGRA
-    simulators, the cpu backend; CUDA only on a GPU ("not run: no GPU"), DOT never — and compare with
-    the reference; outputs go to DIR/csim/<output>.npy.
+    simulators, the cpu backend; CUDA only on a GPU (without one NVRTC compiles it for sm_90 and says each
+    kernel's registers, "not run: no GPU"), DOT never — and compare with the reference; outputs go to
+    DIR/csim/<output>.npy.
 
     With --devices N / --partition FILE (a stencilflow design, --target opencl, a --device whose file
     gives its network) the design is split over devices: DIR/deviceN/ holds each device's kernels, cut

@@ -4,7 +4,8 @@ design; ``registry.program_design`` stands in for one).
 * ``c-openmp`` — ``kernel.c``, the cpu backend's C with OpenMP and temporal blocking (``backends/cgen.py``);
   ``--verify`` has the cpu backend compile and run exactly that text.
 * ``cuda`` — ``kernel.cu``, the gpu backend's CUDA kernels (``backends/gpu.py``); ``--verify`` runs them with
-  CuPy where a GPU exists, and otherwise says "not run: no GPU".
+  CuPy where a GPU exists; otherwise NVRTC compiles them for sm_90 (``backends.nvrtc``) and it says
+  "not run: no GPU" with each kernel's registers.
 
 Around each kernel file the target writes a host program that runs it on raw data files, a Makefile and a
 README (``host_c``, ``host_cuda``): the folder builds and runs as it is.
@@ -71,7 +72,9 @@ def emit_c_openmp(design: Design, program: Program, values: Values) -> Generated
     return _host_folder("c-openmp", program, "cpu", "sm_block")
 
 
-@register("cuda", (HOST,), "the gpu backend's CUDA (kernel.cu); --verify: CuPy on a GPU, else not run")
+@register(
+    "cuda", (HOST,), "the gpu backend's CUDA (kernel.cu); --verify: CuPy on a GPU, else NVRTC compiles it"
+)
 def emit_cuda(design: Design, program: Program, values: Values) -> Generated:
     """``kernel.cu`` and, around it, ``main.cu`` (runs it on raw data files), ``Makefile`` and ``README.md``."""
     return _host_folder("cuda", program, "gpu", "st_0")

@@ -21,6 +21,7 @@ from math import prod
 
 from stencilmap.backends.cexpr import CTYPES
 from stencilmap.backends.gpu import _reads, launch
+from stencilmap.backends.nvrtc import NVRTC_OPTIONS
 from stencilmap.backends.plan import Plan
 from stencilmap.codegen.host_c import FILE_IO, RUN_RULES, file_table
 from stencilmap.names import comment, identifier
@@ -191,7 +192,7 @@ def makefile(program_name: str) -> str:
             "# make            builds ./stencil (nvcc; --fmad=false as the gpu backend compiles kernel.cu)",
             "# make run IN=in OUT=out   runs it on IN/<field>.bin, writing OUT/<output>.bin",
             "NVCC ?= nvcc",
-            "NVCCFLAGS ?= -O3 --std=c++14 --fmad=false",
+            f"NVCCFLAGS ?= -O3 {' '.join(NVRTC_OPTIONS)}",
             "IN ?= in",
             "OUT ?= out",
             "",

@@ -12,7 +12,7 @@ emax       EMAX mnemonics (emax)                        the EMAX simulator inter
 cgra       CGRA assembly + DFG (cgra)                   the CGRA simulator fires the mapped PEs
 dot        Graphviz DOT of any design                   none: a drawing
 c-openmp   the cpu backend's C (from the program)       the cpu backend compiles and runs that C
-cuda       the gpu backend's CUDA (from the program)    CuPy on a GPU; without one "not run: no GPU"
+cuda       the gpu backend's CUDA (from the program)    CuPy on a GPU; without one NVRTC only compiles it
 =========  ===========================================  ===================================================
 
 ``c-openmp`` and ``cuda`` generate from the program alone: their design is ``program_design``'s stand-in

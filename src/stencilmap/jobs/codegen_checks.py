@@ -5,7 +5,9 @@ codegen sits beside ``sim`` and ``backends`` and imports neither, so their runs 
   the library's C call written beside them, compiled and run here, must compute the same values;
 * ``cgra`` — the CGRA simulator (``sim.cgra``) fires the PEs the assembly lists;
 * ``c-openmp`` — the cpu backend compiles exactly the written ``kernel.c`` and runs it;
-* ``cuda`` — CuPy compiles the written ``kernel.cu`` on a GPU; without one: "not run: no GPU";
+* ``cuda`` — CuPy compiles the written ``kernel.cu`` on a GPU and the backend runs it; without one NVRTC
+  compiles it for sm_90 (``backends.nvrtc``: a compile error fails the check; else "not run: no GPU" with
+  each kernel's registers), and without NVRTC either: "not run: no GPU";
 * ``dot`` — a drawing: "not run: a drawing has nothing to run".
 
 Each returns the outputs as a ``CsimResult`` (compared with the reference by ``jobs.codegen``), or a
@@ -121,15 +123,30 @@ def gpu_present() -> bool:
 
 
 def _gpu(gen: Generated, program: Program, values: Mapping[str, Array]) -> CsimResult | str:
-    if not gpu_present():
-        return NO_GPU
     from stencilmap.backends.gpu import run_gpu
     from stencilmap.codegen.host import host_source
 
     written = dict(gen.files)["kernel.cu"]
-
     if host_source(program, "gpu") != written:
         raise StencilmapError("target 'cuda': the gpu backend's CUDA differs from kernel.cu")
+    if not gpu_present():
+        return _nvrtc(written)
     execution = run_gpu(program, values)
     outputs = {k: np.asarray(v) for k, v in execution.result.outputs.items()}
     return CsimResult("done", outputs, execution.compile_seconds or 0.0, execution.compute_seconds)
+
+
+def _nvrtc(written: str) -> CsimResult | str:
+    """No GPU: NVRTC compiles ``kernel.cu`` for an H100/H200 (sm_90) as CuPy would on one, and says each
+    kernel's registers (``backends.nvrtc``); nothing runs. Without NVRTC: just "not run: no GPU"."""
+    from stencilmap.backends.nvrtc import nvrtc_compile, nvrtc_missing
+
+    if nvrtc_missing():
+        return NO_GPU
+    start = time.perf_counter()
+    try:
+        build = nvrtc_compile(written)
+    except StencilmapError as exc:
+        why = f"NVRTC did not compile kernel.cu: {exc.message}"
+        return CsimResult("failed", {}, time.perf_counter() - start, 0.0, why)
+    return f"{NO_GPU}; {build.summary()}"
