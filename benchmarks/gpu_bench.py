@@ -1,16 +1,19 @@
 """GPU execution speed (issue 26 item 6): stencilmap's ``gpu`` backend against CuPy and Numba-CUDA.
 
 Usage: python benchmarks/gpu_bench.py [--repeat 5] [--quick] [--json results.json] [--chunks 1,8,32]
+       [--unroll 1,2] [--program FILE --shape 2048,2048 [--steps 10]]
 
 Rows, every one measured in the same run on the same device:
 
 * device copy bandwidth (``cupy.copyto`` of a 1 GiB float32 array: read + write bytes over the time);
 * one step of the 3-D 7-point Jacobi on 512³ (``border: preserve``): GCell/s and % of the copy bandwidth
   (8 bytes per cell: one read, one write; goal ≥ 85 %);
-* the iterative 2-D 5-point Jacobi 8192² × 100 and 3-D 7-point 512³ × 20: GCell/s.
+* the iterative 2-D 5-point Jacobi 8192² × 100 and 3-D 7-point 512³ × 20: GCell/s;
+* with ``--program``, that program on ``--shape`` for ``--steps`` (stencilmap's rows alone: GCell/s, and the
+  bytes its fields move a step — each input read, each stencil written — over the time as % of copy).
 
 Executors: stencilmap ``run_gpu`` (its kernel time: compilation and transfers excluded; its default launch and
-one point a thread, ``chunk=1``), a CuPy array
+one point a thread, ``chunk=1``; ``--unroll``: the interior loop unrolled otherwise), a CuPy array
 expression (slices, as users write it), a hand-written CuPy ``RawKernel`` and a Numba-CUDA ``@cuda.jit``
 kernel, all in float32 with the same operation order. Correctness: every executor's output on a small grid
 (64² × 3, 32³ × 3) against the NumPy reference (max |difference|; stencilmap's must be 0). Without CuPy or a
@@ -50,19 +53,59 @@ C3D = np.float32(0.142857)
 
 @dataclass(frozen=True)
 class Problem:
+    """A timed problem: a grid, its steps and inputs, and the program — a Jacobi's text (the peers compute it
+    too) or a bound program file (``--program``: stencilmap's rows alone)."""
+
     name: str
-    text: str
     shape: tuple[int, ...]
     steps: int
+    inputs: dict[str, np.ndarray]
+    text: str = ""
+    bound: Any = None
+
+    @property
+    def peers(self) -> bool:
+        return self.bound is None
+
+    def program(self) -> Any:
+        return self.bound if self.bound is not None else program(self.text, self.shape, self.steps)
+
+    @property
+    def cells(self) -> float:
+        return float(np.prod(self.shape)) * self.steps
+
+    def bytes_a_step(self) -> float:
+        """Each input read once and each stencil's field written once (8 bytes a cell for the Jacobis)."""
+        if self.bound is None:
+            return 8 * float(np.prod(self.shape))
+        p, cells = self.bound, float(np.prod(self.shape))
+        writes = sum(cells * np.dtype(p.field_dtype(st.name)).itemsize for st in p.stencils)
+        return float(sum(a.nbytes for a in self.inputs.values())) + writes
 
 
 def problems(quick: bool) -> list[Problem]:
     s = 4 if quick else 1
+    rng = np.random.default_rng(1)
     return [
-        Problem("3-D 7-pt one step", J3D, (512 // s, 512 // s, 512 // s), 1),
-        Problem("2-D 5-pt iterative", J2D, (8192 // s, 8192 // s), 100 // s),
-        Problem("3-D 7-pt iterative", J3D, (512 // s, 512 // s, 512 // s), 20 // s),
+        Problem(name, shape, steps, {"v": rng.random(shape, dtype=np.float32)}, text)
+        for name, text, shape, steps in (
+            ("3-D 7-pt one step", J3D, (512 // s, 512 // s, 512 // s), 1),
+            ("2-D 5-pt iterative", J2D, (8192 // s, 8192 // s), 100 // s),
+            ("3-D 7-pt iterative", J3D, (512 // s, 512 // s, 512 // s), 20 // s),
+        )
     ]
+
+
+def file_problem(path: Path, shape: tuple[int, ...], steps: int | None) -> Problem:
+    """``--program``: a program file bound to ``shape`` (``steps``: its iterate), random inputs."""
+    from stencilmap.program import load_program
+    from stencilmap.program.data import bind_shape, make_inputs
+
+    prog = bind_shape(load_program(path), {}, shape)
+    if steps is not None:
+        prog = replace(prog, iterate=steps)
+    shape = tuple(int(n or 0) for n in prog.shape)
+    return Problem(path.name, shape, prog.iterate, make_inputs(prog, {}, 1), bound=prog)
 
 
 def program(text: str, shape: tuple[int, ...], steps: int) -> Any:
@@ -78,7 +121,7 @@ DEFAULT = "stencilmap gpu"
 
 
 def chunk_list(text: str) -> list[int]:
-    """``--chunks``: positive integers, comma-separated."""
+    """``--chunks``, ``--unroll``, ``--shape``: positive integers, comma-separated."""
     try:
         chunks = [int(c) for c in text.split(",") if c.strip()]
     except ValueError:
@@ -88,8 +131,13 @@ def chunk_list(text: str) -> list[int]:
     return chunks
 
 
-def ours_rows(chunks: list[int]) -> dict[str, int | None]:
-    return {DEFAULT: None, **{f"stencilmap chunk={c}": c for c in chunks}}
+def ours_rows(chunks: list[int], unrolls: list[int]) -> dict[str, tuple[int | None, int | None]]:
+    """stencilmap's rows: name → (chunk, unroll); None: the backend's default."""
+    return {
+        DEFAULT: (None, None),
+        **{f"stencilmap chunk={c}": (c, None) for c in chunks},
+        **{f"stencilmap unroll={u}": (None, u) for u in unrolls},
+    }
 
 
 # ------------------------------------------------------------------------------------------- the peers
@@ -226,14 +274,19 @@ def copy_bandwidth(cp: Any, repeat: int, quick: bool) -> float:
     return 2 * 4 * n / timed(cp, lambda: cp.copyto(b, a), repeat)
 
 
-def stencilmap_gpu(prog: Any, v: np.ndarray, chunk: int | None = None) -> tuple[float, np.ndarray]:
-    from stencilmap.backends.gpu import run_gpu
+def stencilmap_gpu(
+    prog: Any, inputs: dict[str, np.ndarray], how: tuple[int | None, int | None] = (None, None)
+) -> tuple[float, dict[str, np.ndarray]]:
+    from stencilmap.backends.gpu import UNROLL, run_gpu
 
-    ex = run_gpu(prog, {"v": v}, chunk=chunk)
-    return ex.compute_seconds, ex.result.outputs["w"]
+    chunk, unroll = how
+    ex = run_gpu(prog, inputs, chunk=chunk, unroll=UNROLL if unroll is None else unroll)
+    return ex.compute_seconds, dict(ex.result.outputs)
 
 
-def check(cp: Any, peers: dict[str, Any], mine: dict[str, int | None]) -> dict[str, dict[str, float]]:
+def check(
+    cp: Any, peers: dict[str, Any], mine: dict[str, tuple[int | None, int | None]]
+) -> dict[str, dict[str, float]]:
     """Max |difference| to the NumPy reference on small grids, per problem rank and executor (stencilmap's
     launches with a chunk of 3 too: small grids march no more than a point by default)."""
     from stencilmap.backends.reference import run_reference
@@ -245,8 +298,8 @@ def check(cp: Any, peers: dict[str, Any], mine: dict[str, int | None]) -> dict[s
         v = rng.random(shape, dtype=np.float32)
         ref = run_reference(prog, {"v": v}).outputs["w"]
         row = {
-            who: float(np.max(np.abs(stencilmap_gpu(prog, v, chunk)[1] - ref)))
-            for who, chunk in {**mine, "stencilmap chunk=3": 3}.items()
+            who: float(np.max(np.abs(stencilmap_gpu(prog, {"v": v}, how)[1]["w"] - ref)))
+            for who, how in {**mine, "stencilmap chunk=3": (3, None)}.items()
         }
         for who, fn in peers.items():
             got = fn(cp, cp.asarray(v), cp.asarray(v), 3)
@@ -266,7 +319,20 @@ def main() -> int:
         default=[1],
         help="comma-separated points a thread to time beside the default launch (1: one point a thread)",
     )
+    parser.add_argument(
+        "--unroll",
+        type=chunk_list,
+        default=[],
+        help="comma-separated interior unrolls to time beside the default",
+    )
+    parser.add_argument(
+        "--program", type=Path, default=None, help="also time this program file (stencilmap only)"
+    )
+    parser.add_argument("--shape", type=chunk_list, default=None, help="--program's grid, e.g. 2048,2048")
+    parser.add_argument("--steps", type=int, default=None, help="--program's time steps (default: its own)")
     args = parser.parse_args()
+    if (args.program is None) != (args.shape is None):
+        parser.error("--program and --shape go together")
     results: dict[str, Any] = {"quick": args.quick, "repeat": args.repeat}
     try:
         import cupy as cp
@@ -303,36 +369,34 @@ def main() -> int:
         results["stencilmap_unavailable"] = f"{type(exc).__name__}: {exc}"
         print(f"gpu_bench: stencilmap rows skipped ({results['stencilmap_unavailable']})")
     ours = "stencilmap_unavailable" not in results
-    mine = ours_rows(args.chunks)
+    mine = ours_rows(args.chunks, args.unroll)
     started = time.perf_counter()
     bw = copy_bandwidth(cp, args.repeat, args.quick)
     results["copy_GBps"] = bw / 1e9
     results["max_abs_diff"] = check(cp, peers, mine) if ours else {}
     rows = []
-    rng = np.random.default_rng(1)
-    for pb in problems(args.quick):
-        v = rng.random(pb.shape, dtype=np.float32)
-        cells = float(np.prod(pb.shape)) * pb.steps
+    timed_problems = problems(args.quick)
+    if ours and args.program is not None:
+        timed_problems.append(file_problem(args.program, tuple(args.shape), args.steps))
+    for pb in timed_problems:
         times: dict[str, float] = {}
-        if ours:  # run_gpu times its kernels alone (its own events would add nothing: it synchronises)
-            prog = program(pb.text, pb.shape, pb.steps)
-            for who, chunk in mine.items():
-                times[who] = min(
-                    stencilmap_gpu(prog, v, chunk)[0] for _ in range(max(2, args.repeat // 2 + 1))
-                )
-        for who, fn in peers.items():  # buffers made outside the timing (run_gpu's are its pool's)
-            a, b = cp.asarray(v), cp.asarray(v)
+        if ours:  # run_gpu times its kernels alone (it synchronises)
+            prog = pb.program()
+            for who, how in mine.items():
+                runs = max(2, args.repeat // 2 + 1)
+                times[who] = min(stencilmap_gpu(prog, pb.inputs, how)[0] for _ in range(runs))
+        for who, fn in peers.items() if pb.peers else ():  # buffers made outside the timing
+            a, b = cp.asarray(pb.inputs["v"]), cp.asarray(pb.inputs["v"])
             times[who] = timed(cp, lambda fn=fn, a=a, b=b, n=pb.steps: fn(cp, a, b, n), args.repeat)
             del a, b
         for who, t in times.items():
-            rate = cells / t / 1e9
             rows.append(
                 {
                     "problem": f"{pb.name} {'×'.join(map(str, pb.shape))} × {pb.steps}",
                     "executor": who,
                     "seconds": t,
-                    "GCell/s": rate,
-                    "pct_copy": 100 * 8 * rate * 1e9 / bw,
+                    "GCell/s": pb.cells / t / 1e9,
+                    "pct_copy": 100 * pb.bytes_a_step() * pb.steps / t / bw,
                 }
             )
     results["rows"] = rows

@@ -160,3 +160,14 @@ def test_64_bit_coordinates_give_the_same_outputs(monkeypatch: pytest.MonkeyPatc
     p = load_bound(EXAMPLES / "heat3d.json")
     assert "typedef long long sm_i;" in cuda_source(make_plan(p))
     _emulated(p, 3)
+
+
+@needs_gxx
+def test_the_interior_unroll_is_a_knob_of_the_text_not_of_the_values() -> None:
+    p = load_bound(EXAMPLES / "heat3d.json")
+    plan = make_plan(p)
+    assert "#pragma unroll 4" in cuda_source(plan) and "#pragma unroll 2" in cuda_source(plan, 2)
+    with pytest.raises(StencilmapError, match="unroll must be at least 1"):
+        cuda_source(plan, 0)
+    values = inputs_for(p)
+    assert_matches(p, run_reference(p, values), run_gpu(p, values, EmulatedDevice(), 3, unroll=1).result)

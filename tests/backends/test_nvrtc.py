@@ -117,3 +117,12 @@ def test_occupancy_is_the_register_limit_of_a_256_thread_block() -> None:
     assert occupancy(32, 256) == 1.0 and occupancy(0, 256) == 1.0
     assert occupancy(239, 256) == 0.125  # 7,680 a warp: one block an SM
     assert occupancy(64, 1024) == 0.5  # 2,048 a warp, 32 warps a block: one block
+
+
+@needs_nvrtc
+def test_a_shallower_unroll_holds_fewer_registers_on_a_large_window() -> None:
+    from tests.conftest import CORPUS_SODA
+
+    plan = make_plan(load_bound(next(p for p in CORPUS_SODA if p.name == "contrast.soda")))
+    deep, shallow = (nvrtc_compile(cuda_source(plan, u)).kernels[0].registers for u in (4, 2))
+    assert shallow < deep

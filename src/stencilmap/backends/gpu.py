@@ -55,6 +55,10 @@ BLOCK_X, BLOCK_Y = 32, 8
 TARGET_BLOCKS = 8192
 #: CUDA's limit on a grid's y and z extents.
 GRID_YZ = 65535
+#: How far each thread's unchecked interior loop is unrolled (``#pragma unroll``): loads of several points in
+#: flight a thread. Registers grow with it on large windows (``backends.nvrtc``; contrast.soda: 239 at 4, 97 at
+#: 2); ``benchmarks/gpu_bench.py --unroll`` times others on a device.
+UNROLL = 4
 
 
 @dataclass(frozen=True)
@@ -99,15 +103,18 @@ def index_type(plan: Plan) -> str:
     return "long long"
 
 
-def cuda_source(plan: Plan) -> str:
-    """The CUDA file of a program: the semantics helpers and one ``st_<k>`` kernel per stencil."""
+def cuda_source(plan: Plan, unroll: int = UNROLL) -> str:
+    """The CUDA file of a program: the semantics helpers and one ``st_<k>`` kernel per stencil, each
+    thread's interior loop unrolled by ``unroll``."""
+    if unroll < 1:
+        raise StencilmapError(f"unroll must be at least 1, not {unroll}")
     for f in plan.fields:
         if plan.program.field_dtype(f) == "float16":
             raise Unsupported("float16 fields (NVRTC has no _Float16)")
     prelude = cexpr.prelude(plan.program, "cuda")
     parts = [CUDA_HEADER, f"typedef {index_type(plan)} sm_i;", prelude]
     for k, st in enumerate(plan.order):
-        parts.append(_kernel(plan, k, st))
+        parts.append(_kernel(plan, k, st, unroll))
     return "\n".join(parts)
 
 
@@ -134,7 +141,7 @@ def kernel_params(plan: Plan, st: Stencil) -> tuple[tuple[str, str], ...]:
     return tuple(params)
 
 
-def _kernel(plan: Plan, k: int, st: Stencil) -> str:
+def _kernel(plan: Plan, k: int, st: Stencil, unroll: int) -> str:
     """``st_<k>`` under ``launch``: each thread's points of axis 0 (its chunk) in two loops — the interior ones
     (every read inside the grid, ``plan.interior``; none where the thread's other coordinates are near an
     edge) unchecked and unrolled, the rest (a thin shell) bounds-checked."""
@@ -172,7 +179,7 @@ def _kernel(plan: Plan, k: int, st: Stencil) -> str:
         f"  a = start > {lo0} ? start : ({lo0} < end ? {lo0} : end);",
         f"  b = n0 - {hi0} < end ? (n0 - {hi0} > a ? n0 - {hi0} : a) : end;",
         "}",
-        "#pragma unroll 4",
+        f"#pragma unroll {unroll}",
         "for (sm_i g0 = a; g0 < b; ++g0) {",
         *["  " + x for x in fast],
         "}",
@@ -268,14 +275,19 @@ class CupyDevice:
 
 
 def run_gpu(
-    program: Program, inputs: Mapping[str, Array], device: Device | None = None, chunk: int | None = None
+    program: Program,
+    inputs: Mapping[str, Array],
+    device: Device | None = None,
+    chunk: int | None = None,
+    unroll: int = UNROLL,
 ) -> Execution:
     """Execute a shape-bound program on the GPU (``device``: CuPy's by default); compute time excludes
-    compilation and transfers. ``chunk``: points a thread marches along the outer axes (``launch``)."""
+    compilation and transfers. ``chunk``: points a thread marches along the outer axes (``launch``);
+    ``unroll``: how far its interior loop is unrolled (``cuda_source``)."""
     dev = device if device is not None else CupyDevice()
     try:
         plan = make_plan(program)
-        source = cuda_source(plan)
+        source = cuda_source(plan, unroll)
     except Unsupported as exc:
         raise StencilmapError(f"the gpu backend cannot run this program: {exc}") from None
     start = time.perf_counter()
