@@ -84,7 +84,9 @@ def test_an_error_names_the_file_and_line() -> None:
     assert err.value.message == 'kernel.cu:2: error: identifier "y" is undefined'
     with pytest.raises(StencilmapError, match="unknown CUDA architecture 'sm90'"):
         nvrtc_compile("", "sm90")
-    with pytest.raises(StencilmapError, match=r"kernel\.cu: .*--gpu-architecture"):
+    with pytest.raises(
+        StencilmapError, match=r"NVRTC 12\.\d+ does not compile for sm_20 \(it knows sm_50 to "
+    ):
         nvrtc_compile("", "sm_20")  # a form NVRTC reads, an architecture it no longer knows
 
 

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from stencilmap.backends.nvrtc import nvrtc_missing, nvrtc_version
 from stencilmap.cli import main
 from stencilmap.design.serialize import design_from_json
 from stencilmap.jobs.codegen import MARKER
+from stencilmap.jobs.codegen_checks import gpu_present
 from stencilmap.jobs.compile import CompileConfig, compile_program
 from stencilmap.point import DesignPoint
 from tests.conftest import EXAMPLES
@@ -98,6 +100,38 @@ def test_cpus_and_gpus_get_host_code(tmp_path: Path, device: str, file: str) -> 
         assert csim["valid"] is True  # type: ignore[index]
     else:  # no CuPy or GPU in CI: said, not hidden
         assert csim["valid"] is True or (csim["valid"] is None and "CuPy" in csim["message"])  # type: ignore[index]
+
+
+@pytest.mark.skipif(gpu_present() or bool(nvrtc_missing()), reason="a GPU runs the code, or no NVRTC here")
+@pytest.mark.parametrize(
+    ("device", "said"),
+    [
+        ("v100", "NVRTC 12.9 compiled kernel.cu for sm_70 (registers a thread: st_0 "),
+        ("gtx760", "NVRTC does not compile for the gtx760's sm_30"),
+    ],
+)
+def test_without_a_gpu_nvrtc_compiles_for_the_devices_architecture(
+    tmp_path: Path, device: str, said: str
+) -> None:
+    code, r = _compile([JACOBI, "--device", device, "--shape", "40,40", "--out", str(tmp_path / "g")])
+    csim = r["csim"]
+    assert code == 0 and csim["valid"] is None and csim["how"].endswith("compiled by NVRTC alone")  # type: ignore[index]
+    assert said.replace("12.9", nvrtc_version()) in csim["message"]  # type: ignore[index]
+
+
+def test_cuda_that_nvrtc_refuses_fails_the_compile_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel.cu NVRTC does not compile is a failed check (valid false, NVRTC's error), not "not run"."""
+    if gpu_present() or nvrtc_missing():
+        pytest.skip("a GPU runs the code, or no NVRTC here")
+    import stencilmap.backends.gpu as gpu
+
+    real = gpu.cuda_source
+    monkeypatch.setattr(gpu, "cuda_source", lambda plan, unroll=4: real(plan, unroll) + "\nbroken;\n")
+    code, r = _compile([JACOBI, "--device", "v100", "--shape", "40,40", "--out", str(tmp_path / "g")])
+    assert r["csim"]["valid"] is False and "kernel.cu:" in r["csim"]["message"]  # type: ignore[index]
+    assert "error" in r["csim"]["message"] and code != 0  # type: ignore[index]
 
 
 def test_report_html_is_self_contained(tmp_path: Path) -> None:

@@ -125,9 +125,12 @@ def _catalog_file(name: str) -> dict:  # type: ignore[type-arg]
         ("ku060", "memory_interleaved", "yes", r"memory_interleaved: input should be a valid boolean"),
         ("ku060", "memory_interleaved", 1, r"memory_interleaved: input should be a valid boolean"),
         ("v100", "memory_interleaved", True, r"memory_interleaved describes an FPGA board"),
+        ("v100", "compute_capability", "7", r"compute_capability: string should match pattern"),
+        ("v100", "compute_capability", 7.0, r"compute_capability: input should be a valid string"),
+        ("ku060", "compute_capability", "7.0", r"compute_capability describes an NVIDIA GPU"),
     ],
 )
-def test_memory_interleaved_is_validated(
+def test_memory_interleaved_and_compute_capability_are_validated(
     tmp_path: Path, name: str, field: str, value: object, message: str
 ) -> None:
     import json

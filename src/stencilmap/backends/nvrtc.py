@@ -90,6 +90,16 @@ def nvrtc_version() -> str:
     return f"{major}.{minor}"
 
 
+def supported_archs() -> tuple[str, ...]:
+    """The architectures this NVRTC compiles for, oldest first (NVRTC 12.9: ``sm_50`` to ``sm_121``)."""
+    nvrtc = _nvrtc()
+    nvrtc_version()
+    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise StencilmapError(f"NVRTC did not list its architectures ({err.name})")
+    return tuple(f"sm_{a}" for a in archs)
+
+
 def nvrtc_missing() -> str:
     """Why NVRTC cannot compile here (``""``: it can)."""
     try:
@@ -112,7 +122,11 @@ def nvrtc_compile(source: str, arch: str = CHECK_ARCH, file: str = "kernel.cu") 
     ``file``, the line and NVRTC's first error where it does not compile."""
     if not re.fullmatch(r"sm_\d+[a-z]?", arch):
         raise StencilmapError(f"unknown CUDA architecture '{arch}' (sm_<major><minor>, e.g. sm_90)")
-    version = nvrtc_version()
+    version, known = nvrtc_version(), supported_archs()
+    if arch.rstrip("abcdefghijklmnopqrstuvwxyz") not in known:
+        raise StencilmapError(
+            f"NVRTC {version} does not compile for {arch} (it knows {known[0]} to {known[-1]})"
+        )
     nvrtc = _nvrtc()
     err, prog = nvrtc.nvrtcCreateProgram(source.encode("utf-8"), file.encode("utf-8"), 0, [], [])
     options = [o.encode() for o in (*NVRTC_OPTIONS, f"--gpu-architecture={arch}", "--ptxas-options=-v")]

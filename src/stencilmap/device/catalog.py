@@ -22,6 +22,9 @@ resource, piecewise linear through (utilization, MHz) points and flat beyond the
 OpenCL paper's Fig. 10 on the DE5: about 300 MHz below 75% of the ALMs, falling to 270 MHz at 85%, about
 270 MHz to 90% (§5.1). ``estimate`` and ``explore`` use it for a design's clock when the user gives none.
 
+``compute_capability`` (optional, NVIDIA GPUs): ``"7.0"`` for the V100 — where no GPU runs the generated
+CUDA, ``compile`` has NVRTC compile it for that architecture (``sm_70``) instead (``backends.nvrtc``).
+
 ``access_point_bandwidth`` (optional): ``[[bits, GB/s], ...]`` with increasing widths, the memory system's
 plateau when every access point (memory port) of a design is that wide, piecewise linear in the mean width
 and flat beyond the ends, capped at B_prac — StencilFlow §VIII-D, Fig. 16 on the 520N: 32-bit access
@@ -159,6 +162,7 @@ class _DeviceSpec(_Strict):
     network: _NetworkSpec | None = None
     access_point_bandwidth: list[tuple[float, float]] | None = None
     cores: _CoresSpec | None = None
+    compute_capability: str | None = Field(default=None, pattern=r"^[1-9][0-9]?\.[0-9]$")
     sources: list[str] = Field(default_factory=list)
 
 
@@ -217,6 +221,7 @@ def _device(spec: _DeviceSpec) -> Device:
         network=None if spec.network is None else Network(**spec.network.model_dump()),
         access_point_bandwidth=tuple((float(b), float(g)) for b, g in spec.access_point_bandwidth or ()),
         cores=None if spec.cores is None else _cores(spec.cores),
+        compute_capability=spec.compute_capability,
     )
 
 
@@ -307,6 +312,8 @@ def _check(device: Device, where: str) -> None:
         raise StencilmapError("an FPGA names its part (the generated scripts target it)", where)
     if device.memory_interleaved and device.kind != "fpga":
         raise StencilmapError("memory_interleaved describes an FPGA board's banks (kind fpga)", where)
+    if device.compute_capability is not None and device.kind != "gpu":
+        raise StencilmapError("compute_capability describes an NVIDIA GPU (kind gpu)", where)
     pts = device.access_point_bandwidth
     if any(not (isfinite(b) and isfinite(g) and b > 0 and g > 0) for b, g in pts) or any(
         b1 <= b0 for (b0, _), (b1, _) in pairwise(pts)

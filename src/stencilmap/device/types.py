@@ -215,6 +215,15 @@ class Device:
     access_point_bandwidth: tuple[tuple[float, float], ...] = ()
     #: execution units and blocking cache of a CPU or GPU (``model.baseline``); None: not modelled
     cores: Cores | None = None
+    #: NVIDIA GPUs: the compute capability, ``"7.0"`` — the architecture (``sm_70``) NVRTC compiles the
+    #: generated CUDA for where no GPU runs it (``compile``'s check, ``backends.nvrtc``); None: not a CUDA GPU
+    compute_capability: str | None = None
+
+    @property
+    def cuda_arch(self) -> str | None:
+        """NVRTC's name of ``compute_capability``: ``sm_70``."""
+        cc = self.compute_capability
+        return None if cc is None else "sm_" + cc.replace(".", "")
 
     def access_point_plateau_gbs(self, bits_per_point: float | None) -> float:
         """The bandwidth the memory system delivers to access points ``bits_per_point`` wide (their mean
@@ -301,6 +310,7 @@ class Device:
             "mem_efficiency": self.mem_efficiency,
             "memory_interleaved": self.memory_interleaved,
             "memory_kind": self.memory_kind,
+            "compute_capability": self.compute_capability,
             "practical_bandwidth_gbs": round(self.practical_bandwidth_gbs, 6),
             "host_bandwidth_gbs": self.host_bandwidth_gbs,
             "launch_overhead_us": self.launch_overhead_us,

@@ -106,6 +106,8 @@ class HostFlow:
         try:
             got = execute(program, values, HostOptions(backend)).result.outputs
         except StencilmapError as exc:
+            if backend == "gpu":
+                return _compiled_only(choice, stage / "code" / "kernel.cu", exc.message, command)
             return Csim(
                 None, how=how, shape=shape, scaled=shape != choice.shape, message=exc.message, command=command
             )
@@ -126,3 +128,29 @@ class HostFlow:
         self, choice: Choice, cap: int, report: Report, notify: Callable[[str], None] | None
     ) -> SimOutcome | None:
         return None
+
+
+def _compiled_only(choice: Choice, written: Path, why: str, command: str) -> Csim:
+    """No GPU ran the written ``kernel.cu`` (``why``): NVRTC compiles it for the device's compute capability
+    (``backends.nvrtc``; sm_90 where the device file gives none) — a compile error fails the check; else it
+    is not run, saying what NVRTC made of it. Without NVRTC (or for an architecture it no longer knows) only
+    ``why``."""
+    from stencilmap.backends.nvrtc import CHECK_ARCH, nvrtc_compile, nvrtc_missing, supported_archs
+
+    arch = choice.device.cuda_arch or CHECK_ARCH
+    how = "the generated kernel.cu, compiled by NVRTC alone"
+    shape, start = choice.shape, time.perf_counter()
+    if nvrtc_missing():
+        return Csim(None, how=how, shape=shape, message=f"{why}; {nvrtc_missing()}", command=command)
+    if arch not in supported_archs():
+        why = f"{why}; NVRTC does not compile for the {choice.device.name}'s {arch}"
+        return Csim(None, how=how, shape=shape, message=why, command=command)
+    try:
+        build = nvrtc_compile(written.read_text(encoding="utf-8"), arch)
+    except StencilmapError as exc:
+        seconds = time.perf_counter() - start
+        return Csim(
+            False, how=how, shape=shape, message=exc.message, compile_seconds=seconds, command=command
+        )
+    message, seconds = f"{why}; {build.summary()}", time.perf_counter() - start
+    return Csim(None, how=how, shape=shape, message=message, compile_seconds=seconds, command=command)
