@@ -20,7 +20,6 @@ from stencilmap.backends.nvrtc import (
     NvrtcBuild,
     nvrtc_compile,
     nvrtc_missing,
-    occupancy,
     parse_ptxas,
 )
 from stencilmap.backends.plan import make_plan
@@ -111,14 +110,6 @@ def test_ptxas_report_is_read_kernel_by_kernel() -> None:
         "NVRTC 12.9 compiled kernel.cu for sm_90 (registers a thread: st_0 40, st_1 255; "
         "st_1 spill to local memory)"
     )
-
-
-def test_occupancy_is_the_register_limit_of_a_256_thread_block() -> None:
-    # 40 registers: 1,280 a warp (256-register units), 10,240 a block of 8 warps: 6 blocks = 48 of 64 warps
-    assert occupancy(40, 256) == 0.75
-    assert occupancy(32, 256) == 1.0 and occupancy(0, 256) == 1.0
-    assert occupancy(239, 256) == 0.125  # 7,680 a warp: one block an SM
-    assert occupancy(64, 1024) == 0.5  # 2,048 a warp, 32 warps a block: one block
 
 
 @needs_nvrtc

@@ -8,10 +8,6 @@ frame and spilled bytes. ``codegen --target cuda --verify`` runs it where no GPU
 they would on the device, and their resources are known, though nothing runs), and the tests run it on every
 bundled program's kernels: CI checks the text against the real compiler, not only the emulator's g++
 (``tests/backends/gpu_emulator.py``), which accepts what NVRTC may not.
-
-Occupancy (``occupancy``) is the CUDA occupancy calculator's register limit for one block shape on a compute
-capability 9.0 device (H100, H200: 65,536 registers an SM, at most 64 resident warps, registers allocated 256
-a warp; CUDA C++ Programming Guide, "Compute Capabilities", table 21).
 """
 
 from __future__ import annotations
@@ -28,8 +24,6 @@ from stencilmap.errors import StencilmapError
 NVRTC_OPTIONS = ("--std=c++14", "--fmad=false")
 #: The architecture checked where none is named: compute capability 9.0 (H100, H200).
 CHECK_ARCH = "sm_90"
-#: Compute capability 9.0's register file, resident warps and allocation unit (registers a warp).
-SM90_REGISTERS, SM90_WARPS, SM90_UNIT = 65536, 64, 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +53,6 @@ class NvrtcBuild:
         spilled = [k.name for k in self.kernels if k.spill_stores or k.spill_loads]
         spills = f"{', '.join(spilled)} spill to local memory" if spilled else "no spills"
         return f"NVRTC {self.version} compiled {file} for {self.arch} (registers a thread: {regs}; {spills})"
-
-
-def occupancy(registers: int, threads_per_block: int) -> float:
-    """The fraction of a compute capability 9.0 SM's 64 warps resident when each thread holds ``registers``
-    (the register limit alone: shared memory and the block limit do not bind for the backend's blocks)."""
-    warps = -(-threads_per_block // 32)
-    per_warp = -(-registers * 32 // SM90_UNIT) * SM90_UNIT
-    blocks = SM90_REGISTERS // (per_warp * warps) if per_warp else SM90_WARPS // warps
-    return min(blocks * warps, SM90_WARPS) / SM90_WARPS
 
 
 def _nvrtc() -> Any:
@@ -123,7 +108,7 @@ def nvrtc_compile(source: str, arch: str = CHECK_ARCH, file: str = "kernel.cu") 
     if not re.fullmatch(r"sm_\d+[a-z]?", arch):
         raise StencilmapError(f"unknown CUDA architecture '{arch}' (sm_<major><minor>, e.g. sm_90)")
     version, known = nvrtc_version(), supported_archs()
-    if arch.rstrip("abcdefghijklmnopqrstuvwxyz") not in known:
+    if re.sub(r"[a-z]$", "", arch) not in known:  # sm_90a: sm_90's architecture-specific features
         raise StencilmapError(
             f"NVRTC {version} does not compile for {arch} (it knows {known[0]} to {known[-1]})"
         )
