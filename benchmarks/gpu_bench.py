@@ -1,7 +1,7 @@
 """GPU execution speed (issue 26 item 6): stencilmap's ``gpu`` backend against CuPy and Numba-CUDA.
 
 Usage: python benchmarks/gpu_bench.py [--repeat 5] [--quick] [--json results.json] [--chunks 1,8,32]
-       [--unroll 1,2] [--program FILE --shape 2048,2048 [--steps 10]]
+       [--unroll 1,2] [--rotate] [--program FILE --shape 2048,2048 [--steps 10]]
 
 Rows, every one measured in the same run on the same device:
 
@@ -13,7 +13,8 @@ Rows, every one measured in the same run on the same device:
   bytes its fields move a step — each input read, each stencil written — over the time as % of copy).
 
 Executors: stencilmap ``run_gpu`` (its kernel time: compilation and transfers excluded; its default launch and
-one point a thread, ``chunk=1``; ``--unroll``: the interior loop unrolled otherwise), a CuPy array
+one point a thread, ``chunk=1``; ``--unroll``: the interior loop unrolled otherwise; ``--rotate``: columns along
+the marched axis passed on in registers, ``gpu.Tuning``), a CuPy array
 expression (slices, as users write it), a hand-written CuPy ``RawKernel`` and a Numba-CUDA ``@cuda.jit``
 kernel, all in float32 with the same operation order. Correctness: every executor's output on a small grid
 (64² × 3, 32³ × 3) against the NumPy reference (max |difference|; stencilmap's must be 0). Without CuPy or a
@@ -131,13 +132,18 @@ def chunk_list(text: str) -> list[int]:
     return chunks
 
 
-def ours_rows(chunks: list[int], unrolls: list[int]) -> dict[str, tuple[int | None, int | None]]:
-    """stencilmap's rows: name → (chunk, unroll); None: the backend's default."""
-    return {
-        DEFAULT: (None, None),
-        **{f"stencilmap chunk={c}": (c, None) for c in chunks},
-        **{f"stencilmap unroll={u}": (None, u) for u in unrolls},
+def ours_rows(chunks: list[int], unrolls: list[int], rotate: bool) -> dict[str, tuple[int | None, Any]]:
+    """stencilmap's rows: name → (chunk, ``gpu.Tuning``); None: the backend's default."""
+    from stencilmap.backends.gpu import Tuning
+
+    rows: dict[str, tuple[int | None, Any]] = {
+        DEFAULT: (None, Tuning()),
+        **{f"stencilmap chunk={c}": (c, Tuning()) for c in chunks},
+        **{f"stencilmap unroll={u}": (None, Tuning(unroll=u)) for u in unrolls},
     }
+    if rotate:
+        rows["stencilmap rotate"] = (None, Tuning(rotate=True))
+    return rows
 
 
 # ------------------------------------------------------------------------------------------- the peers
@@ -275,21 +281,24 @@ def copy_bandwidth(cp: Any, repeat: int, quick: bool) -> float:
 
 
 def stencilmap_gpu(
-    prog: Any, inputs: dict[str, np.ndarray], how: tuple[int | None, int | None] = (None, None)
+    prog: Any, inputs: dict[str, np.ndarray], how: tuple[int | None, Any] = (None, None)
 ) -> tuple[float, dict[str, np.ndarray]]:
-    from stencilmap.backends.gpu import UNROLL, run_gpu
+    from stencilmap.backends.gpu import Tuning, run_gpu
 
-    chunk, unroll = how
-    ex = run_gpu(prog, inputs, chunk=chunk, unroll=UNROLL if unroll is None else unroll)
+    chunk, tuning = how
+    ex = run_gpu(prog, inputs, chunk=chunk, tuning=tuning or Tuning())
     return ex.compute_seconds, dict(ex.result.outputs)
 
 
 def check(
-    cp: Any, peers: dict[str, Any], mine: dict[str, tuple[int | None, int | None]]
+    cp: Any, peers: dict[str, Any], mine: dict[str, tuple[int | None, Any]]
 ) -> dict[str, dict[str, float]]:
     """Max |difference| to the NumPy reference on small grids, per problem rank and executor (stencilmap's
     launches with a chunk of 3 too: small grids march no more than a point by default)."""
+    from stencilmap.backends.gpu import Tuning
     from stencilmap.backends.reference import run_reference
+
+    odd = {"stencilmap chunk=3": (3, Tuning()), "stencilmap chunk=3 rotate": (3, Tuning(rotate=True))}
 
     out: dict[str, dict[str, float]] = {}
     rng = np.random.default_rng(0)
@@ -299,7 +308,7 @@ def check(
         ref = run_reference(prog, {"v": v}).outputs["w"]
         row = {
             who: float(np.max(np.abs(stencilmap_gpu(prog, {"v": v}, how)[1]["w"] - ref)))
-            for who, how in {**mine, "stencilmap chunk=3": (3, None)}.items()
+            for who, how in {**mine, **odd}.items()
         }
         for who, fn in peers.items():
             got = fn(cp, cp.asarray(v), cp.asarray(v), 3)
@@ -324,6 +333,9 @@ def main() -> int:
         type=chunk_list,
         default=[],
         help="comma-separated interior unrolls to time beside the default",
+    )
+    parser.add_argument(
+        "--rotate", action="store_true", help="also time columns along the marched axis kept in registers"
     )
     parser.add_argument(
         "--program", type=Path, default=None, help="also time this program file (stencilmap only)"
@@ -369,7 +381,7 @@ def main() -> int:
         results["stencilmap_unavailable"] = f"{type(exc).__name__}: {exc}"
         print(f"gpu_bench: stencilmap rows skipped ({results['stencilmap_unavailable']})")
     ours = "stencilmap_unavailable" not in results
-    mine = ours_rows(args.chunks, args.unroll)
+    mine = ours_rows(args.chunks, args.unroll, args.rotate) if ours else {}
     started = time.perf_counter()
     bw = copy_bandwidth(cp, args.repeat, args.quick)
     results["copy_GBps"] = bw / 1e9

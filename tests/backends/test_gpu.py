@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from stencilmap.backends import gpu
 from stencilmap.backends.cexpr import Unsupported
-from stencilmap.backends.gpu import cuda_source, index_type, launch, run_gpu
+from stencilmap.backends.gpu import Tuning, cuda_source, index_type, launch, run_gpu
 from stencilmap.backends.plan import make_plan
 from stencilmap.backends.reference import run_reference
 from stencilmap.backends.registry import HostOptions, execute
@@ -73,10 +73,10 @@ def test_marching_threads_equal_the_reference_on_the_gpu(name: str, chunk: int) 
     assert_matches(p, run_reference(p, values), run_gpu(p, values, chunk=chunk).result)
 
 
-def _emulated(p: Program, chunk: int | None = None) -> None:
+def _emulated(p: Program, chunk: int | None = None, tuning: Tuning | None = None) -> None:
     values = inputs_for(p)
     try:
-        got = run_gpu(p, values, EmulatedDevice(), chunk).result
+        got = run_gpu(p, values, EmulatedDevice(), chunk, tuning or Tuning()).result
     except StencilmapError as exc:
         assert "float16" in str(exc)
         return
@@ -84,16 +84,21 @@ def _emulated(p: Program, chunk: int | None = None) -> None:
 
 
 @needs_gxx
+@pytest.mark.parametrize("rotate", [False, True], ids=["loads", "rotated"])
 @pytest.mark.parametrize("path", bundled_params())
-def test_every_bundled_program_equals_the_reference_on_the_emulated_gpu(path: Path) -> None:
-    _emulated(load_bound(path))
+def test_every_bundled_program_equals_the_reference_on_the_emulated_gpu(path: Path, rotate: bool) -> None:
+    """Also with ``Tuning.rotate`` (columns along the marched axis passed on in registers; a chunk of 5 so
+    that a thread's interior loop runs several points even on the small grids)."""
+    _emulated(load_bound(path), 5 if rotate else None, Tuning(rotate=rotate))
 
 
 @needs_gxx
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs(), st.sampled_from([None, 1, 2, 5]))
-def test_random_programs_equal_the_reference_on_the_emulated_gpu(program: Program, chunk: int | None) -> None:
-    _emulated(program, chunk)
+@given(programs(), st.sampled_from([None, 1, 2, 5]), st.booleans())
+def test_random_programs_equal_the_reference_on_the_emulated_gpu(
+    program: Program, chunk: int | None, rotate: bool
+) -> None:
+    _emulated(program, chunk, Tuning(rotate=rotate))
 
 
 @needs_gxx
@@ -163,11 +168,20 @@ def test_64_bit_coordinates_give_the_same_outputs(monkeypatch: pytest.MonkeyPatc
 
 
 @needs_gxx
-def test_the_interior_unroll_is_a_knob_of_the_text_not_of_the_values() -> None:
+@pytest.mark.parametrize("rotate", [False, True])
+def test_the_tuning_is_a_choice_of_text_not_of_values(rotate: bool) -> None:
     p = load_bound(EXAMPLES / "heat3d.json")
     plan = make_plan(p)
-    assert "#pragma unroll 4" in cuda_source(plan) and "#pragma unroll 2" in cuda_source(plan, 2)
+    assert "#pragma unroll 4" in cuda_source(plan) and "#pragma unroll 2" in cuda_source(plan, Tuning(2))
     with pytest.raises(StencilmapError, match="unroll must be at least 1"):
-        cuda_source(plan, 0)
-    values = inputs_for(p)
-    assert_matches(p, run_reference(p, values), run_gpu(p, values, EmulatedDevice(), 3, unroll=1).result)
+        Tuning(0)
+    _emulated(p, 3, Tuning(1, rotate))
+
+
+def test_rotation_loads_each_column_once_a_point() -> None:
+    """heat3d's 7-point star: the (x, y) column's three reads along the marched axis come from registers
+    but the leading one; the four others are loads as before."""
+    plan = make_plan(load_bound(EXAMPLES / "heat3d.json"))
+    body = cuda_source(plan, Tuning(rotate=True)).split("#pragma unroll 4")[1].split("for (int part")[0]
+    assert body.count("f0_v[") == 5 and "r0 = q0_0;" in body and "r6 = q0_1;" in body  # offsets -1, 0
+    assert body.endswith("q0_0 = q0_1;\n      q0_1 = r1;\n    }\n    ")  # r1: offset +1, the leading read

@@ -31,7 +31,7 @@ from stencilmap.program.ir import Program, Stencil
 
 from . import cexpr
 from .cexpr import CTYPES, Unsupported
-from .cgen import _body
+from .cgen import _body, _index
 from .cpu import checked_inputs
 from .nvrtc import NVRTC_OPTIONS
 from .plan import Plan, interior, make_plan, stencil_refs
@@ -55,10 +55,30 @@ BLOCK_X, BLOCK_Y = 32, 8
 TARGET_BLOCKS = 8192
 #: CUDA's limit on a grid's y and z extents.
 GRID_YZ = 65535
-#: How far each thread's unchecked interior loop is unrolled (``#pragma unroll``): loads of several points in
-#: flight a thread. Registers grow with it on large windows (``backends.nvrtc``; contrast.soda: 239 at 4, 97 at
-#: 2); ``benchmarks/gpu_bench.py --unroll`` times others on a device.
-UNROLL = 4
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """How the kernels' interior loop is written — a choice of speed, never of values.
+
+    ``unroll``: how far each thread's unchecked interior loop is unrolled (``#pragma unroll``): loads of several
+    points in flight a thread; registers grow with it on large windows (``backends.nvrtc``; contrast.soda: 239
+    at 4, 97 at 2). ``rotate``: reads of one field that differ only along axis 0 (the marched axis: a
+    column of a star or box) pass from point to point in registers — a register queue along the streamed
+    axis (Micikevicius, "3D finite difference computation on GPUs using CUDA", GPGPU-2 2009) — so each point
+    loads the column's leading read alone (jacobi3d 7 loads a point → 5, the 2-D 5-point 5 → 3).
+    NVRTC 12.9 for sm_90 (``backends.nvrtc``): loads a point in the main loop 6.5 → 5 (3-D 7-point), 3.5 → 3
+    (2-D 5-point; the unrolled iterations already share some rows), 62 → 17 (contrast.soda), registers the same
+    but contrast's (239 → 250). Neither this kernel design nor these choices have run on a GPU yet: the
+    defaults are the first design's (unroll 4, no rotation) until ``benchmarks/gpu_bench.py --unroll/--rotate``
+    time them on a device."""
+
+    unroll: int = 4
+    rotate: bool = False
+
+    def __post_init__(self) -> None:
+        if self.unroll < 1:
+            raise StencilmapError(f"unroll must be at least 1, not {self.unroll}")
 
 
 @dataclass(frozen=True)
@@ -103,18 +123,16 @@ def index_type(plan: Plan) -> str:
     return "long long"
 
 
-def cuda_source(plan: Plan, unroll: int = UNROLL) -> str:
+def cuda_source(plan: Plan, tuning: Tuning = Tuning()) -> str:
     """The CUDA file of a program: the semantics helpers and one ``st_<k>`` kernel per stencil, each
-    thread's interior loop unrolled by ``unroll``."""
-    if unroll < 1:
-        raise StencilmapError(f"unroll must be at least 1, not {unroll}")
+    thread's interior loop written as ``tuning`` says."""
     for f in plan.fields:
         if plan.program.field_dtype(f) == "float16":
             raise Unsupported("float16 fields (NVRTC has no _Float16)")
     prelude = cexpr.prelude(plan.program, "cuda")
     parts = [CUDA_HEADER, f"typedef {index_type(plan)} sm_i;", prelude]
     for k, st in enumerate(plan.order):
-        parts.append(_kernel(plan, k, st, unroll))
+        parts.append(_kernel(plan, k, st, tuning))
     return "\n".join(parts)
 
 
@@ -141,7 +159,7 @@ def kernel_params(plan: Plan, st: Stencil) -> tuple[tuple[str, str], ...]:
     return tuple(params)
 
 
-def _kernel(plan: Plan, k: int, st: Stencil, unroll: int) -> str:
+def _kernel(plan: Plan, k: int, st: Stencil, tuning: Tuning) -> str:
     """``st_<k>`` under ``launch``: each thread's points of axis 0 (its chunk) in two loops — the interior ones
     (every read inside the grid, ``plan.interior``; none where the thread's other coordinates are near an
     edge) unchecked and unrolled, the rest (a thin shell) bounds-checked."""
@@ -156,7 +174,9 @@ def _kernel(plan: Plan, k: int, st: Stencil, unroll: int) -> str:
         ((f"g{a} >= {lo}",) if lo else ()) + ((f"g{a} < n{a} - {hi}",) if hi else ())
         for a, (lo, hi) in enumerate(box)
     ]
-    fast = _body(plan, st, checked=False, dialect="cuda")
+    queue, fast = (
+        _queued(plan, st) if tuning.rotate and rank > 1 else ([], _body(plan, st, False, dialect="cuda"))
+    )
     slow = _body(plan, st, checked=True, dialect="cuda")
     last = rank - 1
     lines = [
@@ -179,7 +199,8 @@ def _kernel(plan: Plan, k: int, st: Stencil, unroll: int) -> str:
         f"  a = start > {lo0} ? start : ({lo0} < end ? {lo0} : end);",
         f"  b = n0 - {hi0} < end ? (n0 - {hi0} > a ? n0 - {hi0} : a) : end;",
         "}",
-        f"#pragma unroll {unroll}",
+        *queue,
+        f"#pragma unroll {tuning.unroll}",
         "for (sm_i g0 = a; g0 < b; ++g0) {",
         *["  " + x for x in fast],
         "}",
@@ -204,6 +225,57 @@ def _kernel(plan: Plan, k: int, st: Stencil, unroll: int) -> str:
         "  }",
     ]
     return "\n".join([*lines, "}"]) + "\n"
+
+
+def _queued(plan: Plan, st: Stencil) -> tuple[list[str], list[str]]:
+    """``Tuning.rotate``: the statements before a thread's interior loop (each queue's registers, filled at its
+    first point ``a`` when the loop runs at all) and the loop's body, whose reads of a queued column take the
+    registers but the leading one, which it loads and the queue shifts in at the end (with the definedness
+    masks of a masked field beside the values). A column: the reads of one field spanning axis 0 with the
+    same offsets along the other axes and consecutive offsets along axis 0 (a star's or a box's: every
+    register of the queue is a read)."""
+    body = _body(plan, st, checked=False, dialect="cuda")
+    columns: dict[tuple[str, tuple[int, ...]], dict[int, int]] = {}
+    refs = stencil_refs(st)
+    for j, ref in enumerate(refs):
+        if plan.axes(ref.field)[:1] == (0,):
+            columns.setdefault((ref.field, ref.offset[1:]), {})[ref.offset[0]] = j
+    queued = [
+        (field, reads)
+        for (field, _), reads in sorted(columns.items())
+        if len(reads) > 1 and sorted(reads) == list(range(min(reads), max(reads) + 1))
+    ]
+    head: list[str] = []
+    shifts: list[str] = []
+    for c, (field, reads) in enumerate(queued):
+        lo, hi = min(reads), max(reads)
+        t, var, masked = (
+            CTYPES[plan.program.field_dtype(field)],
+            f"f{plan.index(field)}",
+            field in plan.masked,
+        )
+        at = {d: _index(plan, var, field, refs[j].offset) for d, j in reads.items()}
+        regs = [f"q{c}_{i}" for i in range(hi - lo)]  # the column's reads at lo .. hi - 1
+        masks = [f"m{c}_{i}" for i in range(hi - lo)] if masked else []
+        head.append(f"{t} {', '.join(f'{r} = ({t})0' for r in regs)};")
+        head += [f"uint8_t {', '.join(f'{m} = 0' for m in masks)};"] if masked else []
+        fill = [f"{r} = {var}_v[{at[lo + i]}];" for i, r in enumerate(regs)]
+        fill += [f"{m} = {var}_m[{at[lo + i]}];" for i, m in enumerate(masks)]
+        head.append(f"if (a < b) {{ const sm_i g0 = a; {' '.join(fill)} }}")
+        for i, r in enumerate(regs):
+            j = reads[lo + i]
+            body[body.index(f"const {t} r{j} = {var}_v[{at[lo + i]}];")] = f"const {t} r{j} = {r};"
+            if masked:
+                body[body.index(f"ok &= {var}_m[{at[lo + i]}];")] = f"ok &= {masks[i]};"
+        lead = reads[hi]
+        if masked:
+            body[body.index(f"ok &= {var}_m[{at[hi]}];")] = (
+                f"const uint8_t k{lead} = {var}_m[{at[hi]}]; ok &= k{lead};"
+            )
+        for queue, loaded in ((regs, f"r{lead}"), (masks, f"k{lead}")):
+            shifts += [f"{queue[i]} = {queue[i + 1]};" for i in range(len(queue) - 1)]
+            shifts += [f"{queue[-1]} = {loaded};"] if queue else []
+    return head, body + shifts
 
 
 def _strides(plan: Plan, var: str, field: str) -> list[str]:
@@ -279,15 +351,15 @@ def run_gpu(
     inputs: Mapping[str, Array],
     device: Device | None = None,
     chunk: int | None = None,
-    unroll: int = UNROLL,
+    tuning: Tuning = Tuning(),
 ) -> Execution:
     """Execute a shape-bound program on the GPU (``device``: CuPy's by default); compute time excludes
     compilation and transfers. ``chunk``: points a thread marches along the outer axes (``launch``);
-    ``unroll``: how far its interior loop is unrolled (``cuda_source``)."""
+    ``tuning``: how the kernels' interior loop is written (``Tuning``)."""
     dev = device if device is not None else CupyDevice()
     try:
         plan = make_plan(program)
-        source = cuda_source(plan, unroll)
+        source = cuda_source(plan, tuning)
     except Unsupported as exc:
         raise StencilmapError(f"the gpu backend cannot run this program: {exc}") from None
     start = time.perf_counter()
