@@ -122,17 +122,6 @@ def test_a_shallower_unroll_holds_fewer_registers_on_a_large_window() -> None:
     assert shallow < deep
 
 
-def loop_loads(ptx: str) -> int:
-    """Global loads in the PTX's largest self-looping block: the unrolled interior loop's body."""
-    blocks = re.split(r"\n(\$L__BB\d+_\d+):", ptx)
-    loads = [0]
-    for label, body in zip(blocks[1::2], blocks[2::2], strict=True):
-        back = re.findall(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+)", body)
-        if back and back[-1] == label:
-            loads.append(len(re.findall(r"\bld\.global\.", body)))
-    return max(loads)
-
-
 @needs_nvrtc
 @pytest.mark.parametrize(
     ("name", "before", "after"), [("heat3d.json", 26, 20), ("jacobi2d_9pt.soda", 18, 12)]
@@ -141,5 +130,5 @@ def test_rotation_takes_loads_out_of_the_interior_loop(name: str, before: int, a
     """NVRTC already shares some rows between the four unrolled points; the register queue leaves one load
     a column a point: heat3d 7-point 6.5 → 5 a point, the 9-point 2-D box 4.5 → 3."""
     plan = make_plan(load_bound(EXAMPLES / name))
-    loads = [loop_loads(nvrtc_compile(cuda_source(plan, Tuning(rotate=r))).ptx) for r in (False, True)]
+    loads = [nvrtc_compile(cuda_source(plan, Tuning(rotate=r))).loop_loads() for r in (False, True)]
     assert loads == [before, after]

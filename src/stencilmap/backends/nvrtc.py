@@ -47,6 +47,17 @@ class NvrtcBuild:
     kernels: tuple[KernelResources, ...]
     ptx: str
 
+    def loop_loads(self) -> int:
+        """Global loads in the PTX's busiest loop — the block that branches back to itself with the most
+        ``ld.global``: a kernel's unrolled interior loop (its loads a point: this over the unroll)."""
+        blocks = re.split(r"\n(\$L__BB\d+_\d+):", self.ptx)
+        loads = [0]
+        for label, body in zip(blocks[1::2], blocks[2::2], strict=True):
+            back = re.findall(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+)", body)
+            if back and back[-1] == label:
+                loads.append(len(re.findall(r"\bld\.global\.", body)))
+        return max(loads)
+
     def summary(self, file: str = "kernel.cu") -> str:
         """One line: ``NVRTC 12.9 compiled kernel.cu for sm_90 (registers a thread: st_0 40; no spills)``."""
         regs = ", ".join(f"{k.name} {k.registers}" for k in self.kernels)
