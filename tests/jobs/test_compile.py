@@ -128,7 +128,7 @@ def test_cuda_that_nvrtc_refuses_fails_the_compile_check(
     import stencilmap.backends.gpu as gpu
 
     real = gpu.cuda_source
-    monkeypatch.setattr(gpu, "cuda_source", lambda plan, unroll=4: real(plan, unroll) + "\nbroken;\n")
+    monkeypatch.setattr(gpu, "cuda_source", lambda plan, *tuning: real(plan, *tuning) + "\nbroken;\n")
     code, r = _compile([JACOBI, "--device", "v100", "--shape", "40,40", "--out", str(tmp_path / "g")])
     assert r["csim"]["valid"] is False and "kernel.cu:" in r["csim"]["message"]  # type: ignore[index]
     assert "error" in r["csim"]["message"] and code != 0  # type: ignore[index]
