@@ -185,3 +185,16 @@ def test_rotation_loads_each_column_once_a_point() -> None:
     body = cuda_source(plan, Tuning(rotate=True)).split("#pragma unroll 4")[1].split("for (int part")[0]
     assert body.count("f0_v[") == 5 and "r0 = q0_0;" in body and "r6 = q0_1;" in body  # offsets -1, 0
     assert body.endswith("q0_0 = q0_1;\n      q0_1 = r1;\n    }\n    ")  # r1: offset +1, the leading read
+
+
+def test_a_column_with_a_gap_holds_the_gap_in_the_queue() -> None:
+    """StencilFlow's 3-D Jacobi reads a(-1) and a(+1) without the centre: the queue holds -1 and the gap 0
+    (loaded once, before the loop), so a point loads +1 alone."""
+    from tests.conftest import CORPUS_STENCILFLOW
+
+    path = next(p for p in CORPUS_STENCILFLOW if p.name == "jacobi3d_32x32x32.json")
+    body = cuda_source(make_plan(load_bound(path)), Tuning(rotate=True)).split("#pragma unroll 4")[1]
+    body = body.split("for (int part")[0]
+    assert (
+        body.count("f0_v[") == 5 and "r0 = q0_0;" in body and "q0_0 = q0_1;" in body and "q0_1 = r1;" in body
+    )

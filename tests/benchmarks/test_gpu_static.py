@@ -20,7 +20,11 @@ def test_the_table_has_every_row_and_the_queue_takes_loads_away() -> None:
         text=True,
         check=True,
     ).stdout
-    rows = [line.split() for line in out.splitlines() if line.startswith(("gpu_bench", "contrast", "star3d", "jacobi2d"))]
+    rows = [
+        line.split()
+        for line in out.splitlines()
+        if line.startswith(("gpu_bench", "contrast", "star3d", "jacobi2d"))
+    ]
     assert len(rows) == 6 * 3
     j3d = {r[4]: r[5:] for r in rows if r[:3] == ["gpu_bench", "3-D", "7-pt"]}
     assert j3d["rotate"][2] == "5.00" and float(j3d["default"][2]) > 5  # one load a column a point

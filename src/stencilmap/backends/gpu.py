@@ -232,8 +232,9 @@ def _queued(plan: Plan, st: Stencil) -> tuple[list[str], list[str]]:
     first point ``a`` when the loop runs at all) and the loop's body, whose reads of a queued column take the
     registers but the leading one, which it loads and the queue shifts in at the end (with the definedness
     masks of a masked field beside the values). A column: the reads of one field spanning axis 0 with the
-    same offsets along the other axes and consecutive offsets along axis 0 (a star's or a box's: every
-    register of the queue is a read)."""
+    same offsets along the other axes — two or more, spanning at most twice their number of points along axis 0
+    (a star's or a box's column; StencilFlow's Jacobi without its centre, -1 and +1, holds the gap's value
+    too: a register for each point from the lowest read to the one before the highest)."""
     body = _body(plan, st, checked=False, dialect="cuda")
     columns: dict[tuple[str, tuple[int, ...]], dict[int, int]] = {}
     refs = stencil_refs(st)
@@ -241,21 +242,21 @@ def _queued(plan: Plan, st: Stencil) -> tuple[list[str], list[str]]:
         if plan.axes(ref.field)[:1] == (0,):
             columns.setdefault((ref.field, ref.offset[1:]), {})[ref.offset[0]] = j
     queued = [
-        (field, reads)
-        for (field, _), reads in sorted(columns.items())
-        if len(reads) > 1 and sorted(reads) == list(range(min(reads), max(reads) + 1))
+        (field, rest, reads)
+        for (field, rest), reads in sorted(columns.items())
+        if len(reads) > 1 and max(reads) - min(reads) < 2 * len(reads)
     ]
     head: list[str] = []
     shifts: list[str] = []
-    for c, (field, reads) in enumerate(queued):
+    for c, (field, rest, reads) in enumerate(queued):
         lo, hi = min(reads), max(reads)
         t, var, masked = (
             CTYPES[plan.program.field_dtype(field)],
             f"f{plan.index(field)}",
             field in plan.masked,
         )
-        at = {d: _index(plan, var, field, refs[j].offset) for d, j in reads.items()}
-        regs = [f"q{c}_{i}" for i in range(hi - lo)]  # the column's reads at lo .. hi - 1
+        at = {d: _index(plan, var, field, (d, *rest)) for d in range(lo, hi + 1)}
+        regs = [f"q{c}_{i}" for i in range(hi - lo)]  # the column's values at lo .. hi - 1
         masks = [f"m{c}_{i}" for i in range(hi - lo)] if masked else []
         head.append(f"{t} {', '.join(f'{r} = ({t})0' for r in regs)};")
         head += [f"uint8_t {', '.join(f'{m} = 0' for m in masks)};"] if masked else []
@@ -263,6 +264,8 @@ def _queued(plan: Plan, st: Stencil) -> tuple[list[str], list[str]]:
         fill += [f"{m} = {var}_m[{at[lo + i]}];" for i, m in enumerate(masks)]
         head.append(f"if (a < b) {{ const sm_i g0 = a; {' '.join(fill)} }}")
         for i, r in enumerate(regs):
+            if lo + i not in reads:  # a gap: held, not read
+                continue
             j = reads[lo + i]
             body[body.index(f"const {t} r{j} = {var}_v[{at[lo + i]}];")] = f"const {t} r{j} = {r};"
             if masked:
