@@ -66,12 +66,11 @@ class Tuning:
     at 4, 97 at 2). ``rotate``: reads of one field that differ only along axis 0 (the marched axis: a
     column of a star or box) pass from point to point in registers — a register queue along the streamed
     axis (Micikevicius, "3D finite difference computation on GPUs using CUDA", GPGPU-2 2009) — so each point
-    loads the column's leading read alone (jacobi3d 7 loads a point → 5, the 2-D 5-point 5 → 3).
-    NVRTC 12.9 for sm_90 (``backends.nvrtc``): loads a point in the main loop 6.5 → 5 (3-D 7-point), 3.5 → 3
-    (2-D 5-point; the unrolled iterations already share some rows), 62 → 17 (contrast.soda), registers the same
-    but contrast's (239 → 250). Neither this kernel design nor these choices have run on a GPU yet: the
-    defaults are the first design's (unroll 4, no rotation) until ``benchmarks/gpu_bench.py --unroll/--rotate``
-    time them on a device."""
+    loads the column's leading read alone. NVRTC 12.9 for sm_90 (``benchmarks/gpu_static.py``): loads a point
+    in the main loop 6.5 → 5 (3-D 7-point), 3.5 → 3 (2-D 5-point; the unrolled iterations already share some
+    rows), 62 → 17 (contrast.soda), registers the same but contrast's (239 → 250). Neither this kernel design
+    nor these choices have run on a GPU yet: the defaults are the first design's (unroll 4, no rotation) until
+    ``benchmarks/gpu_bench.py --unroll/--rotate`` time them on a device."""
 
     unroll: int = 4
     rotate: bool = False
