@@ -18,7 +18,8 @@ the marched axis passed on in registers, ``gpu.Tuning``), a CuPy array
 expression (slices, as users write it), a hand-written CuPy ``RawKernel`` and a Numba-CUDA ``@cuda.jit``
 kernel, all in float32 with the same operation order. Correctness: every executor's output on a small grid
 (64² × 3, 32³ × 3) against the NumPy reference (max |difference|; stencilmap's must be 0). Without CuPy or a
-CUDA device it prints why and exits 0 (``--json`` then records ``"skipped"``). Timings are the best of
+CUDA device it prints why and exits 0 (``--json`` then records ``"skipped"``). It ends with one verdict a
+problem: stencilmap's fastest row against its default and against the fastest peer. Timings are the best of
 ``--repeat`` runs, each synchronised with CUDA events. About a minute on an H100/H200.
 """
 
@@ -260,6 +261,28 @@ def numba_cuda() -> Callable[[Any, Any, Any, int], Any] | None:
 # ------------------------------------------------------------------------------------------- measuring
 
 
+def verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """Per problem, stencilmap's fastest row (which launch and tuning to make the default) against its
+    default and the fastest peer: what a device session decides from."""
+    out = []
+    for problem in dict.fromkeys(r["problem"] for r in rows):
+        mine = [r for r in rows if r["problem"] == problem and r["executor"].startswith("stencilmap")]
+        peers = [r for r in rows if r["problem"] == problem and not r["executor"].startswith("stencilmap")]
+        if not mine:
+            continue
+        best = max(mine, key=lambda r: r["GCell/s"])
+        default = next((r for r in mine if r["executor"] == DEFAULT), best)
+        line = (
+            f"{problem}: best {best['executor']} {best['GCell/s']:.1f} GCell/s ({best['pct_copy']:.1f} % of copy), "
+            f"{best['GCell/s'] / default['GCell/s']:.2f}x the default"
+        )
+        if peers:
+            top = max(peers, key=lambda r: r["GCell/s"])
+            line += f", {best['GCell/s'] / top['GCell/s']:.2f}x the best peer ({top['executor']})"
+        out.append(line)
+    return out
+
+
 def timed(cp: Any, fn: Callable[[], Any], repeat: int) -> float:
     """Best seconds of ``repeat`` calls, between CUDA events (after one warm-up call)."""
     fn()
@@ -418,6 +441,8 @@ def main() -> int:
     for r in rows:
         print(f"{r['problem']:44s} {r['executor']:20s} {r['GCell/s']:9.2f} {r['pct_copy']:7.1f}")
     print("max |diff| vs NumPy reference:", json.dumps(results["max_abs_diff"]))
+    results["verdicts"] = verdicts(rows)
+    print("\n".join(results["verdicts"]))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
