@@ -4,28 +4,19 @@ thresholds: how close the models are is the script's output, not a test."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.benchmarks.scripts import load
 from tests.conftest import CORPUS, ROOT
-
-SCRIPT = ROOT / "benchmarks" / "fidelity.py"
 
 
 def fidelity() -> ModuleType:
-    sys.path.insert(0, str(SCRIPT.parent))  # fidelity imports its sibling table.py
-    spec = importlib.util.spec_from_file_location("fidelity_under_test", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load("fidelity")
 
 
 def test_rows_follow_the_schema() -> None:

@@ -4,24 +4,16 @@ rows of stencilmap's launches and tunings, and the verdict lines a device sessio
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from types import ModuleType
 
 import pytest
 
-from tests.conftest import EXAMPLES, ROOT
-
-SCRIPT = ROOT / "benchmarks" / "gpu_bench.py"
+from tests.benchmarks.scripts import load
+from tests.conftest import EXAMPLES
 
 
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gpu_bench_under_test", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load("gpu_bench")
 
 
 def test_lists_and_rows() -> None:

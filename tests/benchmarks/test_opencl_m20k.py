@@ -3,23 +3,13 @@ docs/tutorials/opencl-pcm.md). Block counts follow from the builder and the Stra
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from types import ModuleType
 
-from tests.conftest import ROOT
-
-SCRIPT = ROOT / "benchmarks" / "opencl_m20k.py"
+from tests.benchmarks.scripts import load
 
 
 def m20k() -> ModuleType:
-    sys.path.insert(0, str(SCRIPT.parent))  # it imports its siblings opencl_table4.py and table.py
-    spec = importlib.util.spec_from_file_location("opencl_m20k_under_test", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load("opencl_m20k")
 
 
 def test_a_32_bit_register_takes_whole_blocks_of_its_cheapest_shape() -> None:

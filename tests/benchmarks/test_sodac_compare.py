@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-from tests.conftest import CORPUS, ROOT
+from tests.benchmarks.scripts import load
+from tests.conftest import CORPUS
 
-SCRIPT = ROOT / "benchmarks" / "sodac_compare.py"
 
-
-def _module():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("sodac_compare_under_test", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _module() -> ModuleType:
+    return load("sodac_compare")
 
 
 def test_the_corpus_root_or_its_soda_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
