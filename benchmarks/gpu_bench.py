@@ -304,12 +304,13 @@ def copy_bandwidth(cp: Any, repeat: int, quick: bool) -> float:
 
 
 def stencilmap_gpu(
-    prog: Any, inputs: dict[str, np.ndarray], how: tuple[int | None, Any] = (None, None)
+    prog: Any, inputs: dict[str, np.ndarray], how: tuple[int | None, Any]
 ) -> tuple[float, dict[str, np.ndarray]]:
-    from stencilmap.backends.gpu import Tuning, run_gpu
+    """One ``run_gpu``: ``how`` is a row's (chunk, ``gpu.Tuning``), ``ours_rows``."""
+    from stencilmap.backends.gpu import run_gpu
 
     chunk, tuning = how
-    ex = run_gpu(prog, inputs, chunk=chunk, tuning=tuning or Tuning())
+    ex = run_gpu(prog, inputs, chunk=chunk, tuning=tuning)
     return ex.compute_seconds, dict(ex.result.outputs)
 
 

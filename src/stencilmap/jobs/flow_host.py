@@ -139,9 +139,9 @@ def _compiled_only(choice: Choice, written: Path, why: str, command: str) -> Csi
 
     arch = choice.device.cuda_arch or CHECK_ARCH
     how = "the generated kernel.cu, compiled by NVRTC alone"
-    shape, start = choice.shape, time.perf_counter()
-    if nvrtc_missing():
-        return Csim(None, how=how, shape=shape, message=f"{why}; {nvrtc_missing()}", command=command)
+    shape, start, missing = choice.shape, time.perf_counter(), nvrtc_missing()
+    if missing:
+        return Csim(None, how=how, shape=shape, message=f"{why}; {missing}", command=command)
     if arch not in supported_archs():
         why = f"{why}; NVRTC does not compile for the {choice.device.name}'s {arch}"
         return Csim(None, how=how, shape=shape, message=why, command=command)
