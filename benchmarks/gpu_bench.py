@@ -12,21 +12,24 @@ Rows, every one measured in the same run on the same device:
 * with ``--program``, that program on ``--shape`` for ``--steps`` (stencilmap's rows alone: GCell/s, and the
   bytes its fields move a step — each input read, each stencil written — over the time as % of copy).
 
-Executors: stencilmap ``run_gpu`` (its kernel time: compilation and transfers excluded; its default launch and
+Executors: stencilmap's ``gpu.GpuRun`` (its ``launch``: compilation and transfers excluded; its default launch and
 one point a thread, ``chunk=1``; ``--unroll``: the interior loop unrolled otherwise; ``--rotate``: columns along
 the marched axis passed on in registers, ``gpu.Tuning``), a CuPy array
 expression (slices, as users write it), a hand-written CuPy ``RawKernel`` and a Numba-CUDA ``@cuda.jit``
 kernel, all in float32 with the same operation order. Correctness: every executor's output on a small grid
 (64² × 3, 32³ × 3) against the NumPy reference (max |difference|; stencilmap's must be 0). Without CuPy or a
 CUDA device it prints why and exits 0 (``--json`` then records ``"skipped"``). It ends with one verdict a
-problem: stencilmap's fastest row against its default and against the fastest peer. Timings are the best of
-``--repeat`` runs, each synchronised with CUDA events. About a minute on an H100/H200.
+problem: stencilmap's fastest row against its default and against the fastest peer. Every executor is timed
+alike (``timed``): after a quarter second of calls (the GPU's clocks up), the best of ``--repeat`` samples, each
+enough calls back to back between two CUDA events for 20 ms; the first call alone is kept too (the table's
+``cold/warm``: what an idle GPU's first launch costs). About a minute on an H100/H200.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -283,35 +286,47 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def timed(cp: Any, fn: Callable[[], Any], repeat: int) -> float:
-    """Best seconds of ``repeat`` calls, between CUDA events (after one warm-up call)."""
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
+def timed(
+    cp: Any, fn: Callable[[], Any], repeat: int, warm: float = 0.25, sample: float = 0.02
+) -> tuple[float, float]:
+    """Seconds a call, warm and cold. Cold: the first call alone (it may compile). Warm: the best of ``repeat``
+    samples, each ``k`` calls back to back between CUDA events — ``k`` makes a sample at least ``sample``
+    seconds, so a single short launch is timed as a stream of them, not as one event pair's latency — after
+    ``warm`` seconds of calls, so that the GPU's clocks are up (the first device run timed a 1 ms step
+    between GPU idle gaps: 23 % of copy for the hand-written kernel too)."""
+
+    def run(k: int) -> float:
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        fn()
+        for _ in range(k):
+            fn()
         end.record()
         end.synchronize()
-        best = min(best, cp.cuda.get_elapsed_time(start, end) / 1e3)
-    return best
+        return float(cp.cuda.get_elapsed_time(start, end)) / 1e3
+
+    cold = each = run(1)
+    spent = 0.0
+    while spent < warm:  # each: seconds a call, as the last sample measured them
+        k = max(1, math.ceil(sample / max(each, 1e-7)))
+        took = run(k)
+        spent, each = spent + took, took / k
+    k = max(1, math.ceil(sample / max(each, 1e-7)))
+    return min(run(k) for _ in range(repeat)) / k, cold
 
 
 def copy_bandwidth(cp: Any, repeat: int, quick: bool) -> float:
     n = (1 << 28) // (16 if quick else 1)
     a, b = cp.ones(n, cp.float32), cp.empty(n, cp.float32)
-    return 2 * 4 * n / timed(cp, lambda: cp.copyto(b, a), repeat)
+    return 2 * 4 * n / timed(cp, lambda: cp.copyto(b, a), repeat)[0]
 
 
-def stencilmap_gpu(
-    prog: Any, inputs: dict[str, np.ndarray], how: tuple[int | None, Any]
-) -> tuple[float, dict[str, np.ndarray]]:
-    """One ``run_gpu``: ``how`` is a row's (chunk, ``gpu.Tuning``), ``ours_rows``."""
-    from stencilmap.backends.gpu import run_gpu
+def stencilmap_gpu(prog: Any, inputs: dict[str, np.ndarray], how: tuple[int | None, Any]) -> Any:
+    """The program loaded on the GPU as a row says (``how``: its chunk and ``gpu.Tuning``, ``ours_rows``):
+    a ``gpu.GpuRun``, whose ``launch`` is timed as the peers' calls are."""
+    from stencilmap.backends.gpu import GpuRun
 
     chunk, tuning = how
-    ex = run_gpu(prog, inputs, chunk=chunk, tuning=tuning)
-    return ex.compute_seconds, dict(ex.result.outputs)
+    return GpuRun(prog, inputs, chunk=chunk, tuning=tuning)
 
 
 def check(
@@ -330,10 +345,11 @@ def check(
         prog = program(text, shape, 3)
         v = rng.random(shape, dtype=np.float32)
         ref = run_reference(prog, {"v": v}).outputs["w"]
-        row = {
-            who: float(np.max(np.abs(stencilmap_gpu(prog, {"v": v}, how)[1]["w"] - ref)))
-            for who, how in {**mine, **odd}.items()
-        }
+        row = {}
+        for who, how in {**mine, **odd}.items():
+            run = stencilmap_gpu(prog, {"v": v}, how)
+            run.launch()
+            row[who] = float(np.max(np.abs(run.result().outputs["w"] - ref)))
         for who, fn in peers.items():
             got = fn(cp, cp.asarray(v), cp.asarray(v), 3)
             row[who] = float(np.max(np.abs(cp.asnumpy(got) - ref)))
@@ -410,27 +426,29 @@ def main() -> int:
     bw = copy_bandwidth(cp, args.repeat, args.quick)
     results["copy_GBps"] = bw / 1e9
     results["max_abs_diff"] = check(cp, peers, mine) if ours else {}
-    rows = []
+    rows: list[dict[str, Any]] = []
     timed_problems = problems(args.quick)
     if ours and args.program is not None:
         timed_problems.append(file_problem(args.program, tuple(args.shape), args.steps))
     for pb in timed_problems:
-        times: dict[str, float] = {}
-        if ours:  # run_gpu times its kernels alone (it synchronises)
+        times: dict[str, tuple[float, float]] = {}
+        if ours:
             prog = pb.program()
             for who, how in mine.items():
-                runs = max(2, args.repeat // 2 + 1)
-                times[who] = min(stencilmap_gpu(prog, pb.inputs, how)[0] for _ in range(runs))
+                run = stencilmap_gpu(prog, pb.inputs, how)
+                times[who] = timed(cp, run.launch, args.repeat)
+                del run
         for who, fn in peers.items() if pb.peers else ():  # buffers made outside the timing
             a, b = cp.asarray(pb.inputs["v"]), cp.asarray(pb.inputs["v"])
             times[who] = timed(cp, lambda fn=fn, a=a, b=b, n=pb.steps: fn(cp, a, b, n), args.repeat)
             del a, b
-        for who, t in times.items():
+        for who, (t, cold) in times.items():
             rows.append(
                 {
                     "problem": f"{pb.name} {'×'.join(map(str, pb.shape))} × {pb.steps}",
                     "executor": who,
                     "seconds": t,
+                    "cold_seconds": cold,
                     "GCell/s": pb.cells / t / 1e9,
                     "pct_copy": 100 * pb.bytes_a_step() * pb.steps / t / bw,
                 }
@@ -438,9 +456,10 @@ def main() -> int:
     results["rows"] = rows
     results["seconds"] = time.perf_counter() - started
     print(f"device: {results['device']}; copy {bw / 1e9:.0f} GB/s (read + write); best of {args.repeat}")
-    print(f"{'problem':44s} {'executor':20s} {'GCell/s':>9s} {'% copy':>7s}")
+    print(f"{'problem':44s} {'executor':20s} {'GCell/s':>9s} {'% copy':>7s} {'cold/warm':>9s}")
     for r in rows:
-        print(f"{r['problem']:44s} {r['executor']:20s} {r['GCell/s']:9.2f} {r['pct_copy']:7.1f}")
+        cold = r["cold_seconds"] / r["seconds"]
+        print(f"{r['problem']:44s} {r['executor']:20s} {r['GCell/s']:9.2f} {r['pct_copy']:7.1f} {cold:9.2f}")
     print("max |diff| vs NumPy reference:", json.dumps(results["max_abs_diff"]))
     results["verdicts"] = verdicts(rows)
     print("\n".join(results["verdicts"]))

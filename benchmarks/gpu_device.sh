@@ -16,7 +16,8 @@ export PYTHONPATH="$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 if [ -d .corpus ] && [ ! -e ../shared/corpus ]; then
   mkdir -p ../shared && ln -s "$PWD/.corpus" ../shared/corpus
 fi
-{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; python3 -c \
+{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version,persistence_mode,clocks.sm,clocks.max.sm,\
+clocks.mem,clocks.max.mem,power.limit --format=csv; python3 -c \
   'import cupy, numpy; print("cupy", cupy.__version__, "numpy", numpy.__version__)'; } 2>&1 | tee "$OUT/device.txt"
 python3 -m pytest -q -p no:cacheprovider tests/backends/test_gpu.py 2>&1 | tail -15 | tee "$OUT/tests.txt"
 python3 benchmarks/gpu_bench.py --repeat 5 --chunks 1,4,16 --unroll 1,2 --rotate --json "$OUT/gpu_bench.json" \

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from stencilmap.backends import gpu
 from stencilmap.backends.cexpr import Unsupported
-from stencilmap.backends.gpu import Tuning, cuda_source, index_type, launch, run_gpu
+from stencilmap.backends.gpu import GpuRun, Tuning, cuda_source, index_type, launch, run_gpu
 from stencilmap.backends.plan import make_plan
 from stencilmap.backends.reference import run_reference
 from stencilmap.backends.registry import HostOptions, execute
@@ -156,6 +156,20 @@ def test_one_launch_a_stencil_a_step() -> None:
     run_gpu(p, inputs_for(p), dev)
     assert len(dev.launches) == p.iterate * len(p.stencils)
     assert {at.grid for at in dev.launches} == {launch(tuple(int(n or 0) for n in p.shape)).grid}
+
+
+@needs_gxx
+@pytest.mark.parametrize("name", ["fdtd2d_iterate.json", "jacobi2d.soda"])
+def test_a_loaded_run_launched_again_computes_the_same_outputs(name: str) -> None:
+    """The benchmark times ``GpuRun.launch`` back to back: every launch starts from the uploaded inputs (the
+    iterated fields' ping-pong buffers never overwrite them), so each computes the reference's outputs."""
+    p = load_bound(EXAMPLES / name)
+    values = inputs_for(p)
+    ref, run = run_reference(p, values), GpuRun(p, values, EmulatedDevice(), 3)
+    for _ in range(3):
+        run.launch()
+        assert_matches(p, ref, run.result())
+    assert len(run.device.launches) == 3 * p.iterate * len(p.stencils)  # type: ignore[attr-defined]
 
 
 @needs_gxx

@@ -48,3 +48,39 @@ def test_verdicts_name_the_fastest_tuning_against_the_default_and_the_best_peer(
         "1.50x the best peer (CuPy RawKernel)",
         "Q: best stencilmap gpu 10.0 GCell/s (5.0 % of copy), 1.00x the default",
     ]
+
+
+class FakeClock:
+    """A stand-in for CuPy's events over a GPU whose calls take 2 ms until 0.1 s of work has run (its clocks
+    coming up), then 1 ms."""
+
+    def __init__(self) -> None:
+        self.now, self.calls = 0.0, 0
+        clock = self
+
+        class Event:
+            def record(self) -> None:
+                self.at = clock.now
+
+            def synchronize(self) -> None:
+                pass
+
+        class Cuda:
+            pass
+
+        self.cuda = Cuda()
+        self.cuda.Event = Event  # type: ignore[attr-defined]
+        self.cuda.get_elapsed_time = lambda a, b: (b.at - a.at) * 1e3  # type: ignore[attr-defined]
+
+    def call(self) -> None:
+        self.calls += 1
+        self.now += 0.002 if self.now < 0.1 else 0.001
+
+
+def test_timed_warms_the_gpu_up_and_times_short_calls_back_to_back() -> None:
+    """A 2 ms first call, then a warm-up of a quarter second, then samples of at least 20 ms (a short launch
+    timed as a stream of launches, not one event pair's latency): 1 ms a call, the cold one kept apart."""
+    fake = FakeClock()
+    warm, cold = bench().timed(fake, fake.call, 3)
+    assert cold == pytest.approx(0.002) and warm == pytest.approx(0.001)
+    assert fake.now >= 0.25 + 3 * 0.02 and fake.calls >= 2 + 3 * 10

@@ -9,8 +9,9 @@ bodies are the CPU backend's (``cgen._body``) with the same semantics helpers, s
 definition of every operation.
 
 Each step launches the stencils in topological order over the whole grid; fields live on the device,
-iterated state ping-pongs between two buffers, and only the outputs come back. ``run_gpu`` drives a
-``Device`` (CuPy's by default; the tests run the same driver over a host emulation of the kernels).
+iterated state ping-pongs between two buffers, and only the outputs come back. ``GpuRun`` loads a program on a
+``Device`` (CuPy's by default; the tests run the same driver over a host emulation of the kernels) and launches
+its steps, as often as a benchmark asks; ``run_gpu`` is one timed launch.
 ``float16`` programs are refused (NVRTC has no ``_Float16``). Without CuPy or a CUDA device, ``run_gpu``
 raises a one-line user error.
 """
@@ -348,6 +349,93 @@ class CupyDevice:
         self.cp.cuda.Device().synchronize()
 
 
+class GpuRun:
+    """A shape-bound program loaded on a device: its kernels compiled, its inputs uploaded. ``launch()``
+    enqueues every step from those inputs (no synchronisation; each call computes the same outputs: kernels
+    write only buffers of their own, never an uploaded input), ``result()`` reads the last launch's outputs
+    back. ``run_gpu`` is one launch timed; ``benchmarks/gpu_bench.py`` repeats ``launch`` between CUDA events
+    as it does the peers' kernels."""
+
+    def __init__(
+        self,
+        program: Program,
+        inputs: Mapping[str, Array],
+        device: Device | None = None,
+        chunk: int | None = None,
+        tuning: Tuning = Tuning(),
+    ) -> None:
+        self.device = dev = device if device is not None else CupyDevice()
+        try:
+            plan = make_plan(program)
+            source = cuda_source(plan, tuning)
+        except Unsupported as exc:
+            raise StencilmapError(f"the gpu backend cannot run this program: {exc}") from None
+        start = time.perf_counter()
+        self.kernels = dev.kernels(source, [f"st_{k}" for k in range(len(plan.order))])
+        self.compile_seconds = time.perf_counter() - start
+        self.program, self.plan = program, plan
+        self.shape = shape = tuple(int(n or 0) for n in program.shape)
+        self.at = at = launch(shape, chunk)
+        self.inputs = {k: dev.asarray(v) for k, v in checked_inputs(program, inputs).items()}
+        self.input_masks = {
+            f: dev.ones(shape, np.uint8)
+            for f in plan.fields
+            if f in plan.masked and program.input(f) is not None
+        }
+        index = np.int32 if index_type(plan) == "int" else np.int64
+        self.dims = (*(index(n) for n in shape), index(at.chunk))
+        self.values: dict[str, Any] = dict(self.inputs)
+        self.masks: dict[str, Any] = dict(self.input_masks)
+
+    def launch(self) -> None:
+        """Enqueue the program's steps, from the uploaded inputs."""
+        program, plan, dev = self.program, self.plan, self.device
+        values, masks = dict(self.inputs), dict(self.input_masks)
+        spare: dict[str, tuple[Any, Any]] = {}
+        for _ in range(program.iterate):
+            for k, st in enumerate(plan.order):
+                out = spare.pop(st.name, None) or (
+                    dev.empty(self.shape, st.dtype),
+                    dev.empty(self.shape, np.uint8) if st.name in plan.masked else None,
+                )
+                args: list[Any] = list(self.dims)
+                for f in _reads(plan, st):
+                    args.append(values[f])
+                    if f in plan.masked:
+                        args.append(masks[f])
+                args.append(out[0])
+                if out[1] is not None:
+                    args.append(out[1])
+                args += [values[p.name] for p in program.params]
+                self.kernels[k](self.at, tuple(args))
+                if st.name in values and (plan.feeds and st.name in dict(plan.pairs).values()):
+                    spare[st.name] = (values[st.name], masks.get(st.name))
+                values[st.name] = out[0]
+                if out[1] is not None:
+                    masks[st.name] = out[1]
+            if plan.feeds:
+                for i, o in plan.pairs:
+                    values[i] = values[o]
+                    if o in masks:
+                        masks[i] = masks[o]
+        self.values, self.masks = values, masks
+
+    def result(self) -> Result:
+        """The last launch's outputs, on the host (points no step defined hold the undefined value)."""
+        outs: dict[str, Array] = {}
+        defined: dict[str, npt.NDArray[np.bool_]] = {}
+        for o in self.program.outputs:
+            v = self.device.asnumpy(self.values[o])
+            ok = (
+                self.device.asnumpy(self.masks[o]).astype(bool)
+                if o in self.masks
+                else np.ones(self.shape, bool)
+            )
+            v[~ok] = undefined_value(v.dtype)
+            outs[o], defined[o] = v, ok
+        return Result(outs, defined)
+
+
 def run_gpu(
     program: Program,
     inputs: Mapping[str, Array],
@@ -358,59 +446,10 @@ def run_gpu(
     """Execute a shape-bound program on the GPU (``device``: CuPy's by default); compute time excludes
     compilation and transfers. ``chunk``: points a thread marches along the outer axes (``launch``);
     ``tuning``: how the kernels' interior loop is written (``Tuning``)."""
-    dev = device if device is not None else CupyDevice()
-    try:
-        plan = make_plan(program)
-        source = cuda_source(plan, tuning)
-    except Unsupported as exc:
-        raise StencilmapError(f"the gpu backend cannot run this program: {exc}") from None
+    run = GpuRun(program, inputs, device, chunk, tuning)
+    run.device.synchronize()
     start = time.perf_counter()
-    kernels = dev.kernels(source, [f"st_{k}" for k in range(len(plan.order))])
-    compile_seconds = time.perf_counter() - start
-    shape = tuple(int(n or 0) for n in program.shape)
-    at = launch(shape, chunk)
-    values = {k: dev.asarray(v) for k, v in checked_inputs(program, inputs).items()}
-    masks = {
-        f: dev.ones(shape, np.uint8) for f in plan.fields if f in plan.masked and program.input(f) is not None
-    }
-    spare: dict[str, tuple[Any, Any]] = {}
-    index = np.int32 if index_type(plan) == "int" else np.int64
-    dims = (*(index(n) for n in shape), index(at.chunk))
-    dev.synchronize()
-    start = time.perf_counter()
-    for _ in range(program.iterate):
-        for k, st in enumerate(plan.order):
-            out = spare.pop(st.name, None) or (
-                dev.empty(shape, st.dtype),
-                dev.empty(shape, np.uint8) if st.name in plan.masked else None,
-            )
-            args: list[Any] = list(dims)
-            for f in _reads(plan, st):
-                args.append(values[f])
-                if f in plan.masked:
-                    args.append(masks[f])
-            args.append(out[0])
-            if out[1] is not None:
-                args.append(out[1])
-            args += [values[p.name] for p in program.params]
-            kernels[k](at, tuple(args))
-            if st.name in values and (plan.feeds and st.name in dict(plan.pairs).values()):
-                spare[st.name] = (values[st.name], masks.get(st.name))
-            values[st.name] = out[0]
-            if out[1] is not None:
-                masks[st.name] = out[1]
-        if plan.feeds:
-            for i, o in plan.pairs:
-                values[i] = values[o]
-                if o in masks:
-                    masks[i] = masks[o]
-    dev.synchronize()
+    run.launch()
+    run.device.synchronize()
     compute = time.perf_counter() - start
-    outs: dict[str, Array] = {}
-    defined: dict[str, npt.NDArray[np.bool_]] = {}
-    for o in program.outputs:
-        v = dev.asnumpy(values[o])
-        ok = dev.asnumpy(masks[o]).astype(bool) if o in masks else np.ones(shape, bool)
-        v[~ok] = undefined_value(v.dtype)
-        outs[o], defined[o] = v, ok
-    return Execution(Result(outs, defined), compute, compile_seconds, True)
+    return Execution(run.result(), compute, run.compile_seconds, True)
