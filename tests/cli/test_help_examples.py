@@ -1,5 +1,5 @@
-"""Every example command shown in a ``--help`` text runs (in a temporary folder, with the bundled examples;
-an ``--input NAME=FILE.npy`` it names is made first; explore's grid is made smaller to keep this quick);
+"""Every example command shown in a ``--help`` text runs as written (a command's examples in order, in an empty
+folder beside the bundled examples; explore's grid is made smaller to keep this quick);
 so does every console example of the README and of the documentation's pages (``docs/``), as shown (``NOT_RUN`` lists the few that need a cluster, and
 why)."""
 
@@ -13,33 +13,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from stencilmap.cli import main
-from stencilmap.program import load_program
-from stencilmap.program.data import bind_shape, make_inputs
 from tests.conftest import CORPUS, EXAMPLES
 
 runner = CliRunner()
 
 
-def help_examples() -> list[str]:
+def help_blocks() -> dict[str, list[str]]:
     """The ``stencilmap ...`` lines of every ``Example(s):`` block of the group's and each command's help."""
     commands: list[click.Command] = [main, *main.commands.values()]  # type: ignore[attr-defined]
-    found: list[str] = []
+    found: dict[str, list[str]] = {}
     for command in commands:
         text = (command.help or "").replace("\\\n", " ")
         _, sep, block = text.partition("Example")
         assert sep, f"'{command.name}' --help shows no example"
-        found += [
+        found[command.name or "stencilmap"] = [
             " ".join(line.split()) for line in block.splitlines() if line.strip().startswith("stencilmap ")
         ]
     return found
 
 
-EXAMPLE_COMMANDS = help_examples()
+EXAMPLE_BLOCKS = help_blocks()
+EXAMPLE_COMMANDS = [line for block in EXAMPLE_BLOCKS.values() for line in block]
 
 
 def test_every_command_has_examples() -> None:
@@ -47,36 +45,20 @@ def test_every_command_has_examples() -> None:
     assert named == set(main.commands)  # type: ignore[attr-defined]
 
 
-def _make_inputs(args: list[str], cwd: Path) -> None:
-    """Write each ``--input NAME=FILE`` the example supplies, with the program's shape and dtype."""
-    if "--input" not in args:
-        return
-    program = bind_shape(load_program(cwd / args[1]), {})
-    values = make_inputs(program, {}, 0)
-    for i, arg in enumerate(args):
-        if arg == "--input":
-            name, _, file = args[i + 1].partition("=")
-            np.save(cwd / file, values[name])
-
-
-@pytest.mark.parametrize("line", EXAMPLE_COMMANDS)
-def test_help_example_runs(line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("command", list(EXAMPLE_BLOCKS))
+def test_help_examples_run_as_written(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command's examples, in order, in one empty folder beside the bundled examples: a file one of them
+    reads (an ``--input``, a ``--from-asm`` text) is one an earlier line wrote — a user can paste them."""
     (tmp_path / "examples").symlink_to(EXAMPLES)
     monkeypatch.chdir(tmp_path)
-    args = shlex.split(line)[1:]
-    if args[0] == "explore":
-        args = [re.sub(r"^4096,4096$", "256,256", a) for a in args]
-    _make_inputs(args, tmp_path)
-    if "--from-asm" in args:  # the text it reads back: as analyze --asm writes it for that architecture
-        arch = args[args.index("--arch") + 1]
-        written = runner.invoke(
-            main, ["analyze", args[1], "--arch", arch, "--asm", args[args.index("--from-asm") + 1]]
-        )
-        assert written.exit_code == 0, written.output
-    result = runner.invoke(main, args)
-    expected = 1 if "--delay-buffers" in args and "min" in args else 0  # shown to make a deadlock
-    assert result.exit_code == expected, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
+    for line in EXAMPLE_BLOCKS[command]:
+        args = shlex.split(line)[1:]
+        if args[0] == "explore":
+            args = [re.sub(r"^4096,4096$", "256,256", a) for a in args]
+        result = runner.invoke(main, args)
+        expected = 1 if "--delay-buffers" in args and "min" in args else 0  # shown to make a deadlock
+        assert result.exit_code == expected, f"{line}\n{result.output}"
+        assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 # ------------------------------------------------------------------------------------- README examples

@@ -100,7 +100,8 @@ def run_cmd(
       stencilmap run examples/jacobi2d.soda --shape 256,256 --seed 7 --json
       stencilmap run examples/jacobi2d.soda --backend cpu --shape 2048,2048 --iterate 50 --json
       stencilmap run examples/heat3d.json --backend dask --chunks 16,32,32
-      stencilmap run examples/heat3d.json --input T=T.npy --out results/
+      stencilmap run examples/heat3d.json --out first/
+      stencilmap run examples/heat3d.json --input T=first/T1.npy --out results/
       stencilmap run examples/dag_listing1.json --format csv
     """
     from stencilmap.backends.registry import HostOptions

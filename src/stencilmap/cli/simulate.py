@@ -175,6 +175,7 @@ def simulate_cmd(
       stencilmap simulate examples/heat3d.json --vector 4 --trace heat3d.vcd --json
       stencilmap simulate examples/star3d_degree3.soda --arch emax --unroll 2 --shape 16,32,64
       stencilmap simulate examples/stencil1d_r8.json --arch cgra --json
+      stencilmap analyze examples/laplace2d.soda --arch cgra --asm l2d.asm
       stencilmap simulate examples/laplace2d.soda --arch cgra --from-asm l2d.asm
       stencilmap simulate examples/heat3d.json --iterate 4 --device stratix10 --devices 2
     """
