@@ -1,7 +1,8 @@
 """Every example command shown in a ``--help`` text runs as written (a command's examples in order, in an empty
 folder beside the bundled examples; explore's grid is made smaller to keep this quick);
-so does every console example of the README and of the documentation's pages (``docs/``), as shown (``NOT_RUN`` lists the few that need a cluster, and
-why)."""
+so does every console example of the README and of the documentation's pages (``docs/``): it exits as the
+page says and prints what the page shows (``shows``: wrapping, wall-clock times and ellipses aside), so a page
+cannot go stale unnoticed (``NOT_RUN`` lists the few that need a cluster, and why)."""
 
 from __future__ import annotations
 
@@ -144,6 +145,36 @@ def _expected_status(step: Step, following: Step | None) -> int:
     return 1 if any("INVALID" in line for line in step.shown) else 0
 
 
+#: What differs from run to run in a command's output: wall-clock times and rates (a model's predicted times
+#: are the same every run, and are compared).
+VOLATILE = (
+    r"(?<=\bin )[\d.,]+(?= ?m?s\b)",
+    r"(?<=\bcompile )[\d.,]+(?= ?m?s\b)",
+    r"(?<=\brun )[\d.,]+(?= ?m?s\b)",
+    r"(?<=\bkernel )[\d.,]+(?= ?m?s\b)",
+    r"(?<=, )[\d.]+(?= s\))",
+    r"[\d.,]+(?= (?:points|cycles)/s\b)",
+    r"[\d.,]+(?= ?GCell/s)",
+)
+#: How a page marks output it leaves out.
+ELLIPSIS = re.compile(r"\.\.\.|…")
+
+
+def shows(shown: tuple[str, ...], output: str) -> bool:
+    """Whether a page's ``shown`` output is what the command printed: whitespace aside (pages wrap long lines,
+    tables pad), wall-clock figures aside (``VOLATILE``), and an ellipsis standing for whatever it leaves
+    out."""
+
+    def plain(text: str) -> str:
+        for pattern in VOLATILE:
+            text = re.sub(pattern, "#", text)
+        return re.sub(r"\s+", "", text)
+
+    pieces = ELLIPSIS.split("\n".join(shown))
+    pattern = ".*?".join(re.escape(plain(piece)) for piece in pieces)
+    return re.fullmatch(pattern, plain(output), re.DOTALL) is not None
+
+
 def _run_step(step: Step, following: Step | None, state: dict[str, int]) -> None:
     args = shlex.split(step.command, comments=True)
     if args[0] == "echo":
@@ -177,6 +208,10 @@ def _run_step(step: Step, following: Step | None, state: dict[str, int]) -> None
     assert result.exit_code == expected, f"{step.where}: {step.command}\n{result.output}"
     if expected == 2:
         assert result.stderr == step.shown[0] + "\n"
+    elif step.shown:
+        assert shows(step.shown, result.output), (
+            f"{step.where}: the page shows other output than\n{result.output}"
+        )
 
 
 @pytest.mark.parametrize(("start", "steps"), README_BLOCKS, ids=[s for s, _ in README_BLOCKS])
@@ -213,3 +248,15 @@ def test_the_readme_has_console_examples_of_every_command() -> None:
         if s.command.startswith("stencilmap ")
     }
     assert named >= set(main.commands) - {"devices"}  # type: ignore[attr-defined]
+
+
+def test_shown_output_is_compared_but_for_wrapping_timings_and_ellipses() -> None:
+    printed = "done in 0.094 s (kernel 0.005 s, 0.0256 GCell/s)\npredicted:  45.83 s for 100 step(s)\nlast\n"
+    assert shows(
+        ("done in 1.2 s (kernel 0.1 s, 3 GCell/s)", "predicted:  45.83 s", "for 100 step(s)", "..."), printed
+    )
+    assert not shows(
+        ("done in 1.2 s (kernel 0.1 s, 3 GCell/s)", "predicted:  45.67 s for 100 step(s)", "..."), printed
+    )
+    assert not shows(("done in 1.2 s (kernel 0.1 s, 3 GCell/s)",), printed)  # lines left out need an ellipsis
+    assert shows(("...", "last"), printed) and shows(("done in … (kernel …", "..."), printed)
