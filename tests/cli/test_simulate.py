@@ -233,3 +233,13 @@ def test_interleaved_device_says_so(tmp_path: Path) -> None:
     assert "available (2 banks interleaved)" in text
     _, short, _ = invoke(args)
     assert "on 2 banks interleaved" in short
+
+
+def test_a_64_bit_mismatch_names_the_simulators_float64_limit(tmp_path: Path) -> None:
+    """An int64 sum past 2⁵³ (the largest int64 added) is not exact in the simulator (values travel as
+    float64): the verdict says so instead of looking like a design's bug (docs/guide/simulation.md, Limits)."""
+    text = (EXAMPLES / "jacobi2d.soda").read_text(encoding="utf-8")
+    text = text.replace("float", "int64").replace("* 0.2f", "+ 9223372036854775807")
+    (tmp_path / "j64.soda").write_text(text, encoding="utf-8")
+    code, out, _ = invoke([str(tmp_path / "j64.soda"), "--shape", "16,32", "--out", str(tmp_path / "o")])
+    assert code == 1 and "INVALID" in out and "64-bit integers are exact up to 2⁵³ in the simulator" in out

@@ -187,6 +187,8 @@ def _verdict(report: SimulateReport) -> str:
         check = next(c for c in v.outputs if c.name == name)
         index = ", ".join(map(str, m.index))
         why += f"; first: {name}[{index}] = {m.got!r}, expected {m.expected!r} ({check.tolerance.describe()})"
+        if check.dtype in ("int64", "uint64"):  # docs/guide/simulation.md, "Limits"
+            why += "; 64-bit integers are exact up to 2⁵³ in the simulator (its values travel as float64)"
     return f"[red]INVALID[/red]: {why}"
 
 
