@@ -17,6 +17,7 @@ from stencilmap.design.common import check_parameters
 from stencilmap.design.registry import check_design_size
 from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError, param
+from stencilmap.explore.space import MAX_ITERATIONS
 from stencilmap.model.report import EstimateConfig, EstimateReport, ModelContext, check_clock
 from stencilmap.model.workload import workload
 from stencilmap.point import DesignPoint
@@ -77,8 +78,10 @@ def estimate(config: EstimateConfig) -> EstimateReport:
 
 def _check_values(config: EstimateConfig) -> None:
     check_parameters(config.point.unroll, config.point.iterate, config.point.vector)
-    if config.iterations is not None and config.iterations < 1:
-        raise StencilmapError(f"{param('iterations')} must be ≥ 1, got {config.iterations}")
+    if config.iterations is not None and not 1 <= config.iterations <= MAX_ITERATIONS:
+        raise StencilmapError(
+            f"{param('iterations')} must be in 1..{MAX_ITERATIONS:,}, got {config.iterations}"
+        )
     check_clock(config.clock_mhz)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from stencilmap.design.common import MAX_STAGES
 from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError, param
 from stencilmap.model.cgra import Workers, choose_workers, pes_per_worker
@@ -94,8 +95,8 @@ def roofline(config: RooflineConfig) -> RooflineReport:
     device = load_device(config.device)
     program = bind_shape(load_program(config.program), {}, config.shape)
     q = config.iterate if config.iterate is not None else max(1, program.iterate)
-    if q < 1:
-        raise StencilmapError(f"{param('iterate')} must be ≥ 1, got {q}")
+    if not 1 <= q <= MAX_STAGES:
+        raise StencilmapError(f"{param('iterate')} must be in 1..{MAX_STAGES:,}, got {q}")
     shape = tuple(int(n or 0) for n in program.shape)
     report = roofline_of(program, shape, device, q)
     if config.plot is not None:
