@@ -162,3 +162,25 @@ def test_partition_file_names_must_be_the_programs(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_a_devices_part_reaches_the_synthesis_command_as_one_word(tmp_path: Path) -> None:
+    """The HLS Makefile hands ``PART`` (a device file's part: letters, digits, spaces, ``()._+-``) to the
+    shell quoted: ``make csynth`` with a part holding a command runs ``vitis_hls`` with that text as the
+    part, and nothing else (a stand-in ``vitis_hls`` records what it got)."""
+    from stencilmap.codegen.host_files import Board, hls_makefile
+
+    board = Board("evil", "xcku060 touch PWNED (x)", "", 300.0, 1, "DDR")
+    (tmp_path / "Makefile").write_text(hls_makefile("top", board, "api"), encoding="utf-8")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "vitis_hls").write_text('#!/bin/sh\nprintf "%s" "$PART" > got_part\n', encoding="utf-8")
+    (bin_dir / "vitis_hls").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run(
+        ["make", "csynth"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "got_part").read_text() == "xcku060 touch PWNED (x)"
+    assert not (tmp_path / "PWNED").exists()

@@ -290,7 +290,7 @@ lib{api}_csim.so: kernel_csim.o api/{api}_csim.cpp api/{api}.h
 \t$(CXX) $(CSIM_FLAGS) -shared -fPIC kernel_csim.o api/{api}_csim.cpp -o $@
 
 csynth cosim:
-\tSTEP=$@ PART=$(PART) DATA=$(abspath $(DATA)) OUT=$(abspath $(OUT)) vitis_hls -f hls.tcl
+\tSTEP=$@ PART='$(PART)' DATA='$(abspath $(DATA))' OUT='$(abspath $(OUT))' vitis_hls -f hls.tcl
 
 {top}.%.xo: kernel.cpp kernel.h stencilmap_hls.h
 \tv++ -c -t $* $(VPP_FLAGS) -k {top} -o $@ kernel.cpp
