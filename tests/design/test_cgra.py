@@ -3,6 +3,8 @@ layers, placement on the grid, the assembly and the DFG, refusals."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -144,6 +146,9 @@ def test_assembly_one_line_per_pe_and_dot_coloured_by_op() -> None:
     dot = cgra_dot(m)
     assert dot.count("fillcolor=orange") == m.count("MUL") and dot.count("fillcolor=red") == m.count("MAC")
     assert COLOURS["MUL"] == "orange" and dot.count(" -> ") == len(m.queues)
+    assert dot.count("{") == dot.count("}") == 1  # one graph, closed
+    if shutil.which("dot"):  # Graphviz reads it
+        subprocess.run(["dot", "-Tsvg"], input=dot, text=True, capture_output=True, check=True)
     j = cgra_json(m)
     assert j["workers"] == 3 and j["pes"] == m.op_counts() and j["grid"] == list(m.grid)
 

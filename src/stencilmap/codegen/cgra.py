@@ -40,7 +40,7 @@ def assembly(m: CgraMapping) -> str:
 def cgra_dot(m: CgraMapping) -> str:
     """The DFG (§V, Fig. 7): one oval per PE coloured by op, labelled with its op, name and place."""
     out = [
-        f"digraph {dot_string(m.program)} {{{{",
+        f"digraph {dot_string(m.program)} {{",
         "  rankdir=TB;",
         '  node [shape=ellipse, style=filled, fontname="Helvetica", fontsize=9];',
         f"  label={dot_string(f'{m.program}: {m.workers} workers, {m.layers} layer(s), {len(m.strips)} strip(s) on {m.device}')};",
