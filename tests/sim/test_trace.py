@@ -61,6 +61,17 @@ def test_vcd_names_stay_unique_after_sanitizing(tmp_path: Path) -> None:
     assert " a_b $end" in path.read_text() and " a_b_2 $end" in path.read_text()
 
 
+def test_vcd_names_cannot_end_a_declaration(tmp_path: Path) -> None:
+    """A design or module named ``$end`` (a program file ``$end.json``) would close the ``$comment`` or
+    ``$var`` it stands in: ``$`` is sanitized like any other character a reference cannot hold."""
+    t = Trace("$end", "x", ("$end", "a$b"), np.zeros((1, 2), np.int8), 1)
+    path = tmp_path / "t.vcd"
+    write_trace(path, t)
+    head = path.read_text().split("$enddefinitions $end\n")[0]
+    assert all(line.count("$end") == 1 and line.endswith("$end") for line in head.splitlines())
+    assert " _end $end" in head and " a_b $end" in head
+
+
 def test_shapes_are_checked() -> None:
     with pytest.raises(ValueError, match="activity"):
         write_trace(Path("x.jsonl"), Trace("d", "x", ("a",), np.zeros((2, 3), np.int8), 2))

@@ -173,8 +173,9 @@ def _vcd_id(n: int) -> str:
 
 
 def _vcd_text(name: str) -> str:
-    """A VCD reference: no whitespace, no brackets (read as bit selects), no dots (read as hierarchy)."""
-    return re.sub(r"[^A-Za-z0-9_$]", "_", name)
+    """A VCD reference: no whitespace, no brackets (read as bit selects), no dots (read as hierarchy), no
+    ``$`` (a name such as ``$end`` would end the declaration it stands in)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
 def _unique(names: Sequence[str]) -> list[str]:
