@@ -42,6 +42,14 @@ def bad_character(name: str) -> str | None:
     return None
 
 
+def visible(text: str) -> str:
+    """``text`` on one line with every control, format or separator character written as ``\\xHH`` /
+    ``\\uHHHH``: what an error line may print of a name (a file named with a terminal escape must not
+    re-title or recolour the user's terminal)."""
+    text = " ".join(text.split())
+    return "".join(ascii(ch)[1:-1] if unicodedata.category(ch) in _REFUSED else ch for ch in text)
+
+
 def check_name(name: str, what: str, where: str | Location | None = None) -> None:
     """Refuse a name holding a control, format or separator character (one line naming it)."""
     bad = bad_character(name)

@@ -29,7 +29,7 @@ HOSTILE = [
     "b`<img src=x onerror=alert(1)>`",
     "$(touch PWNED)",
 ]
-CONTROL = ["x\nstatic int p = std::system(0);", "x\rb", "x\u202eb", "x\x1b[31mred"]
+CONTROL = ["x\nstatic int p = std::system(0);", "x\rb", "x\u202eb", "x\x1b[31mred", "x\x1b]0;pwn\x07y"]
 
 
 def _cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -120,6 +120,7 @@ def test_control_characters_in_a_file_name_are_refused(tmp_path: Path, name: str
     assert "control or format character U+" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr
+    assert done.stderr.isprintable() or done.stderr[:-1].isprintable()  # the name escaped in the line too
     assert not (tmp_path / "out").exists()
 
 

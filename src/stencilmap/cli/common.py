@@ -156,9 +156,10 @@ def fail(message: str, status: int = 2) -> None:
     """Print ``error: message`` as one line on stderr and exit (silently once an interrupt is being handled:
     the error is its consequence, and the interrupt has its own line)."""
     from stencilmap import native
+    from stencilmap.names import visible
 
     if not native.closing():
-        click.echo("error: " + " ".join(message.split()), err=True)
+        click.echo("error: " + visible(message), err=True)
     sys.exit(status)
 
 
