@@ -185,3 +185,19 @@ def test_a_devices_part_reaches_the_synthesis_command_as_one_word(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "got_part").read_text() == "xcku060 touch PWNED (x)"
     assert not (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize("target", ["hls", "opencl"])
+def test_names_generated_code_would_spell_alike_are_refused(tmp_path: Path, target: str) -> None:
+    """``_v`` and ``v`` are both valid names, one identifier in generated code (leading and trailing
+    underscores are dropped): refused with one line naming both, before anything is written (was: a C++
+    redefinition error deep in the verification)."""
+    text = (EXAMPLES / "jacobi2d_5pt.soda").read_text(encoding="utf-8")
+    text = text.replace("float: v(128, *)", "float: v(128, *)\ninput dram 0 float: _v(128, *)")
+    (tmp_path / "under.soda").write_text(text.replace("* v(0, 1)", "* _v(0, 1)"), encoding="utf-8")
+    done = _cli("codegen", "under.soda", "--target", target, "--shape", "16,16", "--out", "o", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr == (
+        "error: under.soda: 'v' and '_v' are one name in generated code (v: leading and trailing underscores"
+        " are dropped); rename one\n"
+    )
+    assert not (tmp_path / "o").exists()

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from stencilmap.design.ir import Design
 from stencilmap.errors import StencilmapError
+from stencilmap.names import identifier
 from stencilmap.program.ir import Program
 
 Values = Mapping[str, npt.NDArray[Any]]
@@ -108,7 +109,23 @@ def emit(name: str, design: Design, program: Program, values: Values) -> Generat
         raise StencilmapError(
             f"target '{name}' cannot express a '{design.arch}' design (it takes: {', '.join(t.archs)})"
         )
+    check_identifiers(program)
     return t.emit(design, program, values)
+
+
+def check_identifiers(program: Program) -> None:
+    """Refuse two of the program's names that generated code would spell alike: identifiers drop leading
+    and trailing underscores (``names.identifier``), so ``_v`` and ``v`` would declare one symbol twice."""
+    seen: dict[str, str] = {}
+    fields = [*(i.name for i in program.inputs), *(s.name for s in program.stencils)]
+    for n in [*fields, *(p.name for p in program.params), *(c.name for c in program.constants)]:
+        other = seen.setdefault(identifier(n), n)
+        if other != n:
+            raise StencilmapError(
+                f"'{other}' and '{n}' are one name in generated code ({identifier(n)}: leading and trailing "
+                "underscores are dropped); rename one",
+                program.path,
+            )
 
 
 def program_design(program: Program) -> Design:
