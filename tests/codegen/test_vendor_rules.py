@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -258,6 +259,24 @@ def test_make_csim_and_the_c_binding_in_a_verified_folder(path: Path, tmp_path: 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
 def test_make_csim_and_the_c_binding_on_the_corpus(path: Path, tmp_path: Path) -> None:
     _build_and_call(path, tmp_path)
+
+
+@pytest.mark.parametrize("kernel", ["printf", "size_t", "std", "bitand", "SM_ROWS"])
+def test_a_program_named_like_a_library_symbol_gets_a_binding_that_builds(
+    kernel: str, tmp_path: Path
+) -> None:
+    """The C binding is ``extern "C"`` beside <cstdio>, <cstdlib>, ...: a program named ``printf`` (or a
+    C++ alternative token, or the generated macros' ``SM_`` prefix) gets ``printf_api``, and ``make
+    lib-csim`` builds (was: "conflicting declaration of C function 'int printf(...)'")."""
+    if shutil.which("make") is None or shutil.which("g++") is None:
+        pytest.skip("make and g++ are needed")
+    program = load_example(ROOT / "examples" / "jacobi2d.soda")
+    program, design = built(replace(program, name=kernel), "soda", lanes_config("soda", 2, device="u280"))
+    gen = emit("hls", design, program, inputs_for(program))
+    write(gen, tmp_path)
+    assert (tmp_path / "api" / f"{kernel}_api.h").is_file()
+    _make(tmp_path, "lib-csim")
+    assert (tmp_path / f"lib{kernel}_api_csim.so").is_file()
 
 
 # ------------------------------------- the XRT and OpenCL bindings compile (against stand-in APIs)

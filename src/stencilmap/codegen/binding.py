@@ -16,6 +16,7 @@ Names come from ``stencilmap.names.identifier``: a program's name is untrusted t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from stencilmap.codegen.ctypes_ import bits, ctype, storage
 from stencilmap.codegen.registry import Port
@@ -30,8 +31,21 @@ _RESERVED_WORDS = """alignas alignof and asm auto bool break case catch char cha
     private protected public register reinterpret_cast restrict return short signed sizeof static
     static_assert static_cast struct switch template this thread_local throw true try typedef typeid
     typename union unsigned using virtual void volatile wchar_t while xor main kernel host csim_main
-    stencilmap_hls emulate"""
-_RESERVED = frozenset(_RESERVED_WORDS.split())
+    stencilmap_hls emulate and_eq bitand bitor compl not_eq or_eq xor_eq hls ap_int ap_uint ap_fixed ap_ufixed"""
+#: ... and every name the C library headers of the generated host code declare (``printf``, ``exit``,
+#: ``size_t``, ``std``: an ``extern "C"`` function of that name conflicts with theirs), and the generated
+#: code's own prefix (``sm_``, ``SM_``: its helpers and macros).
+_LIBRARY = Path(__file__).with_name("c_library_names.txt")
+_RESERVED = frozenset(_RESERVED_WORDS.split()) | frozenset(
+    line for line in _LIBRARY.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")
+)
+
+
+def reserved(name: str) -> bool:
+    """Whether a C binding may not take ``name`` (it then gets ``_api`` after it)."""
+    return name in _RESERVED or name.lower().startswith("sm_")
+
+
 #: The size arguments' names by rank (``n0`` … beyond three axes).
 _SIZES = {1: ("n",), 2: ("rows", "cols"), 3: ("planes", "rows", "cols")}
 
@@ -75,7 +89,7 @@ def api(
     rank = {f: n for n, f in enumerate(declared)}
     ordered = sorted(ports, key=lambda p: (p.direction != "in", rank.get(p.field, len(rank))))
     fn = identifier(name)
-    return Api(f"{fn}_api" if fn in _RESERVED else fn, tuple(ordered), shape, rows, max_rows)
+    return Api(f"{fn}_api" if reserved(fn) else fn, tuple(ordered), shape, rows, max_rows)
 
 
 def elements_expr(p: Port, rows: str = "rows") -> str:
