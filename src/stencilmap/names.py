@@ -50,6 +50,12 @@ def visible(text: str) -> str:
     return "".join(ascii(ch)[1:-1] if unicodedata.category(ch) in _REFUSED else ch for ch in text)
 
 
+def path_argument(path: str) -> str:
+    """A relative path as a command line's argument: ``./`` before one that starts with ``-`` (a program
+    ``-o.json`` would read as an option in a reproduce command)."""
+    return f"./{path}" if path.startswith("-") else path
+
+
 def check_name(name: str, what: str, where: str | Location | None = None) -> None:
     """Refuse a name holding a control, format or separator character (one line naming it)."""
     bad = bad_character(name)

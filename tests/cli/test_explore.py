@@ -107,3 +107,20 @@ def test_save_refuses_an_unwritable_folder_before_exploring(tmp_path: Path) -> N
     (tmp_path / "file").write_text("x")
     result = runner.invoke(explore_cmd, [*SMALL, "--save", str(tmp_path / "file")])
     assert result.exit_code == 2 and result.output.startswith("error: ") and "--save" in result.output
+
+
+def test_saved_commands_read_a_program_named_like_an_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program file ``-o.soda`` (given after ``--``) is written ``./-o.soda`` in commands.txt, which a
+    shell then runs as it is (was: "No such option '-o'")."""
+    (tmp_path / "-o.soda").write_text(
+        (EXAMPLES / "jacobi2d.soda").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    args = ["--device", "ku060", "--shape", "64,64", "--iterations", "4", "--no-simulate", "--save", "w"]
+    assert runner.invoke(explore_cmd, [*args, "--", "-o.soda"]).exit_code == 0
+    line = (tmp_path / "w" / "commands.txt").read_text().splitlines()
+    estimate = next(s for s in line if s.startswith("stencilmap estimate"))
+    assert " ./-o.soda " in estimate
+    assert runner.invoke(main, shlex.split(estimate)[1:]).exit_code == 0

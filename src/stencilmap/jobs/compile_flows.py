@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from stencilmap.design.ir import Design
 from stencilmap.device.catalog import Device
 from stencilmap.errors import StencilmapError
+from stencilmap.names import path_argument
 from stencilmap.program.ir import Program
 
 if TYPE_CHECKING:
@@ -91,7 +92,8 @@ class Choice:
 
     def command(self, verb: str, *extra: str, shape: tuple[int, ...] | None = None) -> str:
         """The exact command line that reproduces one of the numbers."""
-        args = ["stencilmap", verb, self.source, *extra, "--shape", ",".join(map(str, shape or self.shape))]
+        source = path_argument(self.source)
+        args = ["stencilmap", verb, source, *extra, "--shape", ",".join(map(str, shape or self.shape))]
         if verb in ("simulate", "codegen", "run"):  # the commands that read input data
             args += [a for name, path in self.input_files for a in ("--input", f"{name}={path}")]
         return shlex.join(args)

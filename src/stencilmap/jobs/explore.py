@@ -16,7 +16,7 @@ from stencilmap.errors import StencilmapError, param
 from stencilmap.explore import Candidate, ExploreConfig, ExploreResult
 from stencilmap.explore.resources import build_candidate
 from stencilmap.io import OutputSet, check_output_dir
-from stencilmap.names import comment
+from stencilmap.names import comment, path_argument
 
 #: The files ``save_winner`` writes into its folder.
 SAVED_FILES = ("design.json", "design.dot", "commands.txt")
@@ -63,8 +63,8 @@ def winner_commands(result: ExploreResult, config: ExploreConfig) -> str:
     assert best is not None
     space = result.space
     design = _design_options(best, space.shape)
-    program = shlex.quote(str(config.program))
-    device = shlex.quote(config.device)  # as given: a catalog name or the user's PATH.json
+    program = shlex.quote(path_argument(str(config.program)))
+    device = shlex.quote(path_argument(config.device))  # as given: a catalog name or the user's PATH.json
     estimate = [
         "stencilmap",
         "estimate",
