@@ -140,7 +140,8 @@ def roofline_with_design(report: CompileReport) -> Figure:
             label=f"chosen: {choice.arch} {_params(choice)} → {gops:.4g} GOp/s predicted",
         )
         low, high = ax.get_ylim()
-        ax.set_ylim(min(low, gops / 2), high)  # the chosen design may sit far below the roof
+        if gops > 0:  # the chosen design may sit far below the roof (a log axis: nothing at or below 0)
+            ax.set_ylim(min(low, gops / 2), high)
         # below the axes: inside them the legend can cover the chosen point (issue 25)
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize="small", frameon=False)
         figure.subplots_adjust(bottom=0.3)
