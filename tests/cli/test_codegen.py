@@ -109,6 +109,10 @@ def _nothing_written(parent: Path, name: str) -> None:
         (["--target", "opencl", "--arch", "soda"], "cannot express a 'soda' design"),
         (["--target", "hls", "--unroll", "0"], "--unroll must be"),
         (["--target", "hls", "--verify", "--hls-include", "/nonexistent/include"], "no such folder"),
+        (
+            ["--target", "hls", "--verify", "--hls-include", str(EXAMPLES)],
+            "no ap_int.h or hls_stream.h in it",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(args: list[str], reason: str, tmp_path: Path) -> None:

@@ -71,11 +71,26 @@ def gxx() -> str:
     return found
 
 
+#: The headers ``--hls-include`` stands in for (the C simulation includes both).
+HLS_HEADERS = ("ap_int.h", "hls_stream.h")
+
+
+def check_hls_include(hls_include: Path | None) -> None:
+    """``--hls-include``: a folder holding ``HLS_HEADERS`` (a user error, said before anything is written;
+    not a failed verification after it)."""
+    if hls_include is None:
+        return
+    if not hls_include.is_dir():
+        raise StencilmapError(f"{param('hls_include')} {hls_include}: no such folder")
+    missing = [h for h in HLS_HEADERS if not (hls_include / h).is_file()]
+    if missing:
+        raise StencilmapError(f"{param('hls_include')} {hls_include}: no {' or '.join(missing)} in it")
+
+
 def csim_unit(gen: Generated, hls_include: Path | None) -> native.Unit:
     """The C simulation's build: the generated files, compiled with ``CSIM_FLAGS`` and the target's own,
     the include folders (``--hls-include`` in place of the stand-in headers)."""
-    if hls_include is not None and not hls_include.is_dir():
-        raise StencilmapError(f"{param('hls_include')} {hls_include}: no such folder")
+    check_hls_include(hls_include)
     includes = tuple(
         str(hls_include.resolve()) if hls_include is not None and d in gen.standins else d
         for d in gen.include_dirs

@@ -25,7 +25,7 @@ from stencilmap.arch import arch as arch_of
 from stencilmap.arch import check_options
 from stencilmap.backends.reference import run_reference, undefined_value
 from stencilmap.codegen.registry import HOST, Generated, emit, from_program, program_design, target
-from stencilmap.codegen.verify import run_csim, write_data
+from stencilmap.codegen.verify import check_hls_include, run_csim, write_data
 from stencilmap.design.common import or_hint, with_iterate
 from stencilmap.design.ir import Design
 from stencilmap.design.registry import reject_options
@@ -117,6 +117,7 @@ def codegen(config: CodegenConfig) -> CodegenReport:
     """Run the whole job; see the module docstring."""
     target(config.target)  # an unknown target is a usage error: say so before building anything
     check_replace_folder(config.out_dir, config.force)
+    check_hls_include(config.hls_include)
     program, values = bind(config)
     arch = config.point.arch or DEFAULT_ARCH[(config.target, program.format)]
     fusion = fuse_if(program, config.point.fuse, arch)
