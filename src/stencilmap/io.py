@@ -34,6 +34,9 @@ Array = npt.NDArray[Any]
 PUBLISH_LOCK = threading.RLock()
 #: Temporary files and folders not yet published or removed (what an interrupt must clean up).
 _PENDING: set[Path] = set()
+#: Folders made for outputs not yet published (``make_folders``): removed again, if still empty, when the
+#: outputs are discarded — a failed or interrupted command leaves no empty ``--out`` behind.
+_MADE: set[Path] = set()
 #: Longest file name most file systems accept, in bytes.
 NAME_MAX = 255
 #: An output array's name: an identifier, so ``<name>.npy`` is a plain file name inside ``--out``.
@@ -209,6 +212,35 @@ def array_path(directory: Path, name: str) -> Path:
 # ------------------------------------------------------------------------------------------------ writing
 
 
+def make_folders(directory: Path) -> None:
+    """``mkdir -p directory``, remembering each folder it made (``remove_made_folders`` takes back the
+    empty ones; ``publish`` keeps them)."""
+    missing = []
+    folder = directory
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    with PUBLISH_LOCK:
+        _MADE.update(missing)
+
+
+def keep_made_folders(directory: Path) -> None:
+    """Outputs were published in ``directory``: it and the folders above it stay."""
+    with PUBLISH_LOCK:
+        for folder in (directory, *directory.parents):
+            _MADE.discard(folder)
+
+
+def remove_made_folders() -> None:
+    """Remove the folders ``make_folders`` made that are still empty (deepest first)."""
+    with PUBLISH_LOCK:
+        for folder in sorted(_MADE, key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        _MADE.clear()
+
+
 class OutputSet:
     """The files one command writes: staged with ``add_*``, published together by ``publish``.
 
@@ -234,7 +266,7 @@ class OutputSet:
         for final in finals.values():
             check_replaceable(final, "cannot write")
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            make_folders(directory)
             with PUBLISH_LOCK:
                 folder = Path(tempfile.mkdtemp(prefix=".stencilmap-", dir=directory))
                 _PENDING.add(folder)
@@ -252,7 +284,7 @@ class OutputSet:
         """Stage ``path`` as a temporary file beside it."""
         check_output_file(path, "cannot write")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(path.parent)
             with PUBLISH_LOCK:
                 fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
                 _PENDING.add(Path(tmp_name))
@@ -283,6 +315,7 @@ class OutputSet:
                 for tmp, final in self._staged:
                     os.replace(tmp, final)
                     _PENDING.discard(tmp)
+                    keep_made_folders(final.parent)
             except OSError as exc:
                 raise _os_error(exc, final) from None
             finally:
@@ -297,6 +330,7 @@ class OutputSet:
                 _remove(folder)
             self._staged.clear()
             self._folders.clear()
+            remove_made_folders()
 
 
 def _save_npy(f: IO[bytes], arr: Array) -> None:
@@ -325,6 +359,7 @@ def discard_pending() -> None:
     with PUBLISH_LOCK:
         for path in sorted(_PENDING, key=lambda p: len(p.parts), reverse=True):
             _remove(path)
+        remove_made_folders()
 
 
 def write_arrays_atomically(directory: Path, arrays: Mapping[str, Array]) -> dict[str, Path]:

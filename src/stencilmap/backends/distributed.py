@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from stencilmap import native
 from stencilmap.errors import StencilmapError, input_param, param
+from stencilmap.io import keep_made_folders, make_folders, remove_made_folders
 from stencilmap.program.ir import Program
 
 from . import cgen, cost
@@ -616,7 +617,7 @@ def run_dask_to_files(
     compile_program(program)
     compile_seconds = time.perf_counter() - start_compile
     outs, masks = lazy_run(program, values, options)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folders(out_dir)
     staged: dict[str, str] = {}
     regions: dict[str, tuple[tuple[tuple[int, int], ...] | None, int]] = {}
     start = time.perf_counter()
@@ -631,6 +632,7 @@ def run_dask_to_files(
         for tmp in staged.values():
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+        remove_made_folders()
         raise
     seconds = time.perf_counter() - start
     written: dict[str, Path] = {}
@@ -639,6 +641,7 @@ def run_dask_to_files(
         os.replace(tmp, final)
         native.release(Path(tmp))
         written[name] = final
+    keep_made_folders(out_dir)
     return written, regions, Execution(Result({}, {}), seconds, compile_seconds)
 
 
