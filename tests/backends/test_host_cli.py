@@ -45,6 +45,11 @@ def test_cpu_json_reports_kernel_time_and_rate(tmp_path: Path) -> None:
         (["--backend", "dask", "--chunks", "8,8,8"], "--chunks has 3 sizes"),
         (["--backend", "dask", "--chunks", "x"], "--chunks: expected sizes"),
         (["--iterate", "0"], "--iterate must be ≥ 1"),
+        (["--chunks", "4,4"], "--chunks applies to --backend dask only"),  # the numpy backend
+        (
+            ["--backend", "cpu", "--scheduler", "tcp://127.0.0.1:9"],
+            "--scheduler applies to --backend dask only",
+        ),
     ],
 )
 def test_bad_options_are_one_line_and_write_nothing(tmp_path: Path, extra: list[str], message: str) -> None:

@@ -26,7 +26,8 @@ BACKENDS = ("numpy", "cpu", "dask", "gpu")
 
 @dataclass(frozen=True, slots=True)
 class HostOptions:
-    """How to execute: the backend and its knobs (each ignored by backends it does not concern)."""
+    """How to execute: the backend and its knobs (``threads`` and ``block`` are ignored by backends they do
+    not concern; dask's ``chunks`` and ``scheduler`` are refused for the others: ``check_options``)."""
 
     backend: str = "numpy"
     threads: int | None = None  # cpu, dask workers' kernels
@@ -71,6 +72,9 @@ def check_options(options: HostOptions, rank: int) -> None:
         from .distributed import scheduler_address
 
         scheduler_address(options.scheduler_file)  # readable, and names an address
+    for knob, value in (("chunks", options.chunks), ("scheduler", options.scheduler)):
+        if value is not None and options.backend != "dask":  # the user meant a dask run: say it is not one
+            raise StencilmapError(f"{param(knob)} applies to {param('backend')} dask only")
 
 
 def _numpy(program: Program, inputs: Mapping[str, Array], options: HostOptions) -> Execution:
