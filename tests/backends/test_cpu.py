@@ -293,3 +293,33 @@ def test_a_failing_compiler_is_named_by_its_first_error(
         StencilmapError, match=r"exit status 1 on the generated code: .*fatal error: omp.h not found"
     ):
         cpu.compile_program(p)
+
+
+def _wide(reads: int) -> Program:
+    """A 1-D-window stencil of ``reads`` terms over the last axis (a 2-D grid), summed in parenthesised
+    groups of 20 (a shallow expression tree: the test's thread has Python's default stack)."""
+    terms = [f"a[j,k+{i}]" for i in range(reads)]
+    groups = ["(" + " + ".join(terms[i : i + 20]) + ")" for i in range(0, reads, 20)]
+    spec = {
+        "inputs": {"a": {"data": "random:0-1", "data_type": "float32"}},
+        "outputs": ["b"],
+        "dimensions": [4, 64 + reads],
+        "program": {"b": {"computation_string": "b = " + " + ".join(groups), "data_type": "float32"}},
+    }
+    return bind_shape(parse_stencilflow(json.dumps(spec), "wide.json"), {})
+
+
+def test_a_huge_loop_nest_builds_with_gccs_superlinear_passes_off() -> None:
+    """Windows of hundreds of reads: no induction-variable optimisation, a two-insn combiner (gcc took most
+    of ten minutes on 3,000 reads); the corpus's loop nests keep the full flags. The result is unchanged."""
+    cc = cpu.compiler()
+    if "-fno-unswitch-loops" not in cpu.flags(cc):
+        pytest.skip("not gcc")
+    small, huge = (cgen.generate(make_plan(_wide(n))) for n in (9, 600))
+    assert cgen.loop_nest_chars(huge) > cpu.HUGE_LOOP_CHARS > cgen.loop_nest_chars(small)
+    assert set(cpu.HUGE_GCC_FLAGS) <= set(cpu.flags(cc, huge)) and not set(cpu.HUGE_GCC_FLAGS) & set(
+        cpu.flags(cc, small)
+    )
+    p = _wide(600)
+    values = inputs_for(p)
+    assert_matches(p, run_reference(p, values), run_cpu(p, values)[0])

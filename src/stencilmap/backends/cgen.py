@@ -134,6 +134,13 @@ def _weight(name: str, text: str) -> float:
     return len(text) * (0.25 if name.endswith("E") else 1.0)
 
 
+def loop_nest_chars(source: str) -> int:
+    """Characters of the largest loop-nest part of ``source`` (not an edge function's, nor the driver's)."""
+    return max(
+        (len(m[2]) for m in _PART.finditer(source) if not m[1].endswith("E") and m[1] != "DRIVER"), default=0
+    )
+
+
 def split(source: str, ways: int) -> tuple[tuple[str, ...], ...]:
     """The ``-D`` flags of each unit of a build of ``source`` in at most ``ways`` units compiled in parallel:
     its parts (``generate``) dealt heaviest first (``_weight``) to the unit with the least work so far. One
