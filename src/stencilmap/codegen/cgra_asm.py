@@ -36,7 +36,12 @@ MUL/MAC multiplies by); each ``PORT<-SOURCE[DEPTH]`` is an input queue, its trig
 input queue holds a token and the queues it feeds have room. Each instruction's comment says what it does
 (addresses an AGEN generates, Fig. 6's filter pattern 0^m 1^n 0^p, the stores a COUNT waits for).
 
-Malformed text is one ``FILE:LINE: message`` (``StencilmapError``).
+Malformed text is one ``FILE:LINE: message`` (``StencilmapError``): among others a directive given twice,
+workers without their readers and writers (each worker reads every input and writes every output, §III-A, so
+the count cannot exceed what the instructions place), a queue deeper than its entries and the scratchpad
+together, a latency past the simulator's stall window. ``read_asm`` reads only a regular file of at most
+``MAX_ASM_BYTES`` and also refuses a ``.fabric`` that is not its device's (a grid beyond the device's PEs,
+other queue entries, scratchpad words or load latency).
 """
 
 from __future__ import annotations
@@ -55,7 +60,15 @@ from stencilmap.errors import Location, StencilmapError
 from stencilmap.names import comment
 from stencilmap.program.dtypes import DTYPES, WEAK_TYPES
 
-__all__ = ["CONTROL_OPS", "LINEAR_OPS", "canonical", "parse_asm", "print_asm", "read_asm"]
+__all__ = ["CONTROL_OPS", "LINEAR_OPS", "MAX_ASM_BYTES", "canonical", "parse_asm", "print_asm", "read_asm"]
+
+#: Largest assembly file ``read_asm`` reads (a full 32×32 fabric's text is under 200 kB).
+MAX_ASM_BYTES = 4 * 2**20
+#: Largest magnitude of an integer in the text (no grid, address or count comes near it; the simulator's
+#: int64 arithmetic stays exact).
+MAX_INT = 2**48
+#: Largest FILTER offset along an axis beyond the grid's extent there (a stencil's reach).
+MAX_REACH = 2**20
 
 #: The PEs of the readers, writers and synchronization workers (§III-A).
 CONTROL_OPS = ("AGEN", "LOAD", "FILTER", "STORE", "COUNT", "DONE")
@@ -70,6 +83,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9_]")
 _TOKEN = re.compile(r'(?:[^\s"#]|"(?:[^"\\]|\\.)*")+')
 _QUEUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)<-(.+)\[(-?\d+)\]$")
 _KEY = re.compile(r"^([a-z_]+)=(.*)$")
+_INT = re.compile(r"[-+]?[0-9]+")
 
 
 # ------------------------------------------------------------------------------------------ printing
@@ -316,6 +330,12 @@ class _Header:
     spans: dict[str, tuple[list[Span], int]] = field(default_factory=dict)
     regions: dict[int, tuple[list[Box], int]] = field(default_factory=dict)
     boxes: dict[int, tuple[list[Box], int]] = field(default_factory=dict)
+    at: dict[str, int] = field(default_factory=dict)  # the line of each directive given once
+
+
+def _clip(text: str, n: int = 40) -> str:
+    """``text`` as a message quotes it: at most ``n`` characters (a hostile token can be megabytes long)."""
+    return text if len(text) <= n else text[:n] + "…"
 
 
 class _Line:
@@ -327,25 +347,29 @@ class _Line:
     def error(self, message: str) -> StencilmapError:
         return StencilmapError(message, Location(self.where, self.number))
 
-    def integer(self, text: str, what: str, low: int | None = None) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise self.error(f"{what}: expected an integer, got '{text}'") from None
+    def integer(self, text: str, what: str, low: int | None = None, high: int = MAX_INT) -> int:
+        """An integer of ASCII digits (no ``_``, no other scripts' digits) in [low, high]."""
+        if not _INT.fullmatch(text):
+            raise self.error(f"{what}: expected an integer, got '{_clip(text)}'")
+        v = int(text) if len(text) <= 20 else (-1 if text.startswith("-") else 1) * (MAX_INT + 1)
         if low is not None and v < low:
-            raise self.error(f"{what}: must be ≥ {low}, got {v}")
+            raise self.error(f"{what}: must be ≥ {low}, got {_clip(text)}")
+        if abs(v) > high:
+            raise self.error(f"{what}: must be at most {high:,} in magnitude, got {_clip(text)}")
         return v
 
     def real(self, text: str, what: str) -> float:
         try:
+            if not text.isascii() or "_" in text:
+                raise ValueError(text)
             return float(text)
         except ValueError:
-            raise self.error(f"{what}: expected a number, got '{text}'") from None
+            raise self.error(f"{what}: expected a number, got '{_clip(text)}'") from None
 
     def ints(self, text: str, n: int, what: str) -> tuple[int, ...]:
         parts = text.split(",")
         if len(parts) != n:
-            raise self.error(f"{what}: expected {n} comma-separated integers, got '{text}'")
+            raise self.error(f"{what}: expected {n} comma-separated integers, got '{_clip(text)}'")
         return tuple(self.integer(s, what) for s in parts)
 
     def name(self, text: str, what: str) -> str:
@@ -353,22 +377,26 @@ class _Line:
             try:
                 return bytes(_unpercent(text)).decode("utf-8")
             except (ValueError, UnicodeDecodeError):
-                raise self.error(f"{what}: a malformed %-encoded name '{text}'") from None
+                raise self.error(f"{what}: a malformed %-encoded name '{_clip(text)}'") from None
         if text.startswith('"'):
             try:
                 value = json.loads(text)
             except json.JSONDecodeError:
-                raise self.error(f"{what}: a malformed string {text}") from None
+                raise self.error(f"{what}: a malformed string {_clip(text)}") from None
             if not isinstance(value, str):
-                raise self.error(f"{what}: expected a string, got {text}")
+                raise self.error(f"{what}: expected a string, got {_clip(text)}")
             return value
         if not text:
             raise self.error(f"{what}: empty")
+        if not _WORD.fullmatch(text):
+            raise self.error(
+                f"{what}: '{_clip(text)}' is neither a plain word ({_WORD.pattern}) nor %-encoded (%XX per byte)"
+            )
         return text
 
     def dtype(self, text: str, what: str, weak: bool = False) -> str:
         if text not in DTYPES and not (weak and text in WEAK_TYPES):
-            raise self.error(f"{what}: unknown type '{text}' (known: {', '.join(DTYPES)})")
+            raise self.error(f"{what}: unknown type '{_clip(text)}' (known: {', '.join(DTYPES)})")
         return text
 
     def keys(self, tokens: list[str], allowed: Collection[str], what: str) -> dict[str, str]:
@@ -377,7 +405,7 @@ class _Line:
             k = _KEY.match(tok)
             if k is None or k.group(1) not in allowed:
                 raise self.error(
-                    f"{what}: unexpected '{tok}' (expected {', '.join(f'{a}=' for a in allowed)})"
+                    f"{what}: unexpected '{_clip(tok)}' (expected {', '.join(f'{a}=' for a in allowed)})"
                 )
             if k.group(1) in out:
                 raise self.error(f"{what}: '{k.group(1)}' given twice")
@@ -421,19 +449,20 @@ def _tokens(text: str) -> list[str]:
 
 
 def read_asm(path: Path, known_ops: Collection[str] | None = None) -> CgraMapping:
-    """``parse_asm`` of the file at ``path`` (a missing or unreadable file is a one-line error)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StencilmapError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StencilmapError(f"{path}: cannot read it ({exc})") from None
-    return parse_asm(text, str(path), known_ops)
+    """``parse_asm`` of the file at ``path``: a regular file (a FIFO or device is refused without reading
+    it) of at most ``MAX_ASM_BYTES`` of UTF-8 text; anything else is a one-line error."""
+    from stencilmap.io import read_user_text
+
+    text = read_user_text(path, str(path), MAX_ASM_BYTES, "a CGRA assembly file")
+    return parse_asm(text, str(path), known_ops, check_device=True)
 
 
-def parse_asm(text: str, where: str = "<asm>", known_ops: Collection[str] | None = None) -> CgraMapping:
+def parse_asm(
+    text: str, where: str = "<asm>", known_ops: Collection[str] | None = None, *, check_device: bool = False
+) -> CgraMapping:
     """The mapping ``text`` describes (see the module docstring); ``known_ops``: the DAG ops the caller's
-    simulator computes (None: any name)."""
+    simulator computes (None: any name); ``check_device``: the ``.fabric`` line must be its catalog device's
+    (``read_asm``: a text a user wrote; the printer's own text may name any device)."""
     header = _Header()
     pes: list[tuple[Pe, list[tuple[str, str, int]], _Line]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -450,9 +479,11 @@ def parse_asm(text: str, where: str = "<asm>", known_ops: Collection[str] | None
                 raise line.error("an instruction before the header (.program … .box) is complete")
             pes.append(_instruction(header, line))
     last = _Line(where, max(1, len(text.splitlines())), [])
-    return _mapping(header, pes, last, known_ops)
+    return _mapping(header, pes, last, known_ops, check_device)
 
 
+#: The directives a header gives once.
+_ONCE = (".program", ".fabric", ".shape", ".dtype", ".workers", ".layers", ".kind", ".preserve", ".strips")
 _DIRECTIVES = (
     ".program",
     ".fabric",
@@ -475,14 +506,20 @@ _DIRECTIVES = (
 def _directive(h: _Header, ln: _Line) -> None:
     d, args = ln.tokens[0], ln.tokens[1:]
     if d not in _DIRECTIVES:
-        raise ln.error(f"unknown directive '{d}' (known: {' '.join(_DIRECTIVES)})")
+        raise ln.error(f"unknown directive '{_clip(d)}' (known: {' '.join(_DIRECTIVES)})")
+    if d in _ONCE:
+        if d in h.at:
+            raise ln.error(f"{d} given twice (first on line {h.at[d]})")
+        h.at[d] = ln.number
 
-    def need(n: int, usage: str) -> None:
+    def need(n: int, usage: str, most: int | None = None) -> None:
         if len(args) < n:
             raise ln.error(f"{d} needs {usage}")
+        if most is not None and len(args) > most:
+            raise ln.error(f"{d} takes {usage}, got '{_clip(' '.join(args))}'")
 
     if d == ".program":
-        need(1, "a name")
+        need(1, "a name", 1)
         h.program = ln.name(args[0], ".program")
     elif d == ".fabric":
         need(1, "a device name")
@@ -505,15 +542,13 @@ def _directive(h: _Header, ln: _Line) -> None:
         if h.rank > 3:
             raise ln.error(f".shape: rank must be 1 to 3, got {h.rank}")
     elif d == ".dtype":
-        need(1, "a type")
+        need(1, "a type", 1)
         h.dtype = ln.dtype(args[0], ".dtype")
     elif d == ".workers":
-        need(1, "a count")
+        need(1, "one count", 1)
         h.workers = ln.integer(args[0], ".workers", 1)
-        if len(args) > 1:
-            raise ln.error(f".workers takes one count, got {' '.join(args)}")
     elif d == ".layers":
-        need(1, "a count")
+        need(1, "one count", 1)
         h.layers = ln.integer(args[0], ".layers", 1)
     elif d == ".kind":
         need(1, "linear or dag")
@@ -528,9 +563,10 @@ def _directive(h: _Header, ln: _Line) -> None:
             h.linear = (out, ln.dtype(k["dtype"], "dtype"), ln.real(k["constant"], "constant"))
         else:
             raise ln.error(
-                f".kind: expected 'linear output=… dtype=… constant=…' or 'dag', got {' '.join(args)}"
+                f".kind: expected 'linear output=… dtype=… constant=…' or 'dag', got {_clip(' '.join(args))}"
             )
     elif d == ".preserve":
+        need(0, "no arguments", 0)
         h.preserve = True
     elif d == ".input":
         need(1, "a field name")
@@ -562,10 +598,12 @@ def _directive(h: _Header, ln: _Line) -> None:
         if not h.stages:
             raise ln.error(".read before any .stage")
         o = ln.ints(args[1], 3, ".read offset")
+        if any(abs(v) > n + MAX_REACH for v, n in zip(o, h.shape or (0, 0, 0), strict=True)):
+            raise ln.error(f".read offset {_ints(o)} reaches past the grid")
         kind = args[2] if len(args) > 2 else "shrink"
         if kind not in READ_KINDS or len(args) > 3:
             raise ln.error(
-                f".read: the kind must be one of {', '.join(READ_KINDS)}, got {' '.join(args[2:])}"
+                f".read: the kind must be one of {', '.join(READ_KINDS)}, got {_clip(' '.join(args[2:]))}"
             )
         h.stages[-1][4].append((ln.name(args[0], ".read"), (o[0], o[1], o[2]), kind))
     elif d == ".strips":
@@ -575,7 +613,7 @@ def _directive(h: _Header, ln: _Line) -> None:
         need(1, "a field name")
         f = ln.name(args[0], ".span")
         if f in h.spans:
-            raise ln.error(f".span of '{f}' given twice")
+            raise ln.error(f".span of '{_clip(f)}' given twice")
         h.spans[f] = ([_span(ln, a) for a in args[1:]], ln.number)
     elif d in (".region", ".box"):
         need(1, "an index")
@@ -604,7 +642,7 @@ def _instruction(h: _Header, ln: _Line) -> tuple[Pe, list[tuple[str, str, int]],
         raise ln.error("an instruction is OP NAME @ROW,COL [key=value ...] [PORT<-SOURCE[DEPTH] ...]")
     op, name = ln.tokens[0], ln.name(ln.tokens[1], "PE name")
     if not re.fullmatch(r"[A-Z][A-Z0-9_]*", op):
-        raise ln.error(f"'{op}' is not an op (upper-case, e.g. MAC)")
+        raise ln.error(f"'{_clip(op)}' is not an op (upper-case, e.g. MAC)")
     row, col = ln.ints(ln.tokens[2][1:], 2, "place @ROW,COL")
     keys: list[str] = []
     queues: list[tuple[str, str, int]] = []
@@ -616,13 +654,13 @@ def _instruction(h: _Header, ln: _Line) -> tuple[Pe, list[tuple[str, str, int]],
                 raise ln.error(f"input port '{q.group(1)}' given twice")
             queues.append((q.group(1), ln.name(q.group(2), "queue source"), depth))
         elif queues:
-            raise ln.error(f"'{tok}': keys come before the input queues")
+            raise ln.error(f"'{_clip(tok)}': keys come before the input queues")
         else:
             keys.append(tok)
     k = ln.keys(keys, _PE_KEYS, op)
     boundary = k.get("boundary", "shrink")
     if boundary not in BOUNDARIES:
-        raise ln.error(f"boundary: one of {', '.join(BOUNDARIES)}, got '{boundary}'")
+        raise ln.error(f"boundary: one of {', '.join(BOUNDARIES)}, got '{_clip(boundary)}'")
     offset = ln.ints(k["offset"], 3, "offset") if "offset" in k else (0, 0, 0)
     ports = [port for port, _, _ in queues]
     operands: list[str | float] = []
@@ -633,7 +671,7 @@ def _instruction(h: _Header, ln: _Line) -> tuple[Pe, list[tuple[str, str, int]],
             operands.append(o)
         else:
             raise ln.error(
-                f"operand '{o}' is neither a number nor an input port ({', '.join(ports) or 'none'})"
+                f"operand '{_clip(o)}' is neither a number nor an input port ({', '.join(ports) or 'none'})"
             )
     pe = Pe(
         name,
@@ -669,6 +707,7 @@ def _mapping(
     pes: list[tuple[Pe, list[tuple[str, str, int]], _Line]],
     end: _Line,
     known_ops: Collection[str] | None,
+    check_device: bool,
 ) -> CgraMapping:
     for what, value in (
         (".program", h.program),
@@ -734,6 +773,10 @@ def _mapping(
             raise ln.error(f"place @{p.row},{p.col} already holds PE '{places[(p.row, p.col)]}'")
         places[(p.row, p.col)] = p.name
     _check_graph(h, pes, queues, end)
+    if check_device:
+        _check_device(h, end)
+    _check_limits(h, pes)
+    _check_workers(h, pes, names, end)
     stages = tuple(Stage(n, d, tuple(reads), f, out) for n, d, f, out, reads in h.stages)
     return CgraMapping(
         program=h.program,
@@ -760,6 +803,84 @@ def _mapping(
         roofline_workers=h.workers,  # the §VI choice is the model's, not the program's: not in the text
         preserve=h.preserve,
     )
+
+
+def _check_device(h: _Header, end: _Line) -> None:
+    """The ``.fabric`` line is its device's (``design.cgra.mapping.fabric``): the grid within the device's PE
+    array, its queue entries, scratchpad words and load latency."""
+    from stencilmap.design.cgra.mapping import fabric
+    from stencilmap.program.dtypes import bits
+
+    assert h.device is not None and h.grid is not None and h.dtype is not None
+    ln = _Line(end.where, h.at[".fabric"], [])
+    try:
+        fab = fabric(h.device)
+    except StencilmapError as exc:
+        raise ln.error(f".fabric {_clip(h.device)}: {exc}") from None
+    words = fab.scratchpad_bytes // max(1, bits(h.dtype) // 8)
+    for what, said, fact in (
+        ("queue_entries", h.queue_entries, fab.queue_entries),
+        ("storage_words", h.storage_words, words),
+        ("mem_latency", h.mem_latency, fab.mem_latency),
+    ):
+        if said != fact:
+            raise ln.error(f".fabric {what}={said}, but device '{fab.device.name}' has {fact}")
+    rows, cols = h.grid
+    if rows > fab.rows or cols > fab.cols:
+        raise ln.error(
+            f".fabric grid={rows}x{cols} is larger than device '{fab.device.name}' ({fab.rows}×{fab.cols} PEs)"
+        )
+
+
+def _check_limits(h: _Header, pes: list[tuple[Pe, list[tuple[str, str, int]], _Line]]) -> None:
+    """Each queue no deeper than its entries and the whole scratchpad (§III-B: the scratchpad backs the deep
+    queues); each latency below the simulator's stall window (a longer one would read as a deadlock); FILTER
+    offsets within the grid's reach."""
+    from stencilmap.design.cgra.mapping import STALL_CYCLES
+
+    assert h.shape is not None
+    deepest = h.queue_entries + h.storage_words
+    for p, qs, pl in pes:
+        for port, _, depth in qs:
+            if depth > deepest:
+                raise pl.error(
+                    f"queue {port}: depth {depth} exceeds the {h.queue_entries} entries and the "
+                    f"{h.storage_words}-word scratchpad together (.fabric)"
+                )
+        if p.latency >= STALL_CYCLES:
+            raise pl.error(
+                f"{p.op}: lat={p.latency}; the simulator takes {STALL_CYCLES:,} cycles without a firing for a deadlock"
+            )
+        if any(abs(d) > n + MAX_REACH for d, n in zip(p.offset, h.shape, strict=True)):
+            raise pl.error(f"{p.op}: offset {_ints(p.offset)} reaches past the grid")
+
+
+def _check_workers(
+    h: _Header, pes: list[tuple[Pe, list[tuple[str, str, int]], _Line]], names: list[str], end: _Line
+) -> None:
+    """Each worker reads every input (an AGEN) and writes every output (a STORE), §III-A: so no more workers
+    than the instructions place (the simulator walks every worker's columns)."""
+    assert h.workers is not None
+    ln = _Line(end.where, h.at[".workers"], [])
+    outputs = [k for k, s in enumerate(h.stages) if s[3]]
+    readers = {(p.field, p.worker) for p, _, _ in pes if p.op == "AGEN"}
+    writers = {(p.stage, p.worker) for p, _, _ in pes if p.op == "STORE"}
+    if len(readers) == h.workers * len(names) and len(writers) == h.workers * len(outputs):
+        return  # (the PEs' fields, stages and workers are in range: _check_pe)
+    for w in range(min(h.workers, len(pes) + 1)):  # the first worker lacking one comes within the PEs
+        for f in names:
+            if (f, w) not in readers:
+                raise ln.error(
+                    f".workers {h.workers}: worker {w} has no AGEN of input '{_clip(f)}' "
+                    "(each worker reads every input, CGRA §III-A)"
+                )
+        for k in outputs:
+            if (k, w) not in writers:
+                raise ln.error(
+                    f".workers {h.workers}: worker {w} has no STORE of output '{_clip(h.stages[k][0])}' "
+                    "(each worker writes every output, CGRA §III-A)"
+                )
+    raise ln.error(f".workers {h.workers}: the instructions place the readers and writers of fewer workers")
 
 
 def _check_inputs(h: _Header, end: _Line) -> None:

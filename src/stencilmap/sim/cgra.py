@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from stencilmap import native
 from stencilmap.design.cgra.dag import UNARY_FUNCS
-from stencilmap.design.cgra.mapping import CgraMapping, Pe
+from stencilmap.design.cgra.mapping import STALL_CYCLES, CgraMapping, Pe
 from stencilmap.design.cgra.regions import points
 from stencilmap.design.cgra.traffic import field_bytes, load_cache, reads_of, ring_of, stores_of
 from stencilmap.device.catalog import Device
@@ -117,8 +117,6 @@ FN = (
 PCOLS = 13
 NSTATE = 5
 STATUS = ("done", "deadlock", "limit", "misaligned")
-#: Cycles without any firing that mean a deadlock (a load returns within the device's latency).
-STALL_CYCLES = 10_000
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,10 @@ from stencilmap.device.catalog import Device, load_device
 from stencilmap.errors import StencilmapError, param
 from stencilmap.program.ir import Program
 
+#: Cycles without any firing the CGRA simulator takes for a deadlock (``sim.cgra``): a PE's load latency
+#: must stay below it (``codegen.cgra_asm`` refuses a longer one).
+STALL_CYCLES = 10_000
+
 if TYPE_CHECKING:
     from stencilmap.design.cgra.plan import RooflineWorkers
 

@@ -25,7 +25,8 @@ array, §4.6's rows), each instruction inside the header's rows × columns, its 
 EX1 or EX2), one op per unit, each register written once, operands reachable (a load's stream reaches
 every row, §3.1's ring; an ALU value flows down to later rows, or from EX1 to EX2 of its PE; a FIFO
 taps a load of its own row, at most ``FIFOS_PER_ROW`` per row, §3.1), dist only on loads and inside the
-ring, RGI only where an op reads it, and every plane stored once.
+ring, RGI only where an op reads it, and every plane stored once. Numbers are ASCII digits of at most
+``MAX_DIGITS``; ``read_mnemonics`` reads only a regular file of at most ``MAX_MNEMONICS_BYTES``.
 """
 
 from __future__ import annotations
@@ -67,23 +68,30 @@ def write_mnemonics(m: EmaxMapping) -> str:
 
 # ------------------------------------------------------------------------------------------------ parser
 
+#: Largest mnemonics file ``read_mnemonics`` reads (a full 64×8 array's text is under 100 kB).
+MAX_MNEMONICS_BYTES = 1 << 20
+#: Most digits of an integer in the text (every count, address and offset of a mapping is far shorter).
+MAX_DIGITS = 12
+
 _HEADER = re.compile(
     r"#\s*(?P<name>.*): EMAX mapping of a degree-(?P<d>\d+) star, p = (?P<p>\d+), (?P<rows>\d+) rows [×x] "
     r"(?P<cols>\d+) columns, dist (?P<dist>\d+), (?P<chunks>\d+) X chunk\(s\) of (?P<chunk>\d+) points "
-    r"on (?P<device>\S+)\s*$"
+    r"on (?P<device>\S+)\s*$",
+    re.ASCII,
 )
 _REG = r"[A-Za-z_][A-Za-z0-9_.+\-\[\]]*"
 _NUM = r"[-+0-9.eEinfa]+"
 _TEXT: dict[str, re.Pattern[str]] = {
-    "LD": re.compile(rf"(?P<dst>{_REG}) <- lmm\[(?P<base>-?\d+):\+(?P<n>\d+)\]"),
-    "ST": re.compile(rf"(?P<dst>{_REG}) <- lmm\[(?P<base>-?\d+):\+(?P<n>\d+)\] <- (?P<a>{_REG})"),
-    "FIFO": re.compile(rf"(?P<dst>{_REG}) <- (?P<a>{_REG}) @x(?P<dx>[-+]\d+)"),
+    "LD": re.compile(rf"(?P<dst>{_REG}) <- lmm\[(?P<base>-?\d+):\+(?P<n>\d+)\]", re.ASCII),
+    "ST": re.compile(rf"(?P<dst>{_REG}) <- lmm\[(?P<base>-?\d+):\+(?P<n>\d+)\] <- (?P<a>{_REG})", re.ASCII),
+    "FIFO": re.compile(rf"(?P<dst>{_REG}) <- (?P<a>{_REG}) @x(?P<dx>[-+]\d+)", re.ASCII),
     "FMUL": re.compile(rf"(?P<dst>{_REG}) <- (?P<a>{_REG}) \* (?P<c>{_NUM})"),
     "FMA": re.compile(rf"(?P<dst>{_REG}) <- (?P<a>{_REG}), (?P<b>{_REG}) \* (?P<c>{_NUM})"),
     "FADD": re.compile(rf"(?P<dst>{_REG}) <- (?P<a>{_REG}), (?P<b>{_REG})"),
 }
-_STREAM = re.compile(r"A\[z(?P<dz>[-+]\d+)?\]\[y(?P<dy>[-+]\d+)?\]")
-_PLANE = re.compile(r"p(\d+)\.")
+_STREAM = re.compile(r"A\[z(?P<dz>[-+]\d+)?\]\[y(?P<dy>[-+]\d+)?\]", re.ASCII)
+_PLANE = re.compile(r"p(\d+)\.", re.ASCII)
+_INT = re.compile(r"[-+]?[0-9]+")
 _UNITS: dict[str, tuple[Unit, ...]] = {
     "LD": ("EAG",),
     "ST": ("EAG",),
@@ -130,7 +138,7 @@ def assemble(text: str, file: str, program: Program, reference: Reference = libr
     try:
         ref = reference(program, head.p, head.device)
     except StencilmapError as exc:
-        raise StencilmapError(exc.message, Location(file, first)) from None
+        raise StencilmapError(str(exc), Location(file, first)) from None
     _check_header(head, ref, Location(file, first))
     placed: list[tuple[int, Instruction]] = []
     for n, line in enumerate(lines[first:], first + 1):
@@ -152,11 +160,11 @@ def assemble(text: str, file: str, program: Program, reference: Reference = libr
 
 
 def read_mnemonics(path: Path, program: Program, reference: Reference = library_mapping) -> EmaxMapping:
-    """``assemble`` the file at ``path`` (a missing or unreadable file is one line, too)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StencilmapError(f"cannot read the EMAX mnemonics: {exc}", Location(str(path))) from None
+    """``assemble`` the file at ``path``: a regular file (a FIFO or device is refused without reading it) of
+    at most ``MAX_MNEMONICS_BYTES`` of UTF-8 text; anything else is one line, too."""
+    from stencilmap.io import read_user_text
+
+    text = read_user_text(path, str(path), MAX_MNEMONICS_BYTES, "EMAX mnemonics")
     return assemble(text, str(path), program, reference)
 
 
@@ -168,17 +176,12 @@ def _header(line: str, where: Location) -> Header:
             "dist DI, K X chunk(s) of N points on DEVICE'",
             where,
         )
-    g = {k: match[k] for k in ("d", "p", "rows", "cols", "dist", "chunks", "chunk")}
-    return Header(
-        int(g["d"]),
-        int(g["p"]),
-        int(g["rows"]),
-        int(g["cols"]),
-        int(g["dist"]),
-        int(g["chunks"]),
-        int(g["chunk"]),
-        match["device"],
-    )
+    what = {"d": "degree", "p": "p", "rows": "rows", "cols": "columns", "dist": "dist"}
+    what |= {"chunks": "X chunks", "chunk": "chunk"}
+    g = {k: _int(match[k], what[k], where) for k in what}
+    if g["p"] < 1:
+        raise StencilmapError(f"p = {g['p']}: a mapping computes at least one plane (p ≥ 1)", where)
+    return Header(g["d"], g["p"], g["rows"], g["cols"], g["dist"], g["chunks"], g["chunk"], match["device"])
 
 
 def _check_header(h: Header, ref: EmaxMapping, where: Location) -> None:
@@ -212,9 +215,9 @@ def _instruction(body: str, h: Header, ref: EmaxMapping, where: Location) -> Ins
     rgi, dist = tokens[-2], _int(tokens[-1], "dist", where)
     text = " ".join(tokens[4:-2])
     if op not in _UNITS:
-        raise StencilmapError(f"unknown op '{op}' (EMAX §3.3: {', '.join(_UNITS)})", where)
+        raise StencilmapError(f"unknown op '{_clip(op)}' (EMAX §3.3: {', '.join(_UNITS)})", where)
     if unit not in ("EAG", "EX1", "EX2"):
-        raise StencilmapError(f"unknown unit '{unit}' (a PE has EAG, EX1, EX2; EMAX §3.1)", where)
+        raise StencilmapError(f"unknown unit '{_clip(unit)}' (a PE has EAG, EX1, EX2; EMAX §3.1)", where)
     if unit not in _UNITS[op]:
         raise StencilmapError(f"{op} runs on {' or '.join(_UNITS[op])}, not {unit} (EMAX §3.3)", where)
     if not (0 <= row < h.rows and 0 <= col < h.columns):
@@ -231,15 +234,15 @@ def _instruction(body: str, h: Header, ref: EmaxMapping, where: Location) -> Ins
         )
     match = _TEXT[op].fullmatch(text)
     if match is None:
-        raise StencilmapError(f"cannot read {op}'s operands '{text}' ({_SHAPES[op]})", where)
+        raise StencilmapError(f"cannot read {op}'s operands '{_clip(text, 80)}' ({_SHAPES[op]})", where)
     dst = match["dst"]
     plane_of = _PLANE.match(dst)
-    plane = int(plane_of[1]) if plane_of else 0
+    plane = _int(plane_of[1], "plane", where) if plane_of else 0
     if op in ("LD", "ST"):
-        base, n = _int(match["base"], "address", where), int(match["n"])
+        base, n = _int(match["base"], "address", where), _int(match["n"], "word count", where)
         if match["base"] != rgi:
             raise StencilmapError(
-                f"the address lmm[{match['base']}:…] and the RGI column {rgi} differ", where
+                f"the address lmm[{match['base']}:…] and the RGI column {_clip(rgi)} differ", where
             )
         if n != h.chunk:
             raise StencilmapError(f"{op} counts {n} words; the header's chunk is {h.chunk}", where)
@@ -248,8 +251,8 @@ def _instruction(body: str, h: Header, ref: EmaxMapping, where: Location) -> Ins
     if op == "LD":
         stream = _STREAM.fullmatch(dst)
         if stream is None:
-            raise StencilmapError(f"a load names its stream A[z±dz][y±dy], not '{dst}'", where)
-        dz, dy = int(stream["dz"] or 0), int(stream["dy"] or 0)
+            raise StencilmapError(f"a load names its stream A[z±dz][y±dy], not '{_clip(dst)}'", where)
+        dz, dy = _int(stream["dz"] or "0", "dz", where), _int(stream["dy"] or "0", "dy", where)
         if abs(dy) > h.degree:
             raise StencilmapError(
                 f"stream {dst} is {abs(dy)} rows of Y away; the stencil's degree is {h.degree}", where
@@ -259,15 +262,15 @@ def _instruction(body: str, h: Header, ref: EmaxMapping, where: Location) -> Ins
         return Instruction(row, col, "EAG", "LD", dst, (), rgi, dist, min(max(dz, 0), h.p - 1), dz, dy)
     if op == "ST":
         if plane_of is None or dst != f"p{plane}.out" or plane >= h.p:
-            raise StencilmapError(f"ST writes a plane's result pJ.out (J < {h.p}), not '{dst}'", where)
+            raise StencilmapError(f"ST writes a plane's result pJ.out (J < {h.p}), not '{_clip(dst)}'", where)
         if rgi != RGI_ZERO:
-            raise StencilmapError(f"ST writes its LMM from address 0, not {rgi}", where)
+            raise StencilmapError(f"ST writes its LMM from address 0, not {_clip(rgi)}", where)
         _check_rgi(op, (match["a"],), rgi, where)
         return Instruction(row, col, "EAG", "ST", dst, (match["a"],), rgi, 0, plane)
     srcs = tuple(match[k] for k in ("a", "b") if k in match.groupdict())
     _check_rgi(op, srcs, rgi, where)
     if op == "FIFO":
-        dx = int(match["dx"])
+        dx = _int(match["dx"], "FIFO tap", where)
         if not 0 < abs(dx) <= h.degree:
             raise StencilmapError(
                 f"a FIFO holds x−{h.degree}..x+{h.degree}; @x{dx:+d} is not a neighbour tap", where
@@ -295,7 +298,7 @@ def _check_rgi(op: str, srcs: tuple[str, ...], rgi: str, where: Location) -> Non
         return
     if rgi != RGI_ZERO:
         raise StencilmapError(
-            f"RGI {rgi} is never read: only an FMA whose first operand is rgi reads it", where
+            f"RGI {_clip(rgi)} is never read: only an FMA whose first operand is rgi reads it", where
         )
 
 
@@ -315,7 +318,7 @@ def _check_rules(placed: list[tuple[int, Instruction]], h: Header, ref: EmaxMapp
             raise StencilmapError("rgi is the RGI constant, not a register", Location(file, n))
         if i.dst in writer:
             raise StencilmapError(
-                f"register '{i.dst}' is written twice (line {writer[i.dst][0]})", Location(file, n)
+                f"register '{_clip(i.dst)}' is written twice (line {writer[i.dst][0]})", Location(file, n)
             )
         writer[i.dst] = (n, i)
     fifos: dict[int, int] = {}
@@ -326,7 +329,7 @@ def _check_rules(placed: list[tuple[int, Instruction]], h: Header, ref: EmaxMapp
             if s == "rgi":
                 continue
             if s not in writer:
-                raise StencilmapError(f"'{s}' is written by no instruction", where)
+                raise StencilmapError(f"'{_clip(s)}' is written by no instruction", where)
             _check_reach(i, s, writer[s], where)
         if i.op == "FIFO":
             fifos[i.row] = fifos.get(i.row, 0) + 1
@@ -373,18 +376,27 @@ def _check_reach(i: Instruction, s: str, producer: tuple[int, Instruction], wher
     )
 
 
+def _clip(text: str, n: int = 40) -> str:
+    """``text`` as a message quotes it: at most ``n`` characters (a hostile token can be megabytes long)."""
+    return text if len(text) <= n else text[:n] + "…"
+
+
 def _int(text: str, what: str, where: Location) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise StencilmapError(f"{what} '{text}' is not an integer", where) from None
+    """An integer of ASCII digits (no ``_``, no other scripts' digits), at most ``MAX_DIGITS`` of them."""
+    if not _INT.fullmatch(text):
+        raise StencilmapError(f"{what} '{_clip(text)}' is not an integer", where)
+    if len(text.lstrip("+-")) > MAX_DIGITS:
+        raise StencilmapError(f"{what} '{_clip(text)}' has more than {MAX_DIGITS} digits", where)
+    return int(text)
 
 
 def _float(text: str, where: Location) -> float:
     try:
+        if not text.isascii() or "_" in text:
+            raise ValueError(text)
         value = float(text)
     except ValueError:
-        raise StencilmapError(f"'{text}' is not a number", where) from None
+        raise StencilmapError(f"'{_clip(text)}' is not a number", where) from None
     if not math.isfinite(value):
-        raise StencilmapError(f"'{text}' is not a finite number", where)
+        raise StencilmapError(f"'{_clip(text)}' is not a finite number", where)
     return value
