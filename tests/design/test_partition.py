@@ -178,6 +178,7 @@ def test_partition_files_are_validated(tmp_path: Path) -> None:
         '{"parts": [["b0", 3]]}': r"parts\[0\]\[1\]: expected a stencil name",
         '{"parts": []}': "parts: expected a non-empty list",
         '{"devices": 2}': 'expected an object {"parts"',
+        '{"parts": [["b0"]], "parts": [["b1"]]}': "key 'parts' is given twice in one object",
     }
     for text, message in bad.items():
         path.write_text(text)

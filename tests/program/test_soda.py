@@ -234,3 +234,34 @@ def test_an_unusable_cache_only_costs_the_parser_build(
         assert parse_soda(path.read_text(), "x.soda") == parse_soda(path.read_text(), "x.soda")
     finally:
         soda._parser.cache_clear()
+
+
+_OUT = "output float: w(0, 0) = v(0, 0) + 1\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        ("kernel: k\ninput float: v(64, *)\ninput float: v(64, *)\n" + _OUT, ":3:1", "duplicate name 'v'"),
+        ("kernel: k\niterate: 5000\ninput float: v(64, *)\n" + _OUT, ":2:1", "iterate must be between 1 and 4,096"),
+        ("kernel: k\nunroll factor: 5000\ninput float: v(64, *)\n" + _OUT, ":2:1", "unroll factor and vectorization"),
+        (f"kernel: k\ninput float: v{'x' * 130}(64, *)\noutput float: w(0, 0) = 1\n", ":2:1",
+         "is not an identifier of at most 128"),
+        ("kernel: k\ninput float: v(64, *)\nlocal float: w(0, 0) = w(0, 0) + 1\n"
+         "output float: z(0, 0) = w(0, 0)\n", ":3:1", "cyclic program: w -> w"),
+        ("kernel: k\ninput float: v(64, *)\niterate: 2\ninput float: u(64, *)\n" + _OUT, ":3:1",
+         "iterate/preserve need outputs matching inputs"),
+        ("kernel: k\nborder: preserve\ninput float: v(64, *)\ninput float: u(64, *)\n" + _OUT, ":2:1",
+         "iterate/preserve need outputs matching inputs"),
+        ("kernel: k\ninput float: v(4, 4, 64, *)\noutput float: w(0, 0, 0, 0) = v(0, 0, 0, 0)\n", ":2:1",
+         "iteration space must have 1 to 3 dimensions, got 4"),
+        ("kernel: k\ninput float: max(64, *)\noutput float: w(0, 0) = max(0, 0)\n", ":2:1",
+         "name 'max' is a function's name"),
+    ],
+)  # fmt: skip
+def test_program_checks_name_line_and_column(text: str, where: str, what: str) -> None:
+    with pytest.raises(StencilmapError) as info:
+        verify(parse_soda(text, "bad.soda"))
+    message = str(info.value)
+    assert message.startswith("bad.soda" + where + ": "), message
+    assert what in message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from stencilmap.program import load_program
 from stencilmap.program.expr import Binary, Call, Const, Ref, Select, Var
 from stencilmap.program.ir import Boundary
 from stencilmap.program.stencilflow import parse_stencilflow
+from stencilmap.program.verify import verify
 from tests.conftest import CORPUS_STENCILFLOW, EXAMPLE_FILES, corpus_or_skip
 
 JSON_FILES = corpus_or_skip(CORPUS_STENCILFLOW) + [p for p in EXAMPLE_FILES if p.suffix == ".json"]
@@ -221,3 +223,102 @@ def test_bad_feedback_is_a_one_line_exit_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["analyze", str(bad)])
     assert result.exit_code == 2
     assert "feedback.hy" in result.output and "Traceback" not in result.output
+
+
+# ------------------------------------------------------------------ strict types, duplicate keys, locations
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('{"inputs": {}, "inputs": {}}', "inputs"),
+        ('{"dimensions": [4, 5], "dimensions": [4, 5]}', "dimensions"),
+        ('{"program": {"b": {}, "b": {}}}', "program.b"),
+        ('{"constants": {"c": 1, "c": 2}}', "constants.c"),
+    ],
+)
+def test_a_key_given_twice_is_refused_at_its_json_path(text: str, path: str) -> None:
+    with pytest.raises(StencilmapError) as info:
+        parse_stencilflow(text, "p.json")
+    assert str(info.value) == f"p.json: {path}: key '{path.rsplit('.', 1)[-1]}' is given twice in one object"
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "what"),
+    [
+        (lambda p: p.update(iterate="4"), "iterate", "valid integer"),
+        (lambda p: p.update(iterate=4.0), "iterate", "valid integer"),
+        (lambda p: p.update(vectorization=True), "vectorization", "valid integer"),
+        (lambda p: p.update(dimensions=[True, 5]), "dimensions[0]", "valid integer"),
+        (lambda p: p.update(dimensions=[4.0, 5]), "dimensions[0]", "valid integer"),
+        (lambda p: p.update(constants={"c": "0.1"}), "constants.c", "expected a number or an object"),
+        (lambda p: p.update(constants={"c": True}), "constants.c", "expected a number or an object"),
+        (lambda p: p.update(constants={"c": {"value": "0.1"}}), "constants.c.value", "valid number"),
+        (lambda p: p["inputs"]["a"].update(data_type=32), "inputs.a.data_type", "valid string"),
+        (lambda p: p["inputs"]["a"].update(data=True), "inputs.a.data", "expected a string"),
+        (lambda p: p["program"]["b"].update(boundary_conditions=[]), "program.b.boundary_conditions",
+         "expected an object or 'shrink'"),
+        (lambda p: p["program"]["b"]["boundary_conditions"]["a"].update(value="0.5"),
+         "program.b.boundary_conditions.a.value", "valid number"),
+        (lambda p: p["program"]["b"]["boundary_conditions"]["a"].update(halo=[1.5]),
+         "program.b.boundary_conditions.a.halo[0]", "expected an integer or 'halo'"),
+    ],
+)  # fmt: skip
+def test_a_wrong_type_is_not_coerced(change: Any, path: str, what: str) -> None:
+    prog = base()
+    change(prog)
+    with pytest.raises(StencilmapError) as info:
+        parse(prog)
+    message = str(info.value)
+    assert message.startswith(f"p.json: {path}: "), message
+    assert what in message
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        (lambda p: p.update(constants={"c": "HUGE"}), "constants.c"),
+        (lambda p: p.update(constants={"c": {"value": "HUGE"}}), "constants.c.value"),
+        (lambda p: p["inputs"]["a"].update(data="HUGE"), "inputs.a.data"),
+        (lambda p: p["program"]["b"]["boundary_conditions"]["a"].update(value="HUGE"),
+         "program.b.boundary_conditions.a.value"),
+    ],
+)  # fmt: skip
+def test_a_number_that_overflows_to_infinity_is_refused(change: Any, path: str) -> None:
+    prog = base()
+    change(prog)
+    text = json.dumps(prog).replace('"HUGE"', "-1e400")
+    with pytest.raises(StencilmapError, match=rf"^p.json: {re.escape(path)}: .*finite"):
+        parse_stencilflow(text, "p.json")
+
+
+def test_integers_are_numbers() -> None:
+    prog = base(constants={"c": 2, "d": {"value": 3}})
+    prog["program"]["b"]["boundary_conditions"]["a"]["value"] = 1
+    program = parse(prog)
+    assert [c.value for c in program.constants] == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "what"),
+    [
+        (lambda p: p.update(iterate=5000), "iterate", "iterate must be between 1 and 4,096"),
+        (lambda p: p.update(vectorization=5000), "vectorization", "vectorization must be between"),
+        (lambda p: p.update(outputs=["b", "b"]), r"outputs\[1\]", "output 'b' is listed twice"),
+        (lambda p: p.update(outputs=["b", "z"]), "outputs", "output 'z' is not computed"),
+        (lambda p: p.update(constants={"a": 1}), "constants.a", "duplicate name 'a'"),
+        (lambda p: p["inputs"].update(b={"data_type": "float32"}), "program.b", "duplicate name 'b'"),
+        (lambda p: p["program"]["b"].update(computation_string="b = b[j, k]"), "program.b",
+         "cyclic program: b -> b"),
+        (lambda p: p["inputs"].update({"x" * 200: {"data_type": "float32"}}), "inputs.x{37}\\.\\.\\.",
+         "is not an identifier of at most 128"),
+    ],
+)  # fmt: skip
+def test_program_checks_name_the_json_path(change: Any, path: str, what: str) -> None:
+    prog = base()
+    change(prog)
+    with pytest.raises(StencilmapError) as info:
+        verify(parse(prog))
+    message = str(info.value)
+    assert re.match(rf"p.json: {path}: ", message), message
+    assert what in message and len(message) < 300

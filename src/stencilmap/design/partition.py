@@ -232,8 +232,17 @@ def load_parts(path: Path) -> Parts:
     from stencilmap.io import read_user_text
 
     text = read_user_text(path, where, MAX_PARTITION_BYTES, "a partition file")
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:  # JSON leaves a repeated key undefined
+        out: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in out:
+                raise StencilmapError(f"key {k[:40]!a} is given twice in one object", where)
+            out[k] = v
+        return out
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise StencilmapError(f"line {exc.lineno}, column {exc.colno}: {exc.msg}", where) from None
     except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting too deep

@@ -8,6 +8,7 @@ uniform in [0, 64). ``random:a-b`` draws floats uniform in [a, b) and integers u
 from __future__ import annotations
 
 import os
+import warnings
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -54,10 +55,27 @@ def bind_shape(
     for inp in program.inputs:
         arr = supplied.get(inp.name)
         if arr is not None and len(inp.axes) == program.rank and arr.ndim == program.rank:
-            return program.with_shape(tuple(int(n) for n in arr.shape))
+            bound = tuple(int(n) for n in arr.shape)
+            _check_bound_sizes(bound, input_param(inp.name))
+            return program.with_shape(bound)
     inner = [n for n in program.shape if n is not None]
     default = inner[0] if inner else DEFAULT_1D_SIZE
     return program.with_shape(tuple(default if n is None else n for n in program.shape))
+
+
+def _check_bound_sizes(shape: tuple[int, ...], where: str) -> None:
+    """Refuse an iteration shape taken from a supplied input that has a size 0, or that is too large,
+    before anything is allocated or written."""
+    if any(n < 1 for n in shape):
+        raise StencilmapError(
+            f"has shape {list(shape)}: an input of size 0 gives no points to compute; sizes must be positive",
+            where,
+        )
+    if any(n > MAX_DIM for n in shape) or _prod(shape) > MAX_POINTS:
+        raise StencilmapError(
+            f"has shape {list(shape)}, too large (at most {MAX_DIM:,} per dimension, {MAX_POINTS:,} points)",
+            where,
+        )
 
 
 def memory_limit() -> int:
@@ -176,7 +194,7 @@ def _from_source(
         return rng.integers(int(low), int(high), size=shape, endpoint=True).astype(inp.dtype)
     if src.kind == "inline":
         flat = np.asarray(src.values, dtype=np.float64)
-        _representable(inp.dtype, [float(flat.min()), float(flat.max())] if flat.size else [], where)
+        _check_values(flat, inp.dtype, "inline data", where)
         return _reshaped(flat.astype(inp.dtype), shape, size, "inline data", where)
     return _read_file(program, inp, shape, size, where, data_dir)
 
@@ -222,25 +240,63 @@ def _read_file(
     assert inp.source is not None and inp.source.path is not None
     base = Path(program.path).parent if program.path else Path.cwd()
     path = base / inp.source.path
-    if not path.is_file():
-        raise StencilmapError(
-            f"data file not found: {path} (input '{inp.name}': {inp.dtype}, shape {list(shape)}); "
-            f"supply it with {input_param(inp.name, 'FILE.npy')}",
-            where,
-        )
     allowed = (data_dir if data_dir is not None else base).resolve()
+    # containment first: a program must not learn whether files outside exist
     if not path.resolve().is_relative_to(allowed):
         raise StencilmapError(
             f"data file {path} is outside {allowed}; allow its folder with {param('data_dir')} or supply it with "
             f"{input_param(inp.name, 'FILE.npy')}",
             where,
         )
+    if not path.is_file():
+        raise StencilmapError(
+            f"data file not found: {path} (input '{inp.name}': {inp.dtype}, shape {list(shape)}); "
+            f"supply it with {input_param(inp.name, 'FILE.npy')}",
+            where,
+        )
     _check_file_size(path, inp.dtype, shape, size, where)
+    csv = path.suffix.lower() == ".csv"
     try:
-        if path.suffix.lower() == ".csv":
-            flat = np.loadtxt(path, delimiter=",", ndmin=1, dtype=np.float64).ravel().astype(inp.dtype)
-        else:
-            flat = np.fromfile(path, dtype=np.dtype(inp.dtype).newbyteorder("<")).astype(inp.dtype)
+        with warnings.catch_warnings():  # loadtxt warns of an empty file: the size check below says it
+            warnings.simplefilter("ignore")
+            if csv:
+                values = np.loadtxt(path, delimiter=",", ndmin=2, dtype=np.float64)
+            else:
+                values = np.fromfile(path, dtype=np.dtype(inp.dtype).newbyteorder("<"))
     except (OSError, ValueError) as exc:
         raise StencilmapError(f"cannot read data file {path}: {exc}", where) from None
-    return _reshaped(flat, shape, size, f"data file {path.name}", where)
+    if csv or dt.is_float(inp.dtype):  # raw integer data always fits
+        _check_values(values, inp.dtype, f"data file {path.name}", where)
+    return _reshaped(values.ravel().astype(inp.dtype), shape, size, f"data file {path.name}", where)
+
+
+def _check_values(values: Array, dtype: str, what: str, where: Location) -> None:
+    """Refuse data a ``dtype`` cannot hold, saying where the first such value is (a 2-D array of CSV rows:
+    its row and column; else its index): beyond an integer type's range or not an integer, or infinite /
+    beyond the largest float (NaN is allowed in float data)."""
+    with np.errstate(all="ignore"):
+        if dt.is_float(dtype):
+            bad = np.isinf(values) | (np.abs(values) > float(np.finfo(np.dtype(dtype)).max))
+        elif dtype == "bool":
+            bad = ~np.isfinite(values)
+        else:
+            info = np.iinfo(np.dtype(dtype))
+            bad = (
+                ~np.isfinite(values)
+                | (values < info.min)
+                | (values >= float(info.max) + 1)  # float(2**63 - 1) is 2**63
+                | (values != np.trunc(values))
+            )
+    hits = np.flatnonzero(bad)
+    if hits.size == 0:
+        return
+    first = int(hits[0])
+    value = float(values.flat[first])
+    if values.ndim == 2:
+        row, col = divmod(first, values.shape[1])
+        at = f"row {row + 1}, column {col + 1}"
+    else:
+        at = f"index {first}"
+    if dt.is_integer(dtype) and np.iinfo(np.dtype(dtype)).min <= value <= np.iinfo(np.dtype(dtype)).max:
+        raise StencilmapError(f"{what}: value {value:g} at {at} is not an integer ({dtype})", where)
+    raise StencilmapError(f"{what}: value {value:g} at {at} does not fit {dtype}", where)

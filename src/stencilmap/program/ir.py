@@ -75,6 +75,7 @@ class Constant:
     name: str
     value: float
     dtype: str
+    loc: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +139,14 @@ class Program:
     path: str | None = field(default=None, compare=False)
     feedback_loc: str | None = field(default=None, compare=False)  # SODA: file:line:col of ``feedback:``
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    #: Where the front end read program-wide settings, for error messages: (key, "file:line:col" or
+    #: "file: json.path") pairs; keys ``iterate``, ``border``, ``unroll``, ``vectorization``, ``shape``
+    #: (the statement that fixes the rank), ``outputs``.
+    locs: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def loc_of(self, key: str) -> str | None:
+        """Where setting ``key`` was written (``locs``), else the program's file."""
+        return next((loc for k, loc in self.locs if k == key), self.path)
 
     @property
     def rank(self) -> int:

@@ -181,6 +181,7 @@ class _Reader:
             feedback_loc=where(self.filename, self.settings["feedback"])
             if "feedback" in self.settings
             else None,
+            locs=tuple((key, where(self.filename, stmt)) for key, stmt in self.settings.items()),
         )
 
     # ------------------------------------------------------------------------------------- statements

@@ -201,6 +201,7 @@ class _Builder:
     names: dict[str, str] = field(default_factory=dict)  # scalars in scope: lets of the current statement
     lhs_ranks: list[tuple[int, str, str]] = field(default_factory=list)  # (offsets, stencil, where)
     feedback_loc: str | None = None
+    header_locs: dict[str, str] = field(default_factory=dict)  # header key → file:line:col
 
     def loc(self, node: lark.Tree[Any] | lark.Token) -> str:
         meta = node if isinstance(node, lark.Token) else node.meta
@@ -248,7 +249,12 @@ class _Builder:
             border=self.header.get("border", "ignore"),
             hints=hints,
             path=self.filename,
+            locs=tuple(self.header_locs.items()) + self._shape_loc(),
         )
+
+    def _shape_loc(self) -> tuple[tuple[str, str], ...]:
+        """Where the rank is fixed: the first input with tile sizes."""
+        return next(((("shape", loc),) for t, loc in self.tiles if t is not None), ())
 
     def _tile(self) -> tuple[int, ...]:
         given = [(t, loc) for t, loc in self.tiles if t is not None]
@@ -266,6 +272,7 @@ class _Builder:
         if key in self.header:
             raise self.fail(f"'{key.replace('_', ' ')}' is given twice", node)
         self.header[key] = value
+        self.header_locs[key] = self.loc(node)
 
     def _positive(self, node: lark.Tree[Any]) -> int:
         value = _int_value(str(node.children[0]))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from stencilmap.errors import Location, StencilmapError
 from stencilmap.program import dtypes as dt
@@ -38,7 +38,43 @@ from stencilmap.program.stencilflow_expr import TOO_DEEP, Context, ExprConverter
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Fields take only their own JSON type (no ``"4"`` for 4, ``true`` for 1 or ``32.0`` for 32; an integer
+    is a number) and numbers must be finite (``1e400`` overflows to infinity)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+
+def _json_kind(value: Any) -> str | None:
+    """The tag of a JSON value's type, as the unions below name their members (``[`` keeps it out of error
+    paths): ``[int]``, ``[float]``, ``[str]``, ``[list]``, ``[object]``; None for true/false/null."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return "[int]"
+    kinds = {float: "[float]", str: "[str]", list: "[list]", dict: "[object]"}
+    return next((k for t, k in kinds.items() if isinstance(value, t)), None)
+
+
+def _one_of(*tags: str) -> Any:
+    """A callable discriminator choosing the union member by the value's JSON type (pydantic's own union
+    would try each member, and report each member's error)."""
+
+    def pick(value: Any) -> str | None:
+        kind = _json_kind(value)
+        if kind == "[int]" and "[int]" not in tags:
+            kind = "[float]"  # an integer is a number
+        return kind if kind in tags else None
+
+    return pick
+
+
+def _expected(tags: tuple[str, ...], what: str) -> Discriminator:
+    return Discriminator(
+        _one_of(*tags), custom_error_type="wrong_type", custom_error_message=f"expected {what}"
+    )
+
+
+_Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class BoundarySpec(_Strict):
@@ -48,11 +84,30 @@ class BoundarySpec(_Strict):
     type: Literal["constant", "copy", "shrink"] | None = None
     btype: Literal["constant", "copy", "shrink"] | None = None
     value: float | None = None
-    halo: list[int | Literal["halo"]] | None = None
+    halo: (
+        list[
+            Annotated[
+                Annotated[int, Tag("[int]")] | Annotated[Literal["halo"], Tag("[str]")],
+                _expected(("[int]", "[str]"), "an integer or 'halo'"),
+            ]
+        ]
+        | None
+    ) = None
 
 
 class InputSpec(_Strict):
-    data: str | float | list[Any] | None = None
+    data: (
+        Annotated[
+            Annotated[str, Tag("[str]")]
+            | Annotated[_Finite, Tag("[float]")]
+            | Annotated[list[Any], Tag("[list]")],
+            _expected(
+                ("[str]", "[float]", "[list]"),
+                "a string (a file, constant:V or random:A-B), a number or a list",
+            ),
+        ]
+        | None
+    ) = None
     data_type: str
     input_dims: list[str] | None = None
     dimensions: list[str] | None = None
@@ -65,7 +120,10 @@ class ConstantSpec(_Strict):
 
 class StencilSpec(_Strict):
     computation_string: str
-    boundary_conditions: dict[str, BoundarySpec] | Literal["shrink"] = Field(default_factory=dict)
+    boundary_conditions: Annotated[
+        Annotated[dict[str, BoundarySpec], Tag("[object]")] | Annotated[Literal["shrink"], Tag("[str]")],
+        _expected(("[object]", "[str]"), "an object or 'shrink'"),
+    ] = Field(default_factory=dict)
     data_type: str
 
 
@@ -74,7 +132,15 @@ class ProgramSpec(_Strict):
     outputs: list[str]
     dimensions: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=3)]
     vectorization: Annotated[int, Field(ge=1)] = 1
-    constants: dict[str, int | float | ConstantSpec] = Field(default_factory=dict)
+    constants: dict[
+        str,
+        Annotated[
+            Annotated[int, Tag("[int]")]
+            | Annotated[_Finite, Tag("[float]")]
+            | Annotated[ConstantSpec, Tag("[object]")],
+            _expected(("[int]", "[float]", "[object]"), "a number or an object"),
+        ],
+    ] = Field(default_factory=dict)
     program: dict[str, StencilSpec]
     #: Time steps (stencilmap's extension, as SODA's ``iterate``) and which output feeds which input of
     #: the next step, by name: ``{"ez": "Ez"}``; inputs fed by no output keep their values every step.
@@ -102,7 +168,7 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 def parse_stencilflow(text: str, filename: str = "<string>") -> Program:
     _check_json_depth(text, filename)
     try:
-        raw = json.loads(text, parse_constant=_no_constant)
+        raw = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
         raise StencilmapError(f"invalid JSON: {exc.msg}", f"{filename}:{exc.lineno}:{exc.colno}") from None
     except ValueError as exc:  # an integer of more than 4,300 digits, NaN or Infinity
@@ -131,11 +197,31 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+class _Object(dict[str, Any]):
+    """A JSON object as parsed, remembering the first key it held twice (the last value would win)."""
+
+    duplicate: str | None = None
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object()
+    for key, value in pairs:
+        if key in obj and obj.duplicate is None:
+            obj.duplicate = key
+        obj[key] = value
+    return obj
+
+
 def _check_strings(raw: Any, filename: str) -> None:
-    """Refuse strings that are not valid Unicode (lone surrogates from ``\\ud800`` escapes)."""
+    """Refuse strings that are not valid Unicode (lone surrogates from ``\\ud800`` escapes) and objects
+    that give a key twice (JSON leaves that undefined; Python would keep the last silently)."""
     stack: list[tuple[Any, str]] = [(raw, "")]
     while stack:
         value, path = stack.pop()
+        if isinstance(value, _Object) and value.duplicate is not None:
+            shown = _shown_key(value.duplicate)
+            where = Location(filename, json_path=f"{ascii(path)[1:-1]}.{shown}" if path else shown)
+            raise StencilmapError(f"key '{shown}' is given twice in one object", where)
         items = (
             value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
         )
@@ -146,6 +232,11 @@ def _check_strings(raw: Any, filename: str) -> None:
                     where = Location(filename, json_path=ascii(sub)[1:-1] or "(top level)")
                     raise StencilmapError("string is not valid Unicode (a lone surrogate)", where)
             stack.append((item, sub))
+
+
+def _shown_key(key: str) -> str:
+    """A key as a JSON path in a message shows it: shortened, non-ASCII escaped."""
+    return ascii(key if len(key) <= 40 else key[:37] + "...")[1:-1]
 
 
 def _is_unicode(text: str) -> bool:
@@ -174,6 +265,7 @@ def _pydantic_message(err: Any) -> str:
 
 
 def _build(spec: ProgramSpec, name: str, filename: str) -> Program:
+    _check_outputs(spec.outputs, filename)
     rank = len(spec.dimensions)
     names = axis_names(rank)
     warnings: list[str] = []
@@ -197,7 +289,28 @@ def _build(spec: ProgramSpec, name: str, filename: str) -> Program:
         hints=Hints(vectorization=spec.vectorization),
         path=filename,
         warnings=tuple(warnings),
+        locs=tuple((k, f"{filename}: {path}") for k, path in _SETTINGS.items()),
     )
+
+
+#: Program-wide settings (``Program.locs`` keys) and their JSON paths.
+_SETTINGS = {
+    "iterate": "iterate",
+    "vectorization": "vectorization",
+    "shape": "dimensions",
+    "outputs": "outputs",
+}
+
+
+def _check_outputs(outputs: list[str], filename: str) -> None:
+    """Refuse an output listed twice, at the second listing."""
+    seen: set[str] = set()
+    for n, out in enumerate(outputs):
+        if out in seen:
+            raise StencilmapError(
+                f"output '{out}' is listed twice", Location(filename, json_path=f"outputs[{n}]")
+            )
+        seen.add(out)
 
 
 def _dtype(name: str, filename: str, path: str) -> str:
@@ -226,7 +339,13 @@ def _input(name: str, spec: InputSpec, names: tuple[str, ...], filename: str) ->
                 Location(filename, json_path=f"{where}.input_dims"),
             )
     dtype = _dtype(spec.data_type, filename, f"{where}.data_type")
-    return Input(name, dtype, axes, _source(spec.data, filename, f"{where}.data"), loc=f"{filename}: {where}")
+    return Input(
+        name,
+        dtype,
+        axes,
+        _source(spec.data, filename, f"{where}.data"),
+        loc=f"{filename}: inputs.{_shown_key(name)}",
+    )
 
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -282,7 +401,8 @@ def _flatten(values: list[Any]) -> list[float] | None:
 def _constant(name: str, spec: int | float | ConstantSpec, filename: str) -> Constant:
     if isinstance(spec, ConstantSpec):
         if spec.data_type is not None:
-            return Constant(name, spec.value, _dtype(spec.data_type, filename, f"constants.{name}.data_type"))
+            dtype = _dtype(spec.data_type, filename, f"constants.{name}.data_type")
+            return Constant(name, spec.value, dtype, loc=f"{filename}: constants.{_shown_key(name)}")
         value = spec.value
     else:
         value = spec
@@ -291,7 +411,7 @@ def _constant(name: str, spec: int | float | ConstantSpec, filename: str) -> Con
             "integer does not fit in int64", Location(filename, json_path=f"constants.{name}")
         )
     weak = dt.WEAK_INT if isinstance(value, int) else dt.WEAK_FLOAT
-    return Constant(name, value, weak)
+    return Constant(name, value, weak, loc=f"{filename}: constants.{_shown_key(name)}")
 
 
 # ---------------------------------------------------------------------------------- computation strings
@@ -334,7 +454,9 @@ def _stencil(name: str, spec: StencilSpec, ctx: Context, warnings: list[str]) ->
     assert result is not None
     dtype = _dtype(spec.data_type, ctx.filename, f"program.{name}.data_type")
     boundary = _boundaries(name, spec, result, temps, ctx, warnings)
-    return Stencil(name, dtype, result, tuple(temps), boundary, loc=f"{ctx.filename}: program.{name}")
+    return Stencil(
+        name, dtype, result, tuple(temps), boundary, loc=f"{ctx.filename}: program.{_shown_key(name)}"
+    )
 
 
 def _boundaries(

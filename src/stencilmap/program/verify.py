@@ -39,7 +39,7 @@ def verify(program: Program) -> None:
         _check_stencil(program, s)
     cycle = find_cycle(program)
     if cycle is not None:
-        raise StencilmapError(f"cyclic program: {' -> '.join(cycle)}", program.path)
+        raise StencilmapError(f"cyclic program: {' -> '.join(cycle)}", _name_loc(program, cycle[0]))
     _check_iterate(program)
 
 
@@ -47,9 +47,25 @@ def _where(program: Program, loc: str | None) -> str | None:
     return loc if loc is not None else program.path
 
 
+def _definitions(p: Program) -> list[tuple[str, str | None]]:
+    """(name, where it is defined) of every input, stencil, param and constant, in that order, then every
+    temporary (at its stencil)."""
+    defs = [(i.name, i.loc) for i in p.inputs] + [(s.name, s.loc) for s in p.stencils]
+    defs += [(q.name, q.loc) for q in p.params] + [(c.name, c.loc) for c in p.constants]
+    return defs + [(t.name, s.loc) for s in p.stencils for t in s.temps]
+
+
+def _name_loc(p: Program, name: str, nth: int = 0) -> str | None:
+    """Where the ``nth`` definition of ``name`` is (an output that is defined nowhere: the outputs)."""
+    found = [loc for n, loc in _definitions(p) if n == name]
+    if nth < len(found):
+        return _where(p, found[nth])
+    return p.loc_of("outputs")
+
+
 def _check_program(p: Program) -> None:
     if not 1 <= p.rank <= 3:
-        raise StencilmapError(f"iteration space must have 1 to 3 dimensions, got {p.rank}", p.path)
+        raise StencilmapError(f"iteration space must have 1 to 3 dimensions, got {p.rank}", p.loc_of("shape"))
     for n in p.shape:
         if n is not None and n < 1:
             raise StencilmapError(f"dimension sizes must be positive, got {list(p.shape)}", p.path)
@@ -61,11 +77,16 @@ def _check_program(p: Program) -> None:
             p.path,
         )
     if not 1 <= p.iterate <= MAX_ITERATE:
-        raise StencilmapError(f"iterate must be between 1 and {MAX_ITERATE:,}, got {p.iterate}", p.path)
+        raise StencilmapError(
+            f"iterate must be between 1 and {MAX_ITERATE:,}, got {p.iterate}", p.loc_of("iterate")
+        )
     if not (1 <= p.hints.unroll <= MAX_LANES and 1 <= p.hints.vectorization <= MAX_LANES):
-        raise StencilmapError(f"unroll factor and vectorization must be between 1 and {MAX_LANES:,}", p.path)
+        key = "unroll" if not 1 <= p.hints.unroll <= MAX_LANES else "vectorization"
+        raise StencilmapError(
+            f"unroll factor and vectorization must be between 1 and {MAX_LANES:,}", p.loc_of(key)
+        )
     if not p.outputs:
-        raise StencilmapError("the program has no outputs", p.path)
+        raise StencilmapError("the program has no outputs", p.loc_of("outputs"))
     for i in p.inputs:
         if i.dtype not in dt.DTYPES:
             raise StencilmapError(f"input '{i.name}': bad dtype '{i.dtype}'", _where(p, i.loc))
@@ -90,24 +111,24 @@ def _check_names(p: Program) -> None:
     for n in [*names, *temps, *p.outputs]:
         if not _IDENTIFIER.fullmatch(n) or len(n) > MAX_NAME:
             raise StencilmapError(
-                f"name {_shown(n)} is not an identifier of at most {MAX_NAME} characters", p.path
+                f"name {_shown(n)} is not an identifier of at most {MAX_NAME} characters", _name_loc(p, n)
             )
     called = [n for n in [*names, *temps] if n in FUNCTIONS and p.format == "soda"]
     if called:  # issue 19 §9: SODA's `max(0, 1)` calls the function: the field would silently never be read
         raise StencilmapError(
             f"name '{called[0]}' is a function's name: a read {called[0]}(...) would call the function; "
             "rename the field",
-            p.path,
+            _name_loc(p, called[0]),
         )
     dup = [n for n, k in Counter(names).items() if k > 1]
     if dup:
-        raise StencilmapError(f"duplicate name '{dup[0]}'", p.path)
+        raise StencilmapError(f"duplicate name '{dup[0]}'", _name_loc(p, dup[0], 1))
     dup_out = [n for n, k in Counter(p.outputs).items() if k > 1]
     if dup_out:
-        raise StencilmapError(f"output '{dup_out[0]}' is listed twice", p.path)
+        raise StencilmapError(f"output '{dup_out[0]}' is listed twice", p.loc_of("outputs"))
     for out in p.outputs:
         if p.stencil(out) is None:
-            raise StencilmapError(f"output '{out}' is not computed by any stencil", p.path)
+            raise StencilmapError(f"output '{out}' is not computed by any stencil", p.loc_of("outputs"))
     for q in p.params:
         if any(n < 1 for n in q.shape) or _product(list(q.shape)) > MAX_PARAM_SIZE:
             raise StencilmapError(
@@ -185,7 +206,7 @@ def _check_iterate(p: Program) -> None:
             "iterate/preserve need outputs matching inputs in number, type and dimensions "
             f"(inputs {[t for t, _ in ins]}, outputs {[t for t, _ in outs]}); "
             "or name the pairs with a feedback mapping",
-            p.path,
+            p.loc_of("iterate" if p.iterate != 1 else "border"),
         )
 
 
