@@ -30,6 +30,10 @@ plateau when every access point (memory port) of a design is that wide, piecewis
 and flat beyond the ends, capped at B_prac — StencilFlow §VIII-D, Fig. 16 on the 520N: 32-bit access
 points flatten at 36.4 GB/s, 4-wide (128-bit) ones at 58.3 GB/s. A design's banks deliver that share of
 B_prac (``Device.bank_rate``).
+
+Every number of a file is bounded below and above (the clocks, bandwidths, peaks and latencies here, the
+named resources' ``RESOURCE_BOUNDS``; docs/guide/models.md lists them): one past its bound is a one-line
+error naming the file and the JSON path, as any other mistake in a file is.
 """
 
 from __future__ import annotations
@@ -41,9 +45,10 @@ from importlib import resources
 from itertools import pairwise
 from math import isfinite
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from stencilmap.device.types import (
     DTYPE_CLASSES,
@@ -90,49 +95,122 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# ------------------------------------------------------------------------------- bounds of the numbers
+# Every number of a device file is bounded below (a count, capacity, clock, bandwidth or peak is positive;
+# a latency or overhead at least 0) and above: past these no real device lies, and the builders and the
+# simulator do work in proportion to latencies, grids, queues and caches — a file may not make them
+# explode. docs/guide/models.md ("Bounds of a device file") lists them.
+
+#: Clocks (``clock_mhz``, ``mem_clock_mhz``, ``clock_model``) in MHz: 1 MHz to 1 THz.
+MIN_CLOCK_MHZ, MAX_CLOCK_MHZ = 1.0, 1e6
+#: Bandwidths (memory, host, network links, access points) in GB/s: 1 MB/s to 1 PB/s.
+MIN_BANDWIDTH_GBS, MAX_BANDWIDTH_GBS = 1e-3, 1e6
+#: Peak GOp/s: 1 MOp/s to 1 EOp/s.
+MIN_PEAK_GOPS, MAX_PEAK_GOPS = 1e-3, 1e9
+#: Operator latencies and a CGRA's load latency, in cycles: the simulators run a pipeline this deep,
+#: and the CGRA simulator takes 10,000 cycles without a firing for a deadlock (``STALL_CYCLES``).
+MAX_LATENCY_CYCLES = 1_000
+#: Any resource count (LUTs, bits, MACs, ...) and resource-model cost.
+MAX_RESOURCE = 10**12
+#: Named resources the builders use, with their own bounds (the least and the most): the PE grid and its
+#: MACs (the CGRA workers), queue entries, the scratchpad, the load latency and the load cache (the CGRA
+#: simulator keeps sets × ways tags and waits line / fill cycles on a miss), EMAX's local memory.
+RESOURCE_BOUNDS: dict[str, tuple[int, int]] = {
+    "pe_rows": (1, 1024),
+    "pe_columns": (1, 1024),
+    "mac": (1, 1 << 20),
+    "queue_entries": (1, 1024),
+    "scratchpad_bytes": (1, 1 << 32),
+    "load_latency": (0, MAX_LATENCY_CYCLES),
+    "cache_bytes": (1, 1 << 24),
+    "cache_ways": (1, 64),
+    "cache_line_bytes": (1, 4096),
+    "cache_fill_bytes": (1, 4096),
+    "lmm_bytes": (1, 1 << 24),
+}
+#: The resources a CGRA of workers (arch ``cgra``) and EMAX (arch ``emax``) must count.
+ARCH_RESOURCES: dict[str, tuple[str, ...]] = {
+    "cgra": ("pe_rows", "pe_columns", "mac", "queue_entries", "scratchpad_bytes", "load_latency"),
+    "emax": ("pe_rows", "pe_columns", "lmm_bytes"),
+}
+#: A CGRA's load cache: all four resources or none.
+CACHE_RESOURCES = ("cache_bytes", "cache_ways", "cache_line_bytes", "cache_fill_bytes")
+
+
+def _integer(value: object) -> object:
+    """An integer field takes a JSON integer (or a float of integer value, ``2160.0``), not ``true`` or
+    ``"2160"`` (pydantic's lax mode would read them as 1 and 2160)."""
+    if isinstance(value, (bool, str)):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+def _number(value: object) -> object:
+    if isinstance(value, (bool, str)):
+        raise PydanticCustomError("float_type", "Input should be a valid number")
+    return value
+
+
+_Int = Annotated[int, BeforeValidator(_integer)]
+_Num = Annotated[float, BeforeValidator(_number)]
+#: A count of a resource (or a cost in one: at least 0).
+_Count = Annotated[_Int, Field(ge=1, le=MAX_RESOURCE)]
+_CostAmount = Annotated[_Num, Field(ge=0, le=MAX_RESOURCE)]
+_Latency = Annotated[_Int, Field(ge=0, le=MAX_LATENCY_CYCLES)]
+_Peak = Annotated[_Num, Field(ge=MIN_PEAK_GOPS, le=MAX_PEAK_GOPS)]
+_Bandwidth = Annotated[_Num, Field(ge=MIN_BANDWIDTH_GBS, le=MAX_BANDWIDTH_GBS)]
+_Fraction = Annotated[_Num, Field(gt=0, le=1)]
+_Point = tuple[_Num, _Num]
+
+
 class _ModuleCostSpec(_Strict):
-    fixed: dict[str, float] = Field(default_factory=dict)
-    per_fanout: dict[str, float] = Field(default_factory=dict)
+    fixed: dict[str, _CostAmount] = Field(default_factory=dict)
+    per_fanout: dict[str, _CostAmount] = Field(default_factory=dict)
 
 
 class _ResourceModelSpec(_Strict):
     memory: Literal["blocks", "bits"]
     memory_resource: str
-    logic_storage_max_bits: int = Field(ge=0)
-    max_utilization: dict[str, float] = Field(default_factory=dict)
-    base: dict[str, float]
+    #: storage built from logic (SODA §3.4: SRLs to 1,024 bits); up to 1 Mbit
+    logic_storage_max_bits: _Int = Field(ge=0, le=1 << 20)
+    max_utilization: dict[str, _Fraction] = Field(default_factory=dict)
+    base: dict[str, _CostAmount]
     modules: dict[str, _ModuleCostSpec]
-    ops: dict[Literal["float32", "float64", "integer"], dict[str, dict[str, float]]]
+    ops: dict[Literal["float32", "float64", "integer"], dict[str, dict[str, _CostAmount]]]
 
 
 class _ClockModelSpec(_Strict):
     resource: str
-    points: list[tuple[float, float]] = Field(min_length=2)
+    points: list[_Point] = Field(min_length=2, max_length=64)
 
 
 class _BlocksSpec(_Strict):
     name: str
-    count: int = Field(gt=0)
-    shapes: list[tuple[int, int]] = Field(min_length=1)
+    count: _Count
+    #: (width bits, depth) of one block: BRAM18 1 × 16K to 36 × 512, M20K 10 × 2K to 40 × 512
+    shapes: list[tuple[Annotated[_Int, Field(ge=1, le=4096)], Annotated[_Int, Field(ge=1, le=1 << 24)]]] = (
+        Field(min_length=1, max_length=64)
+    )
 
 
 class _NetworkSpec(_Strict):
-    link_bandwidth_gbs: float = Field(gt=0)
-    link_latency_ns: float = Field(ge=0)
-    links: int = Field(gt=0)
-    packet_bytes: int = Field(default=0, ge=0)
-    payload_bytes: int = Field(default=0, ge=0)
+    link_bandwidth_gbs: _Bandwidth
+    #: a hop's latency (SMI: 800 ns) becomes link buffers that deep: at most 10 µs
+    link_latency_ns: _Num = Field(ge=0, le=1e4)
+    links: _Int = Field(ge=1, le=1024)
+    packet_bytes: _Int = Field(default=0, ge=0, le=4096)
+    payload_bytes: _Int = Field(default=0, ge=0, le=4096)
 
 
 class _CoresSpec(_Strict):
-    units: int = Field(gt=0)
-    lanes: dict[Literal["float32", "float64"], float]
-    pipes: int = Field(gt=0)
+    units: _Int = Field(ge=1, le=1 << 20)
+    lanes: dict[Literal["float32", "float64"], Annotated[_Num, Field(gt=0, le=4096)]]
+    pipes: _Int = Field(ge=1, le=64)
     fma: bool = Field(strict=True)
-    cache_bytes: int = Field(gt=0)
-    cache_bytes_per_cycle: float = Field(gt=0)
-    compute_efficiency: float = Field(gt=0, le=1)
-    cache_efficiency: float = Field(gt=0, le=1)
+    cache_bytes: _Int = Field(ge=1, le=1 << 40)
+    cache_bytes_per_cycle: _Num = Field(gt=0, le=1 << 20)
+    compute_efficiency: _Fraction
+    cache_efficiency: _Fraction
 
 
 class _DeviceSpec(_Strict):
@@ -141,26 +219,28 @@ class _DeviceSpec(_Strict):
     kind: DeviceKind
     part: str | None = None
     board: str | None = None
-    clock_mhz: float = Field(gt=0)
-    dram_banks: int = Field(gt=0)
-    bus_width_bits: int = Field(gt=0)
-    mem_clock_mhz: float = Field(gt=0)
-    bandwidth_gbs: float = Field(gt=0)
-    mem_efficiency: float = Field(gt=0, le=1)
+    clock_mhz: _Num = Field(ge=MIN_CLOCK_MHZ, le=MAX_CLOCK_MHZ)
+    dram_banks: _Int = Field(ge=1, le=1024)
+    bus_width_bits: _Int = Field(ge=1, le=1 << 16)
+    mem_clock_mhz: _Num = Field(ge=MIN_CLOCK_MHZ, le=MAX_CLOCK_MHZ)
+    bandwidth_gbs: _Bandwidth
+    #: E_coef (OpenCL eq. 3): at least 1% of the peak
+    mem_efficiency: _Num = Field(ge=0.01, le=1)
     memory_interleaved: bool = Field(default=False, strict=True)
     memory_kind: Literal["ddr", "hbm"] = "ddr"
-    host_bandwidth_gbs: float | None = Field(default=None, gt=0)
-    launch_overhead_us: float = Field(ge=0)
-    peak_gops: dict[Literal["float32", "float64"], float]
-    onchip_bits: int | None = Field(default=None, gt=0)
+    host_bandwidth_gbs: _Bandwidth | None = None
+    #: t_ctrl per kernel launch: at most 10 s
+    launch_overhead_us: _Num = Field(ge=0, le=1e7)
+    peak_gops: dict[Literal["float32", "float64"], _Peak]
+    onchip_bits: _Count | None = None
     memory_blocks: _BlocksSpec | None = None
-    resources: dict[str, int]
-    latencies: dict[str, int]
+    resources: dict[str, _Int]  # bounded by ``_check_resources`` (0 is a load latency's only)
+    latencies: dict[str, _Latency]
     archs: list[Arch] = Field(min_length=1)
     resource_model: _ResourceModelSpec | None = None
     clock_model: _ClockModelSpec | None = None
     network: _NetworkSpec | None = None
-    access_point_bandwidth: list[tuple[float, float]] | None = None
+    access_point_bandwidth: list[_Point] | None = Field(default=None, max_length=64)
     cores: _CoresSpec | None = None
     compute_capability: str | None = Field(default=None, pattern=r"^[1-9][0-9]?\.[0-9]$")
     sources: list[str] = Field(default_factory=list)
@@ -253,6 +333,7 @@ def _check_names(device: Device, where: str) -> None:
     if device.board is not None:
         named.append(("board", device.board, _DEVICE_NAME))
     named += [(f"resources.{r}", r, _RESOURCE) for r, _ in device.resources]
+    named += [("latencies", op, _RESOURCE) for op, _ in device.latencies]  # an operation kind or function
     if device.memory_blocks is not None:
         named.append(("memory_blocks.name", device.memory_blocks.name, _RESOURCE))
     for path, value, pattern in named:
@@ -272,11 +353,14 @@ def _allowed(pattern: re.Pattern[str]) -> str:
 
 
 def _check(device: Device, where: str) -> None:
-    """The catalog's invariants: the quoted peak bandwidth is S_bus × f_mem × N_mem (within 1%), an FPGA
-    has a resource model whose resources it counts, and the float32 peak is given."""
+    """The catalog's invariants beyond the schema's bounds: the quoted peak bandwidth is S_bus × f_mem ×
+    N_mem (within 1%), resources within their bounds (``_check_resources``), an FPGA has a resource model
+    whose resources it counts, and the float32 peak is given."""
     _check_names(device, where)
-    if not 0 < device.clock_mhz <= 1e6:
-        raise StencilmapError(f"clock_mhz: must lie in (0, 1e6] MHz, got {device.clock_mhz:g}", where)
+    twice = sorted({a for a in device.archs if device.archs.count(a) > 1})
+    if twice:
+        raise StencilmapError(f"names {', '.join(twice)} more than once", Location(where, json_path="archs"))
+    _check_resources(device, where)
     computed = practical_bandwidth(device.bus_width_bits, device.mem_clock_mhz, device.dram_banks, 1.0)
     if abs(computed - device.bandwidth_gbs) > 0.01 * device.bandwidth_gbs:
         raise StencilmapError(
@@ -288,15 +372,14 @@ def _check(device: Device, where: str) -> None:
     if device.kind == "fpga":
         if rm is None:
             raise StencilmapError("an FPGA needs a resource_model", where)
-        missing = {rm.memory_resource, *rm.base.as_dict(), *dict(rm.max_utilization)} - set(
-            dict(device.resources)
-        )
+        costs = [m.fixed for _, m in rm.modules] + [m.per_fanout for _, m in rm.modules]
+        costs += [c for _, table in rm.ops for _, c in table]
+        named = {rm.memory_resource, *rm.base.as_dict(), *dict(rm.max_utilization)}
+        missing = named.union(*(c.as_dict() for c in costs)) - set(dict(device.resources))
         if missing:
             raise StencilmapError(
                 f"resource_model names resources the device lacks: {sorted(missing)}", where
             )
-        if any(not 0 < v <= 1 for _, v in rm.max_utilization):
-            raise StencilmapError("max_utilization fractions must lie in (0, 1]", where)
         if rm.memory == "blocks" and device.memory_blocks is None:
             raise StencilmapError("a block memory model needs memory_blocks", where)
     _check_clock_model(device, where)
@@ -315,12 +398,55 @@ def _check(device: Device, where: str) -> None:
     if device.compute_capability is not None and device.kind != "gpu":
         raise StencilmapError("compute_capability describes an NVIDIA GPU (kind gpu)", where)
     pts = device.access_point_bandwidth
-    if any(not (isfinite(b) and isfinite(g) and b > 0 and g > 0) for b, g in pts) or any(
-        b1 <= b0 for (b0, _), (b1, _) in pairwise(pts)
-    ):
+    if any(
+        not (isfinite(b) and isfinite(g) and 0 < b <= 1 << 16 and 0 < g <= MAX_BANDWIDTH_GBS) for b, g in pts
+    ) or any(b1 <= b0 for (b0, _), (b1, _) in pairwise(pts)):
         raise StencilmapError(
-            "access_point_bandwidth: [bits, GB/s] points, positive, with strictly increasing widths", where
+            "access_point_bandwidth: [bits, GB/s] points, positive (at most 65,536 bits and "
+            f"{MAX_BANDWIDTH_GBS:g} GB/s), with strictly increasing widths",
+            where,
         )
+
+
+def _check_resources(device: Device, where: str) -> None:
+    """Every resource counts at least one (0 only where ``RESOURCE_BOUNDS`` allows it: a load latency) and
+    at most ``MAX_RESOURCE``, named ones within their own bounds; a CGRA's MACs are PEs of its grid; the
+    load cache is whole and holds a set; the archs ``cgra`` and ``emax`` find the resources they map onto."""
+    counts = dict(device.resources)
+    for name, n in device.resources:
+        low, high = RESOURCE_BOUNDS.get(name, (1, MAX_RESOURCE))
+        if not low <= n <= high:
+            bound = f"at least {low}" if n < low else f"at most {high:,}"
+            raise StencilmapError(
+                f"must be {bound}, got {n:,}", Location(where, json_path=f"resources.{name}")
+            )
+    rows, cols, macs = counts.get("pe_rows"), counts.get("pe_columns"), counts.get("mac")
+    if rows is not None and cols is not None and macs is not None and macs > rows * cols:
+        raise StencilmapError(
+            f"must be at most pe_rows × pe_columns = {rows * cols:,} (the MACs are PEs of the grid), got {macs:,}",
+            Location(where, json_path="resources.mac"),
+        )
+    cache = [counts.get(k) for k in CACHE_RESOURCES]
+    if any(v is not None for v in cache):
+        if any(v is None for v in cache):
+            missing = [k for k, v in zip(CACHE_RESOURCES, cache, strict=True) if v is None]
+            raise StencilmapError(
+                f"{', '.join(CACHE_RESOURCES)} describe the load cache together; missing {', '.join(missing)}",
+                Location(where, json_path="resources"),
+            )
+        size, ways, line, _ = (int(v or 0) for v in cache)
+        if ways * line > size:
+            raise StencilmapError(
+                f"must hold one set, cache_ways × cache_line_bytes = {ways * line:,} bytes, got {size:,}",
+                Location(where, json_path="resources.cache_bytes"),
+            )
+    for arch, need in ARCH_RESOURCES.items():
+        missing = [k for k in need if k not in counts]
+        if arch in device.archs and missing:
+            raise StencilmapError(
+                f"arch '{arch}' maps onto {', '.join(need)}; missing {', '.join(missing)}",
+                Location(where, json_path="resources"),
+            )
 
 
 def _check_cores(device: Device, where: str) -> None:
@@ -357,8 +483,12 @@ def _check_clock_model(device: Device, where: str) -> None:
     us = [u for u, _ in cm.points]
     if any(not (isfinite(u) and 0 <= u <= 1) for u in us) or any(b <= a for a, b in pairwise(us)):
         raise StencilmapError("clock_model.points: utilizations must increase strictly within [0, 1]", where)
-    if any(not (isfinite(f) and 0 < f <= 1e6) for _, f in cm.points):
-        raise StencilmapError("clock_model.points: clocks must be positive numbers of MHz", where)
+    if any(not (isfinite(f) and MIN_CLOCK_MHZ <= f <= MAX_CLOCK_MHZ) for _, f in cm.points):
+        raise StencilmapError(
+            f"clock_model.points: clocks must be positive numbers of MHz, from {MIN_CLOCK_MHZ:g} to "
+            f"{MAX_CLOCK_MHZ:g}",
+            where,
+        )
 
 
 def _files() -> dict[str, Any]:
@@ -447,6 +577,32 @@ def _check_finite(value: object, where: str, at: str) -> None:
             _check_finite(item, where, f"{at}[{i}]")
 
 
+#: pydantic's bound errors, as the catalog words them: ``resources.mac: must be at most 1,048,576, got 10**12``
+_BOUNDS = {
+    "greater_than": ("gt", "greater than"),
+    "greater_than_equal": ("ge", "at least"),
+    "less_than": ("lt", "less than"),
+    "less_than_equal": ("le", "at most"),
+}
+
+
+def _message(err: ErrorDetails) -> str:
+    """A pydantic error in one line: a bound as ``must be at most N, got X``, the rest in pydantic's words."""
+    bound = _BOUNDS.get(err["type"])
+    if bound is None or err.get("ctx") is None:
+        return err["msg"].lower()
+    key, words = bound
+    return f"must be {words} {_figure(err['ctx'][key])}, got {_figure(err['input'])}"
+
+
+def _figure(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return ascii(value)[:40]
+    if isinstance(value, int) or (value.is_integer() and abs(value) < 1e15):
+        return f"{int(value):,}"
+    return f"{value:g}"
+
+
 def _parse(text: str, where: str) -> Device:
     try:
         data = json.loads(text)
@@ -454,8 +610,8 @@ def _parse(text: str, where: str) -> Device:
         spec = _DeviceSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise StencilmapError(f"{loc}: {err['msg'].lower()}", where) from None
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
+        raise StencilmapError(f"{loc or '(top level)'}: {_message(err)}", where) from None
     except (ValueError, RecursionError) as exc:
         raise StencilmapError(f"not JSON: {str(exc).splitlines()[0]}", where) from None
     device = _device(spec)

@@ -153,13 +153,23 @@ def grid_pes(plan: Plan, w: int) -> int:
     return 2 * w * len(plan.fields) + plan.q * w * per_worker + 2 * w * outputs + 1
 
 
+def _grid_workers(plan: Plan, cells: int) -> int:
+    """The most workers whose PEs (``grid_pes``, linear in the workers) fit ``cells``: worked out, not
+    searched, so a device file's MAC count (the other bound on the workers) costs nothing however large."""
+    fixed = grid_pes(plan, 0)
+    per_worker = grid_pes(plan, 1) - fixed
+    if cells < fixed:
+        return 0
+    return (cells - fixed) // per_worker if per_worker > 0 else cells
+
+
 def _workers(plan: Plan, fab: Fabric, asked: int | None, wanted: int) -> tuple[int, int]:
     """§VI: the roofline's ``wanted`` workers (the fewest whose flops reach it, within the MACs: the
     caller's model), within the grid; or the ``asked`` ones if they fit."""
     q, pes = plan.q, plan.arith_per_worker()
     max_workers = fab.macs // (pes * q) if pes > 0 else wanted
     cells = fab.rows * fab.cols
-    fits = max((w for w in range(1, max_workers + 1) if grid_pes(plan, w) <= cells), default=0)
+    fits = max(0, min(max_workers, _grid_workers(plan, cells)))
     roofline_w = min(wanted, fits)
     if asked is not None:
         if asked < 1:
