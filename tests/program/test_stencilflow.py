@@ -135,6 +135,11 @@ def test_literals_are_weak() -> None:
     ],
 )  # fmt: skip
 def test_bad_input_names_the_json_path(change: Any, path: str, what: str) -> None:
+    _refused_at(change, path, what)
+
+
+def _refused_at(change: Any, path: str, what: str) -> None:
+    """``change`` made to the base program is refused with a message at JSON ``path`` saying ``what``."""
     prog = base()
     change(prog)
     with pytest.raises(StencilmapError) as info:
@@ -265,13 +270,7 @@ def test_a_key_given_twice_is_refused_at_its_json_path(text: str, path: str) -> 
     ],
 )  # fmt: skip
 def test_a_wrong_type_is_not_coerced(change: Any, path: str, what: str) -> None:
-    prog = base()
-    change(prog)
-    with pytest.raises(StencilmapError) as info:
-        parse(prog)
-    message = str(info.value)
-    assert message.startswith(f"p.json: {path}: "), message
-    assert what in message
+    _refused_at(change, f"{path}: ", what)
 
 
 @pytest.mark.parametrize(
