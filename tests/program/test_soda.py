@@ -265,3 +265,42 @@ def test_program_checks_name_line_and_column(text: str, where: str, what: str) -
     message = str(info.value)
     assert message.startswith("bad.soda" + where + ": "), message
     assert what in message
+
+
+PARAM_PROGRAM = "kernel: k\ninput float: a(4, *)\nparam float{attrs}: c[3][4]\noutput float: o(0, 0) = a(0, 0) * c[1][2]\n"
+
+
+def test_param_attributes_are_kept_and_print_back() -> None:
+    attrs = ", dup 2, partition cyclic factor=3 dim=1, partition complete dim=2"
+    p = parse_soda(PARAM_PROGRAM.format(attrs=attrs))
+    (param,) = p.params
+    assert param.dup == 2
+    assert [(q.strategy, q.factor, q.dim) for q in param.partitions] == [
+        ("cyclic", 3, 1),
+        ("complete", None, 2),
+    ]
+    assert attrs in print_soda(p)
+    assert parse_soda(print_soda(p)) == p
+    assert parse_soda(PARAM_PROGRAM.format(attrs="")).params[0].dup == 1
+
+
+@pytest.mark.parametrize(
+    ("attrs", "what"),
+    [
+        (", dup 0", "'dup' must be between 1 and 1024, got 0"),
+        (", dup 2, dup 3", "'dup' is given twice"),
+        (", partition banana factor=0 dim=9", "'complete' or 'cyclic', not 'banana'"),
+        (", partition cyclic dim=1", "needs 'factor=N'"),
+        (", partition complete factor=2", "'factor' applies to 'cyclic'"),
+        (", partition cyclic factor=4 dim=1", "'factor=4' must be between 1 and the size partitioned, 3"),
+        (", partition cyclic factor=4", "'factor=4' must be between 1 and the size partitioned, 3"),
+        (", partition complete dim=3", "'dim=3' is not one of the param's 2 dimension(s)"),
+        (", partition complete dim=0", "'dim=0' is not one of"),
+        (", partition complete, partition cyclic factor=2 dim=1", "partitioned twice"),
+    ],
+)
+def test_absurd_param_attributes_are_refused_where_they_stand(attrs: str, what: str) -> None:
+    with pytest.raises(StencilmapError) as info:
+        parse_soda(PARAM_PROGRAM.format(attrs=attrs), "bad.soda")
+    assert str(info.value).startswith("bad.soda:3:"), info.value
+    assert what in str(info.value)

@@ -58,13 +58,29 @@ class Input:
 
 
 @dataclass(frozen=True, slots=True)
+class ParamPartition:
+    """A SODA param's ``partition`` attribute (SODA compiler grammar): ``complete`` or ``cyclic`` with a factor,
+    along dimension ``dim`` (1 = the leftmost size, as HLS ``array_partition`` counts; ``None``: every one)."""
+
+    strategy: str
+    factor: int | None = None
+    dim: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Param:
-    """A small constant array (SODA ``param``) read by element, ``name[i][j]``; values are inputs."""
+    """A small constant array (SODA ``param``) read by element, ``name[i][j]``; values are inputs.
+
+    ``dup`` and ``partitions`` are SODA's storage hints for its on-chip copy of the array. stencilmap folds a
+    param's values into the generated code as literals, so every PE reads its own constants: the hints are
+    checked and kept (the program prints back with them) but change no design."""
 
     name: str
     dtype: str
     shape: tuple[int, ...]
     banks: tuple[int, ...] = ()
+    dup: int = 1
+    partitions: tuple[ParamPartition, ...] = ()
     loc: str | None = field(default=None, compare=False)
 
 

@@ -31,7 +31,7 @@ from stencilmap.program.expr import (
     Var,
 )
 from stencilmap.program.expr import shift as shift_expr
-from stencilmap.program.ir import Hints, Input, Param, Program, Stencil, Temp
+from stencilmap.program.ir import Hints, Input, Param, ParamPartition, Program, Stencil, Temp
 from stencilmap.program.soda_grammar import GRAMMAR
 from stencilmap.program.soda_print import format_expr as format_expr
 from stencilmap.program.soda_print import print_soda as print_soda
@@ -135,6 +135,8 @@ def _check_int_token(token: lark.Token, filename: str) -> None:
 
 #: Largest DRAM bank number.
 MAX_BANK = 1023
+#: Most copies a param's ``dup`` may ask for (SODA duplicates the on-chip array for more read ports).
+MAX_PARAM_DUP = 1024
 
 
 def _check_banks_token(token: lark.Token, filename: str) -> None:
@@ -349,9 +351,56 @@ class _Builder:
         assert isinstance(type_tok, lark.Token)
         tokens = [c for c in rest if isinstance(c, lark.Token)]
         name, sizes = tokens[0], [_int_value(str(t)) for t in tokens[1:]]
+        dup, partitions = self._param_attrs([c for c in rest if isinstance(c, lark.Tree)], sizes)
         self.params.append(
-            Param(str(name), self._dtype(type_tok), tuple(sizes), self._banks(dram), self.loc(node))
+            Param(
+                str(name),
+                self._dtype(type_tok),
+                tuple(sizes),
+                self._banks(dram),
+                dup=dup,
+                partitions=partitions,
+                loc=self.loc(node),
+            )
         )
+
+    def _param_attrs(
+        self, attrs: list[lark.Tree[Any]], sizes: list[int]
+    ) -> tuple[int, tuple[ParamPartition, ...]]:
+        """A param's ``dup N`` and ``partition complete [dim=D]`` / ``partition cyclic factor=F [dim=D]``
+        attributes, as the SODA compiler's grammar defines them; D counts the sizes from 1 (HLS)."""
+        dup: int | None = None
+        partitions: list[ParamPartition] = []
+        for attr in attrs:
+            if attr.data == "param_dup":
+                if dup is not None:
+                    raise self.fail("'dup' is given twice", attr)
+                dup = _int_value(str(attr.children[0]))
+                if not 1 <= dup <= MAX_PARAM_DUP:
+                    raise self.fail(f"'dup' must be between 1 and {MAX_PARAM_DUP}, got {dup}", attr)
+                continue
+            strategy_tok, factor_tok, dim_tok = attr.children
+            strategy = str(strategy_tok)
+            factor = None if factor_tok is None else _int_value(str(factor_tok))
+            dim = None if dim_tok is None else _int_value(str(dim_tok))
+            if strategy not in ("complete", "cyclic"):
+                raise self.fail(f"a param is partitioned 'complete' or 'cyclic', not '{strategy}'", attr)
+            if dim is not None and not 1 <= dim <= len(sizes):
+                raise self.fail(f"'dim={dim}' is not one of the param's {len(sizes)} dimension(s)", attr)
+            if strategy == "complete" and factor is not None:
+                raise self.fail("'factor' applies to 'cyclic' partitioning, not 'complete'", attr)
+            if strategy == "cyclic":
+                if factor is None:
+                    raise self.fail("'partition cyclic' needs 'factor=N'", attr)
+                size = min(sizes[dim - 1 : dim] if dim else sizes, default=1)
+                if not 1 <= factor <= size:
+                    raise self.fail(
+                        f"'factor={factor}' must be between 1 and the size partitioned, {size}", attr
+                    )
+            if any(p.dim is None or dim is None or p.dim == dim for p in partitions):
+                raise self.fail("a param's dimension is partitioned twice", attr)
+            partitions.append(ParamPartition(strategy, factor, dim))
+        return dup or 1, tuple(partitions)
 
     def _local_stmt(self, node: lark.Tree[Any]) -> None:
         self._stencil(node, None, node.children)

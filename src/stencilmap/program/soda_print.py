@@ -94,7 +94,12 @@ def print_soda(program: Program) -> str:
         lines.append(f"input{_fmt_banks(i.banks)} {dt.soda_name(i.dtype)}: {i.name}{shape}")
     for p in program.params:
         sizes = "".join(f"[{s}]" for s in p.shape)
-        lines.append(f"param{_fmt_banks(p.banks)} {dt.soda_name(p.dtype)}: {p.name}{sizes}")
+        attrs = [f", dup {p.dup}"] if p.dup != 1 else []
+        for part in p.partitions:
+            factor = f" factor={part.factor}" if part.factor is not None else ""
+            dim = f" dim={part.dim}" if part.dim is not None else ""
+            attrs.append(f", partition {part.strategy}{factor}{dim}")
+        lines.append(f"param{_fmt_banks(p.banks)} {dt.soda_name(p.dtype)}{''.join(attrs)}: {p.name}{sizes}")
     zero = ", ".join("0" for _ in range(program.rank))
     for s in program.stencils:
         kind = "output" if s.name in program.outputs else "local"
