@@ -35,11 +35,19 @@ def test_packing_reduces_transfers_to_one_over_2d_plus_1(degree: int, limit: flo
 
 def test_row_counts() -> None:
     """§4.6: degree 1 uses 7 rows at p = 1, 8 at p = 2 (the mirrored pattern), 11 / 12 at p = 3 / 4;
-    degree 3 uses 11p."""
-    assert [emax.rows(1, p) for p in range(1, 7)] == [7, 8, 11, 12, 15, 16]
-    assert [emax.rows(3, p) for p in range(1, 5)] == [11, 22, 33, 44]
-    assert emax.max_mappings(1, 12, 320) == 4 and emax.max_mappings(3, 12, 320) == 1
-    assert emax.max_mappings(3, 10, 320) == 0
+    degree 3 uses 11p (EMAX's 8 columns)."""
+    assert [emax.rows(1, p, 8) for p in range(1, 7)] == [7, 8, 11, 12, 15, 16]
+    assert [emax.rows(3, p, 8) for p in range(1, 5)] == [11, 22, 33, 44]
+    assert emax.max_mappings(1, 12, 320, 8) == 4 and emax.max_mappings(3, 12, 320, 8) == 1
+    assert emax.max_mappings(3, 10, 320, 8) == 0
+
+
+def test_row_counts_follow_the_columns() -> None:
+    """Wider than 8 columns, degree 3 pairs mirrored patterns as degree 1 does on 8 (each pair 8 rows lower);
+    narrower, degree 1 stacks 7-row patterns."""
+    assert [emax.rows(3, p, 16) for p in range(1, 5)] == [11, 12, 19, 20]
+    assert [emax.rows(1, p, 7) for p in range(1, 4)] == [7, 14, 21]
+    assert emax.max_mappings(3, 20, 320, 16) == 4 and emax.max_mappings(1, 20, 320, 4) == 2
 
 
 def test_x_split_when_a_row_exceeds_the_lmm() -> None:

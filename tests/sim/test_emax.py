@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import stencilmap.device as device_package
 from stencilmap.backends.reference import run_reference
 from stencilmap.cli.estimate import estimate_cmd
 from stencilmap.cli.simulate import simulate_cmd
@@ -198,6 +199,30 @@ def test_simulate_cli_reports_emax(tmp_path: Path) -> None:
     assert report["offchip_bytes_read"]["v"] == emax["bytes_ddr_to_lmm"]
 
 
+@pytest.mark.parametrize(
+    ("degree", "columns", "rows"), [(2, 16, 6 + 1 + 9), (3, 16, 8 + 1 + 11), (1, 6, 7 * 4)]
+)
+def test_a_device_of_other_columns_maps_simulates_and_estimates_alike(
+    tmp_path: Path, degree: int, columns: int, rows: int
+) -> None:
+    """Wider than 8 columns, degrees 2 and 3 pair mirrored patterns (§4.6's degree-1 construction); narrower,
+    degree 1 stacks them. The simulation is valid and estimate reports the rows the mapping places."""
+    spec = json.loads((Path(device_package.__file__).parent / "files" / "emax.json").read_text())
+    spec["name"], spec["resources"]["pe_columns"] = f"emax{columns}", columns
+    spec["resources"]["mac"] = spec["resources"]["pe_rows"] * columns
+    device = tmp_path / "wide.json"
+    device.write_text(json.dumps(spec))
+    args = [str(EXAMPLES / STARS[degree]), "--arch", "emax", "--unroll", "4", "--shape", "8,12,20"]
+    args += ["--device", str(device)]
+    sim = runner.invoke(simulate_cmd, [*args, "--out", str(tmp_path / "sim"), "--json"])
+    assert sim.exit_code == 0, sim.output
+    report = json.loads(sim.stdout)
+    assert report["valid"] and report["emax"]["rows"] == rows == model.rows(degree, 4, columns)
+    est = runner.invoke(estimate_cmd, [*args, "--json"])
+    assert est.exit_code == 0, est.output
+    assert json.loads(est.stdout)["parameters"]["rows"] == rows
+
+
 # ------------------------------------------------------------------------------------ Fig. 13 / 14
 
 
@@ -261,5 +286,5 @@ def test_random_stars_simulate_valid(
     )
     m, r, v = run(path, p, (z, y, x))
     assert v.valid, v.first_mismatch
-    assert m.degree == degree and m.rows == model.rows(degree, p)
+    assert m.degree == degree and m.rows == model.rows(degree, p, 8)
     assert r.lmm_streams == model.mapped_streams(degree, p, y, z, 1)

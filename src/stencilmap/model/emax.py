@@ -209,11 +209,15 @@ def plan(ctx: ModelContext) -> Plan:
         chunks = x_chunks(x, d, size, device.resource("lmm_bytes") or 0)
     except ValueError as exc:
         raise StencilmapError(str(exc)) from None
-    available = device.resource("pe_rows") or 0
-    p = ctx.config.point.unroll if ctx.config.point.unroll is not None else max_mappings(d, available, z)
-    if p < 1 or rows(d, p) > available:
+    available, columns = device.resource("pe_rows") or 0, device.resource("pe_columns") or 0
+    p = (
+        ctx.config.point.unroll
+        if ctx.config.point.unroll is not None
+        else max_mappings(d, available, z, columns)
+    )
+    if p < 1 or rows(d, p, columns) > available:
         raise StencilmapError(
-            f"a degree-{d} mapping of p = {max(p, 1)} needs {rows(d, max(p, 1))} rows (EMAX §4.6); "
+            f"a degree-{d} mapping of p = {max(p, 1)} needs {rows(d, max(p, 1), columns)} rows (EMAX §4.6); "
             f"'{device.name}' has {available}"
         )
     if p > z:
@@ -223,7 +227,15 @@ def plan(ctx: ModelContext) -> Plan:
     per_chunk = stream_points(x, d, chunks)
     bytes_in = streams_in // chunks * sum(per_chunk) * size
     return Plan(
-        d, p, rows(d, p), chunks, ceil(x / chunks) + 2 * d, size, chunks * y * groups, streams_in, bytes_in
+        d,
+        p,
+        rows(d, p, columns),
+        chunks,
+        ceil(x / chunks) + 2 * d,
+        size,
+        chunks * y * groups,
+        streams_in,
+        bytes_in,
     )
 
 

@@ -10,7 +10,7 @@ from math import ceil
 
 from stencilmap.design.common import concrete_shape
 from stencilmap.design.emax.checks import fail, lift, linear_form, stage_of, star_degree, stencil_refs
-from stencilmap.design.emax.geometry import mapped_streams, max_mappings, rows, x_chunks
+from stencilmap.design.emax.geometry import mapped_streams, max_mappings, paired, rows, x_chunks
 from stencilmap.design.emax.mapping import FIFOS_PER_ROW, EmaxMapping, Instruction
 from stencilmap.design.emax.pattern import place
 from stencilmap.design.emax.verify import verify_mapping
@@ -43,10 +43,12 @@ def map_emax(program: Program, config: BuildConfig) -> EmaxMapping:
         )
     if config.unroll is not None and config.unroll < 1:
         raise StencilmapError(f"{param('unroll')} (p) must be ≥ 1, got {config.unroll}")
-    p = config.unroll if config.unroll is not None else max_mappings(d, rows_avail, zyx[0])
-    if p < 1 or rows(d, p) > rows_avail:
+    p = config.unroll if config.unroll is not None else max_mappings(d, rows_avail, zyx[0], cols_avail)
+    if p < 1 or rows(d, p, cols_avail) > rows_avail:
         q = max(p, 1)
-        raise fail(f"p = {q} needs {rows(d, q)} rows (EMAX §4.6); '{device.name}' has {rows_avail}")
+        raise fail(
+            f"p = {q} needs {rows(d, q, cols_avail)} rows (EMAX §4.6); '{device.name}' has {rows_avail}"
+        )
     if p > zyx[0]:
         raise fail(f"p = {p} parallel mappings exceed the {zyx[0]} Z planes")
     size = _itemsize(st.dtype)
@@ -55,7 +57,7 @@ def map_emax(program: Program, config: BuildConfig) -> EmaxMapping:
         chunks = x_chunks(zyx[2], d, size, lmm)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    columns = 2 * (2 * d + 2) if p > 1 and 2 * (2 * d + 2) <= cols_avail else 2 * d + 2
+    columns = 2 * (2 * d + 2) if p > 1 and paired(d, cols_avail) else 2 * d + 2
     instructions = place(d, p, cols_avail, coeff, const)
     mapping = EmaxMapping(
         program=program.name,

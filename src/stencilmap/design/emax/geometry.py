@@ -8,26 +8,31 @@ from __future__ import annotations
 from math import ceil
 
 
-def rows(d: int, p: int) -> int:
-    """EMAX rows the library maps for degree d and p parallel mappings (§4.6).
+def paired(d: int, columns: int) -> bool:
+    """Whether two mirrored degree-d patterns (2d + 2 columns each) fit side by side in ``columns`` (§4.6,
+    Fig. 11: degree 1 on EMAX's 8 columns; degree 3 does not fit there)."""
+    return 2 * (2 * d + 2) <= columns
 
-    degree 1: 8 + 4(⌊p/2⌋ + (p mod 2) − 1) − (p mod 2) (the 7-row pattern, mirrored pairs, 4 more rows per
-    further pair); degree 3: 11p. Other degrees (an assumption, not in the paper): the basic pattern of
-    2d + 5 rows (7 at d = 1, 11 at d = 3) repeated p times.
+
+def rows(d: int, p: int, columns: int) -> int:
+    """EMAX rows the library maps for degree d and p parallel mappings on ``columns`` PE columns (§4.6).
+
+    Mirrored pairs (``paired``): each pair 2d + 2 rows below the previous one, its second pattern one row
+    lower, each pattern 2d + 5 rows high; at degree 1 that is the paper's 8 + 4(⌊p/2⌋ + (p mod 2) − 1) − (p mod 2).
+    Otherwise the 2d + 5-row pattern repeated p times: the paper's 11p at degree 3. Other degrees and devices
+    wider than EMAX's 8 columns follow the same placement (an assumption, not in the paper).
     """
     if p < 1:
         raise ValueError(f"p must be at least 1, got {p}")
-    if d == 1:
-        return 8 + 4 * (p // 2 + p % 2 - 1) - p % 2
-    if d == 3:
-        return 11 * p
+    if paired(d, columns):
+        return (2 * d + 2) * ((p - 1) // 2) + (p - 1) % 2 + 2 * d + 5
     return (2 * d + 5) * p
 
 
-def max_mappings(d: int, available_rows: int, z: int) -> int:
+def max_mappings(d: int, available_rows: int, z: int, columns: int) -> int:
     """The most parallel mappings that fit the rows (and no more than the Z planes); 0 if none fits."""
     p = 0
-    while p < z and rows(d, p + 1) <= available_rows:
+    while p < z and rows(d, p + 1, columns) <= available_rows:
         p += 1
     return p
 

@@ -4,6 +4,7 @@ see the package docstring for the layout."""
 from __future__ import annotations
 
 from stencilmap.design.emax.checks import fail
+from stencilmap.design.emax.geometry import paired
 from stencilmap.design.emax.mapping import RGI_ZERO, Instruction, Offset
 
 
@@ -146,7 +147,7 @@ def origins(d: int, p: int, columns: int) -> list[tuple[int, int, bool]]:
     they fit the columns, each pair 2d + 2 rows below the previous one; otherwise one pattern after the
     other (2d + 5 rows)."""
     w, h = 2 * d + 2, 2 * d + 5
-    if 2 * w <= columns:
+    if paired(d, columns):
         return [((2 * d + 2) * (j // 2) + j % 2, w * (j % 2), j % 2 == 1) for j in range(p)]
     return [(h * j, 0, False) for j in range(p)]
 

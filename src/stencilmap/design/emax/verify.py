@@ -29,5 +29,6 @@ def verify_mapping(m: EmaxMapping) -> None:
         if i.dst in written:
             raise StencilmapError(f"EMAX register '{i.dst}' written twice")
         written.add(i.dst)
-    if max(i.row for i in m.instructions) + 1 != m.rows or m.rows != rows(m.degree, m.p):
-        raise StencilmapError(f"EMAX mapping uses {m.rows} rows; §4.6 gives {rows(m.degree, m.p)}")
+    expected = rows(m.degree, m.p, m.columns)
+    if max(i.row for i in m.instructions) + 1 != m.rows or m.rows != expected:
+        raise StencilmapError(f"EMAX mapping uses {m.rows} rows; §4.6 gives {expected}")
