@@ -101,6 +101,18 @@ def test_verify_runs_each_target_here(
     assert written == files and [p.name for p in (out / "csim").iterdir()]
 
 
+def test_a_deadlock_lists_the_waiting_kernels_by_name(tmp_path: Path) -> None:
+    """Delay buffers of depth 1 deadlock the DAG's channels; the report is sorted, so it reads the same every run
+    although the kernels run as threads."""
+    dag = EXAMPLES / "dag_listing1.json"
+    code, text, _ = invoke(
+        dag, "--target", "opencl", "--delay-buffers", "min", "--out", tmp_path / "o", "--verify"
+    )
+    assert code == 1 and "INVALID (deadlock)" in text
+    waits = text.split("waits on a channel: ", 1)[1].split("\n", 1)[0].rstrip(";").split("; ")
+    assert len(waits) > 2 and waits == sorted(waits)
+
+
 def test_verify_that_cannot_run_says_why(tmp_path: Path) -> None:
     code, text, _ = invoke(JACOBI, "--target", "dot", "--out", tmp_path / "d", "--verify", "--json")
     assert code == 0 and json.loads(text)["verified"] == "not run: a drawing has nothing to run"

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -58,10 +59,13 @@ inline void check_deadlock(Monitor& m) {
     if (m.running == 0 || (int)m.waiting.size() < m.running) return;
     for (const auto& kv : m.waiting)
         if (m.can_serve[kv.second.channel](kv.second.reading)) return;
-    std::string text = "deadlock: every running kernel waits on a channel:";
+    std::vector<std::string> waits;  // by kernel name: the threads' order varies from run to run
     for (const auto& kv : m.waiting)
-        text += " " + m.names[kv.first] + (kv.second.reading ? " reads empty " : " writes full ") +
-                m.channel_names[kv.second.channel] + ";";
+        waits.push_back(m.names[kv.first] + (kv.second.reading ? " reads empty " : " writes full ") +
+                        m.channel_names[kv.second.channel] + ";");
+    std::sort(waits.begin(), waits.end());
+    std::string text = "deadlock: every running kernel waits on a channel:";
+    for (const auto& w : waits) text += " " + w;
     std::fprintf(stderr, "%s\n", text.c_str());
     std::fflush(stderr);
     std::_Exit(4);
