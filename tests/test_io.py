@@ -1,14 +1,15 @@
 """``io.OutputSet``: the folders it makes for outputs go again when the outputs are discarded (a failed or
 interrupted command leaves no empty ``--out``), stay when they are published, and a folder that was there
-before is never removed."""
+before is never removed. ``io.parse_user_json``: a key given twice is refused at its path."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from stencilmap.io import OutputSet, discard_pending
+from stencilmap.io import OutputSet, RepeatedKey, discard_pending, parse_user_json
 
 
 def test_discarded_outputs_take_back_the_folders_made_for_them(tmp_path: Path) -> None:
@@ -35,3 +36,26 @@ def test_an_interrupt_takes_back_the_folders_too(tmp_path: Path) -> None:
     out.add_arrays(tmp_path / "o", {"w": np.zeros(3)})
     discard_pending()  # what the interrupt handler runs
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('{"a": 1, "a": 2}', "a"),
+        ('{"x": {"b": [1, {"c": 0, "c": 1}]}}', "x.b[1].c"),
+        ('[{"k\\u00e9": 1, "k\\u00e9": 1}]', "[0].k\\xe9"),
+    ],
+)
+def test_a_repeated_json_key_is_refused_at_its_path(text: str, path: str) -> None:
+    with pytest.raises(RepeatedKey) as info:
+        parse_user_json(text)
+    assert info.value.path == path and str(info.value).endswith("is given twice in one object")
+
+
+def test_user_json_refuses_nan_and_reads_the_rest_as_json_does() -> None:
+    with pytest.raises(ValueError, match="NaN is not a number JSON allows"):
+        parse_user_json('{"a": NaN}')
+    assert parse_user_json('{"a": [1, 2.5, "s", null], "b": {"c": true}}') == {
+        "a": [1, 2.5, "s", None],
+        "b": {"c": True},
+    }

@@ -95,6 +95,58 @@ def read_user_text(path: str | Path, where: str, limit: int, what: str = "this f
         raise StencilmapError(f"not UTF-8 text (byte {exc.start})", where) from None
 
 
+class RepeatedKey(ValueError):
+    """A JSON object of a user's file gives a key twice; ``path`` is that key's JSON path as messages show it."""
+
+    def __init__(self, path: str, key: str) -> None:
+        super().__init__(f"key '{key}' is given twice in one object")
+        self.path = path
+
+
+def parse_user_json(text: str) -> Any:
+    """``json.loads`` for the JSON files users give (programs, devices, partitions): ``NaN`` and ``Infinity``
+    are refused (``ValueError``) and an object giving a key twice raises ``RepeatedKey`` (JSON leaves that
+    undefined; Python would keep the last value silently). Otherwise raises what ``json.loads`` raises."""
+    import json
+
+    raw = json.loads(text, parse_constant=_no_json_constant, object_pairs_hook=_JsonObject.of)
+    stack: list[tuple[Any, str]] = [(raw, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _JsonObject) and value.repeated is not None:
+            key = shown_json_key(value.repeated)
+            raise RepeatedKey(f"{ascii(path)[1:-1]}.{key}" if path else key, key)
+        if isinstance(value, dict):
+            stack += [(item, f"{path}.{k}" if path else str(k)) for k, item in value.items()]
+        elif isinstance(value, list):
+            stack += [(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    return raw
+
+
+def shown_json_key(key: str) -> str:
+    """A JSON key as a message's path shows it: shortened, non-ASCII escaped."""
+    return ascii(key if len(key) <= 40 else key[:37] + "...")[1:-1]
+
+
+class _JsonObject(dict[str, Any]):
+    """A JSON object as parsed, remembering the first key it held twice."""
+
+    repeated: str | None = None
+
+    @classmethod
+    def of(cls, pairs: list[tuple[str, Any]]) -> _JsonObject:
+        obj = cls()
+        for key, value in pairs:
+            if key in obj and obj.repeated is None:
+                obj.repeated = key
+            obj[key] = value
+        return obj
+
+
+def _no_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def read_npy(name: str, path: str | Path) -> Array:
     """Load a ``.npy`` array given with ``--input name=path`` (a regular file; its header is checked
     against ``MAX_INPUT_BYTES`` and the file's real size before the data is read)."""

@@ -259,3 +259,12 @@ def test_the_workers_are_worked_out_not_searched(monkeypatch: pytest.MonkeyPatch
     assert real(plan_module.make_plan(program), mapping.workers) <= 32 * 32
     assert real(plan_module.make_plan(program), mapping.workers + 1) > 32 * 32
     assert calls < 50
+
+
+def test_a_key_given_twice_is_refused_at_its_path(tmp_path: Path) -> None:
+    """JSON leaves a repeated key undefined: `"mac": 512, "mac": 10` used to keep the last silently."""
+    text = json.dumps(_doc("emax")).replace('"mac": 512', '"mac": 512, "mac": 10', 1)
+    path = tmp_path / "twice.json"
+    path.write_text(text)
+    with pytest.raises(StencilmapError, match=r"twice\.json: resources\.mac: key 'mac' is given twice"):
+        load_device(str(path))

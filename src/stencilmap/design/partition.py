@@ -229,23 +229,16 @@ MAX_PARTITION_BYTES = 1 << 20
 def load_parts(path: Path) -> Parts:
     """A partition file: ``{"parts": [["stencil", ...], ...]}`` (stencil nodes of the unrolled DAG)."""
     where = str(path)
-    from stencilmap.io import read_user_text
+    from stencilmap.io import RepeatedKey, parse_user_json, read_user_text
 
     text = read_user_text(path, where, MAX_PARTITION_BYTES, "a partition file")
-
-    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:  # JSON leaves a repeated key undefined
-        out: dict[str, Any] = {}
-        for k, v in pairs:
-            if k in out:
-                raise StencilmapError(f"key {k[:40]!a} is given twice in one object", where)
-            out[k] = v
-        return out
-
     try:
-        data = json.loads(text, object_pairs_hook=unique_keys)
+        data = parse_user_json(text)
+    except RepeatedKey as exc:
+        raise StencilmapError(f"{exc.path}: {exc}", where) from None
     except json.JSONDecodeError as exc:
         raise StencilmapError(f"line {exc.lineno}, column {exc.colno}: {exc.msg}", where) from None
-    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting too deep
+    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting too deep, NaN
         raise StencilmapError(f"not a partition file: {str(exc).splitlines()[0][:120]}", where) from None
     if not isinstance(data, dict) or set(data) != {"parts"}:
         raise StencilmapError('expected an object {"parts": [[stencil, ...], ...]}', where)

@@ -38,7 +38,6 @@ error naming the file and the JSON path, as any other mistake in a file is.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 from importlib import resources
@@ -604,14 +603,18 @@ def _figure(value: object) -> str:
 
 
 def _parse(text: str, where: str) -> Device:
+    from stencilmap.io import RepeatedKey, parse_user_json
+
     try:
-        data = json.loads(text)
+        data = parse_user_json(text)
         _check_finite(data, where, "")
         spec = _DeviceSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
         raise StencilmapError(f"{loc or '(top level)'}: {_message(err)}", where) from None
+    except RepeatedKey as exc:
+        raise StencilmapError(f"{exc.path}: {exc}", where) from None
     except (ValueError, RecursionError) as exc:
         raise StencilmapError(f"not JSON: {str(exc).splitlines()[0]}", where) from None
     device = _device(spec)

@@ -18,6 +18,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from stencilmap.errors import Location, StencilmapError
+from stencilmap.io import RepeatedKey, parse_user_json, shown_json_key
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import MAX_DEPTH, Expr, refs
 from stencilmap.program.ir import (
@@ -168,7 +169,9 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 def parse_stencilflow(text: str, filename: str = "<string>") -> Program:
     _check_json_depth(text, filename)
     try:
-        raw = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_object)
+        raw = parse_user_json(text)
+    except RepeatedKey as exc:
+        raise StencilmapError(str(exc), Location(filename, json_path=exc.path)) from None
     except json.JSONDecodeError as exc:
         raise StencilmapError(f"invalid JSON: {exc.msg}", f"{filename}:{exc.lineno}:{exc.colno}") from None
     except ValueError as exc:  # an integer of more than 4,300 digits, NaN or Infinity
@@ -193,35 +196,11 @@ def _check_json_depth(text: str, filename: str) -> None:
             raise StencilmapError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep", filename)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-class _Object(dict[str, Any]):
-    """A JSON object as parsed, remembering the first key it held twice (the last value would win)."""
-
-    duplicate: str | None = None
-
-
-def _object(pairs: list[tuple[str, Any]]) -> _Object:
-    obj = _Object()
-    for key, value in pairs:
-        if key in obj and obj.duplicate is None:
-            obj.duplicate = key
-        obj[key] = value
-    return obj
-
-
 def _check_strings(raw: Any, filename: str) -> None:
-    """Refuse strings that are not valid Unicode (lone surrogates from ``\\ud800`` escapes) and objects
-    that give a key twice (JSON leaves that undefined; Python would keep the last silently)."""
+    """Refuse strings that are not valid Unicode (lone surrogates from ``\\ud800`` escapes)."""
     stack: list[tuple[Any, str]] = [(raw, "")]
     while stack:
         value, path = stack.pop()
-        if isinstance(value, _Object) and value.duplicate is not None:
-            shown = _shown_key(value.duplicate)
-            where = Location(filename, json_path=f"{ascii(path)[1:-1]}.{shown}" if path else shown)
-            raise StencilmapError(f"key '{shown}' is given twice in one object", where)
         items = (
             value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
         )
@@ -232,11 +211,6 @@ def _check_strings(raw: Any, filename: str) -> None:
                     where = Location(filename, json_path=ascii(sub)[1:-1] or "(top level)")
                     raise StencilmapError("string is not valid Unicode (a lone surrogate)", where)
             stack.append((item, sub))
-
-
-def _shown_key(key: str) -> str:
-    """A key as a JSON path in a message shows it: shortened, non-ASCII escaped."""
-    return ascii(key if len(key) <= 40 else key[:37] + "...")[1:-1]
 
 
 def _is_unicode(text: str) -> bool:
@@ -344,7 +318,7 @@ def _input(name: str, spec: InputSpec, names: tuple[str, ...], filename: str) ->
         dtype,
         axes,
         _source(spec.data, filename, f"{where}.data"),
-        loc=f"{filename}: inputs.{_shown_key(name)}",
+        loc=f"{filename}: inputs.{shown_json_key(name)}",
     )
 
 
@@ -402,7 +376,7 @@ def _constant(name: str, spec: int | float | ConstantSpec, filename: str) -> Con
     if isinstance(spec, ConstantSpec):
         if spec.data_type is not None:
             dtype = _dtype(spec.data_type, filename, f"constants.{name}.data_type")
-            return Constant(name, spec.value, dtype, loc=f"{filename}: constants.{_shown_key(name)}")
+            return Constant(name, spec.value, dtype, loc=f"{filename}: constants.{shown_json_key(name)}")
         value = spec.value
     else:
         value = spec
@@ -411,7 +385,7 @@ def _constant(name: str, spec: int | float | ConstantSpec, filename: str) -> Con
             "integer does not fit in int64", Location(filename, json_path=f"constants.{name}")
         )
     weak = dt.WEAK_INT if isinstance(value, int) else dt.WEAK_FLOAT
-    return Constant(name, value, weak, loc=f"{filename}: constants.{_shown_key(name)}")
+    return Constant(name, value, weak, loc=f"{filename}: constants.{shown_json_key(name)}")
 
 
 # ---------------------------------------------------------------------------------- computation strings
@@ -455,7 +429,7 @@ def _stencil(name: str, spec: StencilSpec, ctx: Context, warnings: list[str]) ->
     dtype = _dtype(spec.data_type, ctx.filename, f"program.{name}.data_type")
     boundary = _boundaries(name, spec, result, temps, ctx, warnings)
     return Stencil(
-        name, dtype, result, tuple(temps), boundary, loc=f"{ctx.filename}: program.{_shown_key(name)}"
+        name, dtype, result, tuple(temps), boundary, loc=f"{ctx.filename}: program.{shown_json_key(name)}"
     )
 
 
