@@ -149,12 +149,25 @@ def _unary_type(op: str, t: str, c: bool) -> str:
     return dt.c_promote(t) if c else t
 
 
+_BOOLEANS = ("bool", dt.WEAK_BOOL)
+
+
 def _binary_type(op: str, a: str, b: str, c: bool) -> str:
     if op in COMPARE_OPS or op in LOGIC_OPS:
         return "int32" if c else "bool"
     if op in BITWISE_OPS:
         _require_integer(op, a, b)
-        return _common(a, b, c)
+        common = _common(a, b, c)
+        if not dt.is_integer(common):  # NumPy: uint64 with int64 has no integer type holding both
+            raise ExprTypeError(
+                f"operator '{op}' on {a} and {b}: no integer type holds both (NumPy would compute in "
+                f"{common}); convert one, e.g. int64(...)"
+            )
+        return common
+    if not c and op == "-" and a in _BOOLEANS and b in _BOOLEANS:
+        raise ExprTypeError(
+            "binary '-' of two booleans (NumPy refuses it); use '^' or convert one with int()"
+        )
     if c:
         if op in ("//", "**"):
             raise ExprTypeError(f"operator '{op}' is not C; SODA programs cannot use it")
