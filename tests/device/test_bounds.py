@@ -112,8 +112,8 @@ CASES = [
     # the top level
     ("ku060", "clock_mhz", 1e-300, r"clock_mhz: must be at least 1, got 1e-300"),
     ("ku060", "clock_mhz", 1e7, r"clock_mhz: must be at most 1,000,000"),
-    ("ku060", "clock_mhz", "250", r"clock_mhz: input should be a valid number"),
-    ("ku060", "resources.lut", True, r"resources\.lut: input should be a valid integer"),
+    ("ku060", "clock_mhz", "250", r"clock_mhz: must be a number, got '250'"),
+    ("ku060", "resources.lut", True, r"resources\.lut: must be an integer, got True"),
     ("ku060", "dram_banks", 10**9, r"dram_banks: must be at most 1,024"),
     ("ku060", "bus_width_bits", 0, r"bus_width_bits: must be at least 1"),
     ("ku060", "mem_clock_mhz", 1e-300, r"mem_clock_mhz: must be at least 1"),

@@ -302,8 +302,8 @@ def test_clock_model_is_piecewise_linear_and_flat_outside() -> None:
         ({"resource": "alm", "points": [[0.5, 300], [0.5, 200]]}, "increase strictly"),
         ({"resource": "alm", "points": [[0.5, 300], [1.5, 200]]}, "increase strictly"),
         ({"resource": "alm", "points": [[0, 300], [1, 0]]}, "positive numbers of MHz"),
-        ({"resource": "alm", "points": [[0, 300]]}, "clock_model.points: list should have at least 2"),
-        ({"resource": "alm", "points": [[0, 300], [1, 200]], "x": 1}, "clock_model.x: extra inputs"),
+        ({"resource": "alm", "points": [[0, 300]]}, "clock_model.points: must hold at least 2 items, got 1"),
+        ({"resource": "alm", "points": [[0, 300], [1, 200]], "x": 1}, "clock_model.x: unknown field"),
     ],
 )
 def test_clock_model_is_validated(tmp_path: Path, model: dict, message: str) -> None:  # type: ignore[type-arg]

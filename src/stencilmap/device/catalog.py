@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
-from pydantic_core import ErrorDetails, PydanticCustomError
+from pydantic_core import PydanticCustomError
 
 from stencilmap.device.types import (
     DTYPE_CLASSES,
@@ -63,7 +63,7 @@ from stencilmap.device.types import (
     ResourceModel,
     practical_bandwidth,
 )
-from stencilmap.errors import Location, StencilmapError
+from stencilmap.errors import Location, StencilmapError, schema_message, schema_path
 from stencilmap.names import check_name
 
 __all__ = [
@@ -576,32 +576,6 @@ def _check_finite(value: object, where: str, at: str) -> None:
             _check_finite(item, where, f"{at}[{i}]")
 
 
-#: pydantic's bound errors, as the catalog words them: ``resources.mac: must be at most 1,048,576, got 10**12``
-_BOUNDS = {
-    "greater_than": ("gt", "greater than"),
-    "greater_than_equal": ("ge", "at least"),
-    "less_than": ("lt", "less than"),
-    "less_than_equal": ("le", "at most"),
-}
-
-
-def _message(err: ErrorDetails) -> str:
-    """A pydantic error in one line: a bound as ``must be at most N, got X``, the rest in pydantic's words."""
-    bound = _BOUNDS.get(err["type"])
-    if bound is None or err.get("ctx") is None:
-        return err["msg"].lower()
-    key, words = bound
-    return f"must be {words} {_figure(err['ctx'][key])}, got {_figure(err['input'])}"
-
-
-def _figure(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return ascii(value)[:40]
-    if isinstance(value, int) or (value.is_integer() and abs(value) < 1e15):
-        return f"{int(value):,}"
-    return f"{value:g}"
-
-
 def _parse(text: str, where: str) -> Device:
     from stencilmap.io import RepeatedKey, parse_user_json
 
@@ -611,8 +585,7 @@ def _parse(text: str, where: str) -> Device:
         spec = _DeviceSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
-        raise StencilmapError(f"{loc or '(top level)'}: {_message(err)}", where) from None
+        raise StencilmapError(f"{schema_path(err['loc'])}: {schema_message(err)}", where) from None
     except RepeatedKey as exc:
         raise StencilmapError(f"{exc.path}: {exc}", where) from None
     except (ValueError, RecursionError) as exc:

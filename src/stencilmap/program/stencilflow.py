@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from stencilmap.errors import Location, StencilmapError
+from stencilmap.errors import Location, StencilmapError, schema_message, schema_path
 from stencilmap.io import RepeatedKey, parse_user_json, shown_json_key
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import MAX_DEPTH, Expr, refs
@@ -182,8 +182,8 @@ def parse_stencilflow(text: str, filename: str = "<string>") -> Program:
         spec = ProgramSpec.model_validate(raw)
     except pydantic.ValidationError as exc:
         err = exc.errors()[0]
-        path = _json_path(err["loc"])
-        raise StencilmapError(_pydantic_message(err), Location(filename, json_path=path)) from None
+        where = Location(filename, json_path=schema_path(err["loc"]))
+        raise StencilmapError(schema_message(err), where) from None
     return _build(spec, Path(filename).stem, filename)
 
 
@@ -219,23 +219,6 @@ def _is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _json_path(loc: tuple[int | str, ...]) -> str:
-    parts = [p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))]
-    text = ""
-    for p in parts:
-        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
-    return text or "(top level)"
-
-
-def _pydantic_message(err: Any) -> str:
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        return "unknown field"
-    if kind == "missing":
-        return "required field is missing"
-    return str(err["msg"])
 
 
 def _build(spec: ProgramSpec, name: str, filename: str) -> Program:
