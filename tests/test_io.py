@@ -1,6 +1,6 @@
 """``io.OutputSet``: the folders it makes for outputs go again when the outputs are discarded (a failed or
 interrupted command leaves no empty ``--out``), stay when they are published, and a folder that was there
-before is never removed. ``io.parse_user_json``: a key given twice is refused at its path."""
+before is never removed. ``io.parse_user_json``: a key given twice, NaN and Infinity are refused at their path."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stencilmap.io import OutputSet, RepeatedKey, discard_pending, parse_user_json
+from stencilmap.io import JsonPathError, OutputSet, discard_pending, parse_user_json
 
 
 def test_discarded_outputs_take_back_the_folders_made_for_them(tmp_path: Path) -> None:
@@ -47,14 +47,18 @@ def test_an_interrupt_takes_back_the_folders_too(tmp_path: Path) -> None:
     ],
 )
 def test_a_repeated_json_key_is_refused_at_its_path(text: str, path: str) -> None:
-    with pytest.raises(RepeatedKey) as info:
+    with pytest.raises(JsonPathError) as info:
         parse_user_json(text)
     assert info.value.path == path and str(info.value).endswith("is given twice in one object")
 
 
-def test_user_json_refuses_nan_and_reads_the_rest_as_json_does() -> None:
-    with pytest.raises(ValueError, match="NaN is not a number JSON allows"):
-        parse_user_json('{"a": NaN}')
+def test_user_json_refuses_nan_at_its_path_and_reads_the_rest_as_json_does() -> None:
+    with pytest.raises(JsonPathError, match="NaN is not a number JSON allows") as info:
+        parse_user_json('{"a": [1, NaN]}')
+    assert info.value.path == "a[1]"
+    with pytest.raises(JsonPathError, match="-Infinity is not") as info:
+        parse_user_json("-Infinity")
+    assert info.value.path == "(top level)"
     assert parse_user_json('{"a": [1, 2.5, "s", null], "b": {"c": true}}') == {
         "a": [1, 2.5, "s", None],
         "b": {"c": True},

@@ -95,27 +95,31 @@ def read_user_text(path: str | Path, where: str, limit: int, what: str = "this f
         raise StencilmapError(f"not UTF-8 text (byte {exc.start})", where) from None
 
 
-class RepeatedKey(ValueError):
-    """A JSON object of a user's file gives a key twice; ``path`` is that key's JSON path as messages show it."""
+class JsonPathError(ValueError):
+    """A problem of a user's JSON file that JSON's grammar lets through; ``path`` is where, as messages show it."""
 
-    def __init__(self, path: str, key: str) -> None:
-        super().__init__(f"key '{key}' is given twice in one object")
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
         self.path = path
 
 
 def parse_user_json(text: str) -> Any:
-    """``json.loads`` for the JSON files users give (programs, devices, partitions): ``NaN`` and ``Infinity``
-    are refused (``ValueError``) and an object giving a key twice raises ``RepeatedKey`` (JSON leaves that
-    undefined; Python would keep the last value silently). Otherwise raises what ``json.loads`` raises."""
+    """``json.loads`` for the JSON files users give (programs, devices, partitions): an object giving a key twice
+    (JSON leaves that undefined; Python would keep the last value silently) and ``NaN`` or ``Infinity`` (not
+    JSON, though Python reads them) raise ``JsonPathError`` with their JSON path. Otherwise raises what
+    ``json.loads`` raises."""
     import json
 
-    raw = json.loads(text, parse_constant=_no_json_constant, object_pairs_hook=_JsonObject.of)
+    raw = json.loads(text, parse_constant=_NotJsonNumber, object_pairs_hook=_JsonObject.of)
     stack: list[tuple[Any, str]] = [(raw, "")]
     while stack:
         value, path = stack.pop()
+        if isinstance(value, _NotJsonNumber):
+            raise JsonPathError(path or "(top level)", f"{value.name} is not a number JSON allows")
         if isinstance(value, _JsonObject) and value.repeated is not None:
             key = shown_json_key(value.repeated)
-            raise RepeatedKey(f"{ascii(path)[1:-1]}.{key}" if path else key, key)
+            where = f"{ascii(path)[1:-1]}.{key}" if path else key
+            raise JsonPathError(where, f"key '{key}' is given twice in one object")
         if isinstance(value, dict):
             stack += [(item, f"{path}.{k}" if path else str(k)) for k, item in value.items()]
         elif isinstance(value, list):
@@ -143,8 +147,11 @@ class _JsonObject(dict[str, Any]):
         return obj
 
 
-def _no_json_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
+class _NotJsonNumber:
+    """``NaN``, ``Infinity`` or ``-Infinity`` where a value stands: refused, with its path, after parsing."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 def read_npy(name: str, path: str | Path) -> Array:

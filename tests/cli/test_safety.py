@@ -278,7 +278,11 @@ def test_a_device_file_fifo_and_infinite_numbers(tmp_path: Path) -> None:
     doc = json.loads((DEVICE_FILES / "ku060.json").read_text())
     doc["clock_mhz"] = float("inf")
     path = tmp_path / "inf.json"
-    path.write_text(json.dumps(doc))  # Infinity, as 1e400 reads
+    path.write_text(json.dumps(doc))  # Python writes Infinity, which is not JSON
+    assert "clock_mhz: Infinity is not a number" in one_line_error(
+        ["estimate", JACOBI, "--device", str(path)]
+    )
+    path.write_text(json.dumps(doc).replace("Infinity", "1e400"))  # JSON, read as infinity
     assert "clock_mhz: must be a finite number" in one_line_error(["estimate", JACOBI, "--device", str(path)])
 
 

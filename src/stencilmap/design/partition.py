@@ -229,12 +229,12 @@ MAX_PARTITION_BYTES = 1 << 20
 def load_parts(path: Path) -> Parts:
     """A partition file: ``{"parts": [["stencil", ...], ...]}`` (stencil nodes of the unrolled DAG)."""
     where = str(path)
-    from stencilmap.io import RepeatedKey, parse_user_json, read_user_text
+    from stencilmap.io import JsonPathError, parse_user_json, read_user_text
 
     text = read_user_text(path, where, MAX_PARTITION_BYTES, "a partition file")
     try:
         data = parse_user_json(text)
-    except RepeatedKey as exc:
+    except JsonPathError as exc:
         raise StencilmapError(f"{exc.path}: {exc}", where) from None
     except json.JSONDecodeError as exc:
         raise StencilmapError(f"line {exc.lineno}, column {exc.colno}: {exc.msg}", where) from None

@@ -577,7 +577,7 @@ def _check_finite(value: object, where: str, at: str) -> None:
 
 
 def _parse(text: str, where: str) -> Device:
-    from stencilmap.io import RepeatedKey, parse_user_json
+    from stencilmap.io import JsonPathError, parse_user_json
 
     try:
         data = parse_user_json(text)
@@ -586,7 +586,7 @@ def _parse(text: str, where: str) -> Device:
     except ValidationError as exc:
         err = exc.errors()[0]
         raise StencilmapError(f"{schema_path(err['loc'])}: {schema_message(err)}", where) from None
-    except RepeatedKey as exc:
+    except JsonPathError as exc:
         raise StencilmapError(f"{exc.path}: {exc}", where) from None
     except (ValueError, RecursionError) as exc:
         raise StencilmapError(f"not JSON: {str(exc).splitlines()[0]}", where) from None

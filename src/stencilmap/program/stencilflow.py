@@ -18,7 +18,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from stencilmap.errors import Location, StencilmapError, schema_message, schema_path
-from stencilmap.io import RepeatedKey, parse_user_json, shown_json_key
+from stencilmap.io import JsonPathError, parse_user_json, shown_json_key
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import MAX_DEPTH, Expr, refs
 from stencilmap.program.ir import (
@@ -170,11 +170,11 @@ def parse_stencilflow(text: str, filename: str = "<string>") -> Program:
     _check_json_depth(text, filename)
     try:
         raw = parse_user_json(text)
-    except RepeatedKey as exc:
+    except JsonPathError as exc:
         raise StencilmapError(str(exc), Location(filename, json_path=exc.path)) from None
     except json.JSONDecodeError as exc:
         raise StencilmapError(f"invalid JSON: {exc.msg}", f"{filename}:{exc.lineno}:{exc.colno}") from None
-    except ValueError as exc:  # an integer of more than 4,300 digits, NaN or Infinity
+    except ValueError as exc:  # an integer of more than 4,300 digits
         why = "an integer has more than 4,300 digits" if "digits" in str(exc) else str(exc)
         raise StencilmapError(f"invalid JSON: {why}", filename) from None
     _check_strings(raw, filename)
