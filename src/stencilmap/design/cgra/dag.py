@@ -10,7 +10,6 @@ StencilFlow; integers wrap), exactly as the reference and the FPGA engine's byte
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -270,11 +269,21 @@ def _fold(op: str, dtype: str, *args: float) -> float:
     }
     if op in table:
         return float(table[op])
-    if dtype in _INT_TYPES:
+    if dt.concrete(dtype) in _INT_TYPES or dt.concrete(dtype) == "bool":  # a weak int is an int64
         return float(_fold_int(op, int(a), int(b)))
-    if op == "DIV":
-        return a / b if b else math.copysign(math.inf, a) if a else math.nan
-    return float({"ADD": a + b, "SUB": a - b, "MUL": a * b}.get(op, a**b))
+    with np.errstate(all="ignore"):  # NumPy's float operations: // and % as npy_divmod, x / 0 is ±inf or NaN
+        return float(_FLOAT_FOLDS[op](np.float64(a), np.float64(b)))
+
+
+_FLOAT_FOLDS = {
+    "ADD": np.add,
+    "SUB": np.subtract,
+    "MUL": np.multiply,
+    "DIV": np.true_divide,
+    "FLOORDIV": np.floor_divide,
+    "MOD_PY": np.mod,
+    "MOD_C": np.fmod,
+}
 
 
 def _fold_int(op: str, a: int, b: int) -> int:
