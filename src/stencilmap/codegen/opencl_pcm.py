@@ -226,7 +226,7 @@ class PcmKernel:
                     w.line(f"for (int i = 0; i < SIZE_{sr}; ++i) sr_{sr}[t][i] = 0;")
             w.line()
             with w.block("cycles: for (long c = -LEAD; c < BEATS + D * LAG_PASS; ++c)"):
-                self._readers(w)
+                self._readers(w, {p.field for p in ports if p.direction == "in"})
                 w.line("SM_UNROLL")
                 with w.block("for (int t = 0; t < D; ++t)"):
                     for st in self.order:
@@ -238,10 +238,13 @@ class PcmKernel:
         previous one (coefficients stay the same every time step)."""
         return self.d > 1 and self.program.input(field) is not None and field not in self.chained
 
-    def _readers(self, w: Writer) -> None:
-        """P_CELL new cells of every input (lower-dimensional ones replayed over the missing axes)."""
+    def _readers(self, w: Writer, read: set[str]) -> None:
+        """P_CELL new cells of every input the design reads (``read``: those with a port; lower-dimensional
+        ones replayed over the missing axes)."""
         prog = self.program
         for inp in prog.inputs:
+            if inp.name not in read:  # no reader module, no kernel argument: nothing reads it
+                continue
             if self.replayed(inp.name):
                 self._replay(w, inp)
                 continue
