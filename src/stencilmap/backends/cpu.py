@@ -12,7 +12,7 @@ import mmap
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -266,7 +266,8 @@ def run_cpu(
     if planes is not None and planes < 1:
         raise StencilmapError(f"planes must be ≥ 1, got {planes}")
     cp = compile_program(program)
-    plan = Plan(program, cp.plan.order, cp.plan.fields, cp.plan.pairs, cp.plan.feeds, cp.plan.masked)
+    planned = replace(cp.plan.program, shape=program.shape)  # the plan's program (``plan.pass_values_read``)
+    plan = Plan(planned, cp.plan.order, cp.plan.fields, cp.plan.pairs, cp.plan.feeds, cp.plan.masked)
     shape = tuple(int(n or 0) for n in program.shape)
     values = checked_inputs(program, inputs)
     choice = cost.choose(plan, shape, program.iterate, threads, block, scheme)

@@ -14,12 +14,12 @@ gets None. Everything is computed once per program here, so the C driver only in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
-from stencilmap.program.expr import Ref, refs
+from stencilmap.program.expr import Expr, Ref, map_expr, refs
 from stencilmap.program.graph import stencil_order
-from stencilmap.program.ir import Program, Stencil
+from stencilmap.program.ir import SHRINK, Program, Stencil
 
 from .cexpr import Unsupported
 
@@ -60,6 +60,7 @@ class Plan:
 
 
 def make_plan(program: Program) -> Plan:
+    program = pass_values_read(program)
     order = tuple(stencil_order(program))
     fields = tuple(i.name for i in program.inputs) + tuple(s.name for s in order)
     pairs: tuple[tuple[str, str], ...] = ()
@@ -74,6 +75,43 @@ def make_plan(program: Program) -> Plan:
             raise Unsupported(f"output '{o}' is not a stencil")
     plan = Plan(program, order, fields, pairs, program.iterate > 1, frozenset())
     return Plan(program, order, fields, pairs, plan.feeds, _masked(plan))
+
+
+def pass_values_read(program: Program) -> Program:
+    """``border: preserve`` fills a fed output's undefined points with its input *after* the pass (the
+    reference's rule), so a stencil of the same pass that reads the output sees the values the pass computed,
+    undefined where they are. The backends fill in place; an output read that way is therefore computed under
+    a fresh name (``<output>__pass``), which its readers read, and the output itself becomes a copy of it."""
+    if program.border != "preserve":
+        return program
+    fed = {o for _, o in program.feeds()}
+    read = {r.field for s in program.stencils for r in stencil_refs(s)} & fed
+    if not read:
+        return program
+    taken = {i.name for i in program.inputs} | {s.name for s in program.stencils}
+    taken |= {q.name for q in program.params} | {c.name for c in program.constants}
+    renamed: dict[str, str] = {}
+    for name in sorted(read):
+        fresh = f"{name}__pass"
+        while fresh in taken:
+            fresh += "_"
+        taken.add(fresh)
+        renamed[name] = fresh
+
+    def moved(e: Expr) -> Expr | None:
+        return Ref(renamed[e.field], e.offset) if isinstance(e, Ref) and e.field in renamed else None
+
+    stencils: list[Stencil] = []
+    for s in program.stencils:
+        boundary = tuple(sorted((renamed.get(f, f), b) for f, b in s.boundary))
+        temps = tuple(replace(t, expr=map_expr(t.expr, moved)) for t in s.temps)
+        s = replace(s, expr=map_expr(s.expr, moved), temps=temps, boundary=boundary)
+        if s.name in renamed:
+            centre = Ref(renamed[s.name], (0,) * program.rank)
+            stencils.append(replace(s, name=renamed[s.name]))
+            s = Stencil(s.name, s.dtype, centre, (), ((renamed[s.name], SHRINK),), s.banks, s.loc)
+        stencils.append(s)
+    return replace(program, stencils=tuple(stencils))
 
 
 def _masked(plan: Plan) -> frozenset[str]:
@@ -181,6 +219,12 @@ def _margins(plan: Plan, steps: int) -> list[dict[str, Margin | None]]:
     rank = plan.program.rank
     zero: Margin = tuple((0, 0) for _ in range(rank))
     out: list[dict[str, Margin | None]] = []
+    read_fields = {
+        st.name: dict.fromkeys(
+            [*(r.field for r in stencil_refs(st)), *filter(None, [plan.preserve_input(st.name)])]
+        )
+        for st in plan.order
+    }
     for r in range(steps):
         need: dict[str, Margin | None] = dict.fromkeys(plan.fields)
         if r == 0:
@@ -193,7 +237,7 @@ def _margins(plan: Plan, steps: int) -> list[dict[str, Margin | None]]:
             m = need[st.name]
             if m is None:
                 continue
-            for f in plan.fields:
+            for f in read_fields[st.name]:  # the fields ``reach`` is not None for: not every field's
                 by = reach(plan, st, f)
                 if by is not None:
                     need[f] = _union(need[f], _grow(m, by))
