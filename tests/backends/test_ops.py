@@ -66,3 +66,22 @@ def test_nary_min_and_functions() -> None:
     assert ops.call("min", xs, "float64", "c").tolist() == [2.0, 0.0]
     assert ops.call("max", xs, "float64", "c").tolist() == [4.0, 5.0]
     assert ops.call("sqrt", [np.array([4.0])], "float64", "c").tolist() == [2.0]
+
+
+def test_integer_power_wraps_and_a_negative_exponent_gives_zero() -> None:
+    """NumPy raises for a negative integer exponent (found by ``benchmarks/difffuzz.py``: the reference
+    crashed); the generated code's ``ipow`` gives 0, and so does the reference now."""
+    a, e = arr([2, -3, 1, -1, 5, 0, 7], "int32"), arr([3, 3, -1, -2, 40, -5, 0], "int32")
+    got = ops.binary("**", a, e, "int32", "int32", "int32", "numpy")
+    assert got.dtype == np.int32
+    assert got.tolist() == [
+        8,
+        -27,
+        0,
+        0,
+        int(np.int32(5**40 % 2**32 - 2**32 * (5**40 % 2**32 >= 2**31))),
+        0,
+        1,
+    ]
+    u = ops.binary("**", arr([3], "uint8"), arr([5], "uint8"), "uint8", "uint8", "uint8", "numpy")
+    assert u.tolist() == [243]

@@ -148,3 +148,26 @@ def test_supplied_scalar_input_keeps_its_shape() -> None:
     verify(p)
     values = make_inputs(p, {"c": np.asarray(2.0, np.float32)})
     assert values["c"].shape == ()
+
+
+@pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
+def test_integer_powers_are_exact_and_wrap(arch: str) -> None:
+    """NumPy semantics, int32 s0 = in0 ** in1 (found by ``benchmarks/difffuzz.py``): the simulator raised in
+    float64 (``pow``), which keeps 53 bits of 5⁴⁰ and wrapped that, and gave 1 ** -1 = 1 where the
+    reference and the generated code give 0 for any negative exponent."""
+    expr = Binary("**", Ref("in0", (0,)), Ref("in1", (0,)))
+    p = Program(
+        name="pw", format="stencilflow", semantics="numpy", shape=(6,),
+        inputs=(Input("in0", "int32", (0,)), Input("in1", "int32", (0,))),
+        stencils=(Stencil("s0", "int32", expr, (), (("in0", SHRINK), ("in1", SHRINK))),), outputs=("s0",),
+    )  # fmt: skip
+    verify(p)
+    program, design = built(p, arch)
+    values = {
+        "in0": np.array([5, 3, 1, -1, 2, -7], np.int32),
+        "in1": np.array([40, 21, -1, -3, 31, 11], np.int32),
+    }
+    result = simulate(program, design, values)
+    expected = run_reference(program, values).outputs["s0"]
+    assert expected.tolist()[2:4] == [0, 0]
+    assert np.array_equal(result.outputs["s0"], expected), (result.outputs["s0"], expected)

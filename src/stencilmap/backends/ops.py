@@ -3,7 +3,8 @@
 Every function takes operands already typed by ``program.typecheck`` and returns an array of exactly the
 inferred type, so typing and evaluation cannot drift apart. C specifics, chosen and documented:
 integer ``/`` truncates toward zero and ``%`` takes the dividend's sign; integer overflow wraps (two's
-complement, as the hardware does); integer division by zero yields 0; float→integer conversion truncates
+complement, as the hardware does); integer division by zero yields 0, and an integer raised to a negative
+power 0; float→integer conversion truncates
 toward zero; ``round`` rounds half away from zero.
 """
 
@@ -109,7 +110,16 @@ def binary(op: str, a: Array, b: Array, ta: str, tb: str, result: str, semantics
             return as_type(_c_mod(x, y) if semantics == "c" else np.mod(x, y), result)
         if op == "//":
             return as_type(np.floor_divide(x, y), result)
+        if op == "**" and x.dtype.kind in "iu":
+            return as_type(_int_power(x, y), result)
         return as_type(_ARITH[op](x, y), result)
+
+
+def _int_power(x: Array, y: Array) -> Array:
+    """Integer ``x ** y``, wrapping; a negative exponent gives 0 (NumPy raises; every executor's choice)."""
+    negative = y < 0
+    out = np.power(x, np.where(negative, np.zeros_like(y), y))
+    return np.where(negative, np.zeros_like(out), out)
 
 
 def unary(op: str, a: Array, result: str) -> Array:

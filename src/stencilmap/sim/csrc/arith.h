@@ -118,13 +118,16 @@ INLINE double round_to(double x, i64 t) {
     return v;
 }
 
-/* + - x of integer type code t, exact: computed in int64 (wrapping as C's unsigned arithmetic does) and
+/* + - x and ** of integer type code t, exact: computed in int64 (wrapping as C's unsigned arithmetic does) and
  * wrapped to t's width in integer arithmetic, so products beyond 2**53 stay exact. */
 INLINE double int_arith(i64 op, double a, double b, i64 t) {
     uint64_t ia = (uint64_t)(i64)a, ib = (uint64_t)(i64)b, r;
     if (op == SM_BIN_ADD) r = ia + ib;
     else if (op == SM_BIN_SUB) r = ia - ib;
-    else r = ia * ib;
+    else if (op == SM_BIN_MUL) r = ia * ib;
+    else if (b < 0.0) r = 0; /* SM_BIN_POW: a negative exponent gives 0 */
+    else for (r = 1, ib = (uint64_t)b; ib; ib >>= 1, ia *= ia) /* by squaring, wrapping */
+        if (ib & 1) r *= ia;
     if (t == SM_T_INT64 || t == SM_T_UINT64) return (double)(i64)r;
     int bits = SM_INT_BITS(t);
     i64 v = (i64)(r & ((UINT64_C(1) << bits) - 1));
@@ -268,7 +271,7 @@ INLINE double unary(i64 arg, double x, i64 t) {
 }
 
 INLINE double binop(i64 arg, double a, double b, i64 t) {
-    if (t >= SM_T_INT8 && arg <= SM_BIN_MUL) return int_arith(arg, a, b, t);
+    if (t >= SM_T_INT8 && (arg <= SM_BIN_MUL || arg == SM_BIN_POW)) return int_arith(arg, a, b, t);
     return round_to(binary(arg, a, b, t), t);
 }
 
