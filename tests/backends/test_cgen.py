@@ -87,3 +87,38 @@ def test_a_split_build_compiles_every_part_once(ways: int) -> None:
     dealt = [f for u in units for f in u[1:]]
     assert sorted(dealt) == sorted(names)
     assert src.count("#if !defined(SM_SPLIT) || defined(SM_PART_") == 5
+
+
+def chain(n: int, iterate: int = 1) -> Program:
+    """n 3-D stencils in a row, s_t reading s_{t-1} (``a`` for s0) and every third one also ``c``: three
+    kinds of stencil functions whatever n, their fields in other slots along the chain."""
+    program = {}
+    prev = "a"
+    for t in range(n):
+        extra = " + 0.5 * c[i, j, k+1]" if t % 3 == 0 else f" + 0.125 * {prev}[i, j-1, k]"
+        program[f"s{t}"] = {
+            "computation_string": f"s{t} = 0.25 * ({prev}[i-1, j, k] + {prev}[i+1, j, k]){extra}",
+            "boundary_conditions": {prev: {"type": "constant", "value": 0.5}, "c": {"type": "copy"}},
+            "data_type": "float32",
+        }
+        prev = f"s{t}"
+    inputs = {"a": {"data_type": "float32"}, "c": {"data_type": "float32"}}
+    p = sf({"inputs": inputs, "outputs": [prev], "dimensions": [6, 7, 19], "program": program}, iterate)
+    return replace(p, feedback=((prev, "a"),)) if iterate > 1 else p
+
+
+def test_stencils_that_read_alike_share_one_function() -> None:
+    """A 200-stencil chain compiles a handful of stencil functions, not 200 (work bounded whatever the
+    length): each function's text reads its fields through its own slots, the driver gathers them."""
+    src = generate(make_plan(chain(200)))
+    defined = [line for line in src.splitlines() if line.startswith("SM_ST void st_") and line.endswith("{")]
+    assert 2 <= len(defined) <= 6
+    assert src.count("#if !defined(SM_SPLIT) || defined(SM_PART_") == 2 * len(defined) + 1
+    table = next(line for line in src.splitlines() if line.startswith("static const sm_fn FN[SM_NS]"))
+    assert table.count("st_") == 200
+
+
+@pytest.mark.parametrize("scheme", ["tiles", "wave"])
+def test_shared_functions_equal_the_reference(scheme: str) -> None:
+    """The chain's shared functions on their gathered fields, two steps fused: the reference's values."""
+    check(chain(13, iterate=2), scheme=scheme)

@@ -250,10 +250,11 @@ def test_a_program_of_many_stencils_is_one_build(
     assert len(make_plan(p).order) == 8
     cpu.compile_program(p)
     assert len(runs) == (1 if cores == 1 else 3)
-    if cores == 2:  # the two parts' runs hold the 8 stencils (loop nests, edges) and the driver, each once
+    if cores == 2:  # the two parts' runs hold the stencil functions (loop nests, edges) and the driver, each
+        # once: t1 … t6 read the stencil before them alike and share t1's functions (``cgen.generate``)
         parts = [{a for a in argv if a.startswith("-DSM_PART_")} for argv in runs if "-c" in argv]
         assert len(parts) == 2 and not parts[0] & parts[1]
-        every = {f"-DSM_PART_{k}{e}" for k in range(8) for e in ("", "E")} | {"-DSM_PART_DRIVER"}
+        every = {f"-DSM_PART_{k}{e}" for k in (0, 1, 7) for e in ("", "E")} | {"-DSM_PART_DRIVER"}
         assert parts[0] | parts[1] == every
     monkeypatch.setattr(cpu, "_PROGRAMS", {})
     monkeypatch.setattr(native, "_LOADED", {})

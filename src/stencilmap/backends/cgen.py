@@ -17,6 +17,7 @@ row without bounds checks (vectorised) and the few points near the grid's edges 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -100,19 +101,33 @@ static inline void sm_put(char *dst, const char *src, int64_t len, int nt) {
 
 
 def generate(plan: Plan) -> str:
-    """The whole C file for a program: helpers every unit compiles, then one part per stencil and the
-    driver's part, each of which a split build (``split``) compiles in one unit only."""
+    """The whole C file for a program: helpers every unit compiles, then one part per distinct stencil
+    function and the driver's part, each of which a split build (``split``) compiles in one unit only.
+
+    A stencil function reads its fields through its own slots (``F[0]`` … in the sorted order of its
+    reads; the driver gathers them, ``RD``), so stencils that differ only in the fields they read and
+    write — a chain of one sweep, the levels or tracers of a weather code — have the same text: it is
+    compiled once and every such stencil calls it (``FN``)."""
     parts = [HEADER, cvec.LOAD, cexpr.prelude(plan.program)]
+    first: dict[str, int] = {}  # a function's text, its own number written ``#``: the first stencil with it
+    fn: list[int] = []  # the function each stencil calls
     for k, st in enumerate(plan.order):
         edge, nest = _stencil_function(plan, k, st)
-        parts += [_part(f"{k}E", edge), _part(str(k), nest)]
-    driver = [f"SM_ST void st_{k}({ST_PARAMS});" for k in range(len(plan.order))]
-    driver += [_tables(plan), _driver(plan)]
+        own = re.compile(rf"\b(st|edge)_{k}\b")  # its own names: the same text whatever its number
+        same = first.setdefault(own.sub(r"\1_#", edge + nest), k)
+        fn.append(same)
+        if same == k:
+            parts += [_part(f"{k}E", edge), _part(str(k), nest)]
+    driver = [f"SM_ST void st_{k}({ST_PARAMS});" for k in sorted(set(fn))]
+    driver += [_tables(plan, fn), _driver(plan)]
     if plan.program.rank >= 2:
         driver += [cwave.ring_table(plan, TMAX), cwave.WAVE]
     parts.append(_part("DRIVER", "\n".join(driver)))
     return "\n".join(parts)
 
+
+#: A field's variables in a stencil function (``f<i>_v``, ``f<i>_s0``, …; ``i``: the field's number).
+_FIELD_VAR = re.compile(r"\bf(\d+)_")
 
 #: The parameters of every stencil's loop nest ``st_<k>``.
 ST_PARAMS = "const int64_t *lo, const int64_t *hi, const int64_t *n, const sm_buf *F, sm_buf D, void *const *P, int nt"
@@ -190,10 +205,10 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> tuple[str, str]:
     big windows make -O3 slow to build and edges are few) and the loop nest that calls it near edges and runs
     the interior unchecked (which declares the edge function, compiled in another unit in a split build)."""
     rank = plan.program.rank
-    reads = sorted({r.field for r in stencil_refs(st)} | set(filter(None, [plan.preserve_input(st.name)])))
+    reads = stencil_reads(plan, st)
     prologue: list[str] = []
-    for f in reads:
-        prologue += _bind(plan, f"f{plan.index(f)}", f"F[{plan.index(f)}]", f, const=True)
+    for j, f in enumerate(reads):
+        prologue += _bind(plan, f"f{plan.index(f)}", f"F[{j}]", f, const=True)
     prologue += _bind(plan, "d", "D", st.name, const=False)
     for j, par in enumerate(plan.program.params):
         prologue.append(f"  const {CTYPES[par.dtype]} *restrict p{j} = (const {CTYPES[par.dtype]} *)P[{j}];")
@@ -236,7 +251,7 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> tuple[str, str]:
     # store's read for ownership: no second copy of the loop nest for the others.
     if st.name not in plan.program.outputs or not vl:
         lines += ["  (void)nt;", *["  " + line for line in plain], "}"]
-        return "\n".join(edge) + "\n", "\n".join(lines) + "\n"
+        return _slots(plan, reads, "\n".join(edge) + "\n"), _slots(plan, reads, "\n".join(lines) + "\n")
     lines += [
         "  if (!nt) {",
         *["    " + line for line in plain],
@@ -247,7 +262,20 @@ def _stencil_function(plan: Plan, k: int, st: Stencil) -> tuple[str, str]:
         "  }",
         "}",
     ]
-    return "\n".join(edge) + "\n", "\n".join(lines) + "\n"
+    return _slots(plan, reads, "\n".join(edge) + "\n"), _slots(plan, reads, "\n".join(lines) + "\n")
+
+
+def stencil_reads(plan: Plan, st: Stencil) -> list[str]:
+    """The fields a stencil function reads, in the order of its slots ``F[0]``, ``F[1]``, …: every field
+    of its expression and the input it preserves, sorted by name."""
+    return sorted({r.field for r in stencil_refs(st)} | set(filter(None, [plan.preserve_input(st.name)])))
+
+
+def _slots(plan: Plan, reads: list[str], text: str) -> str:
+    """``text`` with each read field's variables named by its slot (``f<j>_``, ``F[j]`` bound to it), not
+    by its number in the program: the same code for stencils that read other fields the same way."""
+    slot = {str(plan.index(f)): str(j) for j, f in enumerate(reads)}
+    return _FIELD_VAR.sub(lambda m: f"f{slot[m[1]]}_", text)
 
 
 def _runs(
@@ -783,7 +811,8 @@ def _read(
 # ---------------------------------------------------------------------------------------- the driver
 
 
-def _tables(plan: Plan) -> str:
+def _tables(plan: Plan, fn: Sequence[int]) -> str:
+    """The driver's tables; ``fn[x]``: the function stencil ``x`` calls (``generate``)."""
     rank = plan.program.rank
     table = margins(plan, TMAX)
     rows = []
@@ -797,6 +826,7 @@ def _tables(plan: Plan) -> str:
     outs = list(plan.program.outputs)
     feeds_out = {o for _, o in plan.pairs} if plan.feeds else set()
     ns = len(plan.order)
+    reads = [stencil_reads(plan, st) for st in plan.order]  # stencil x's slot j is field RD[RD_AT[x] + j]
     text = [
         f"#define SM_RANK {rank}",
         f"#define SM_NS {ns}",
@@ -814,7 +844,10 @@ def _tables(plan: Plan) -> str:
         _int_array("PAIR_OUT", [plan.index(o) for _, o in plan.pairs] if plan.feeds else [-1]),
         f"#define SM_NT_BYTES {NT_BYTES}",
         "typedef void (*sm_fn)(const int64_t *, const int64_t *, const int64_t *, const sm_buf *, sm_buf, void *const *, int);",
-        f"static const sm_fn FN[SM_NS] = {{{', '.join(f'st_{k}' for k in range(ns))}}};",
+        f"static const sm_fn FN[SM_NS] = {{{', '.join(f'st_{k}' for k in fn)}}};",
+        f"#define SM_NR {max(1, *(len(r) for r in reads))}",
+        _int_array("RD_AT", list(itertools.accumulate((len(r) for r in reads), initial=0))),
+        _int_array("RD", [plan.index(f) for r in reads for f in r] or [-1]),
     ]
     return "\n".join(text) + "\n"
 
@@ -934,7 +967,11 @@ int sm_block(const int64_t *n, const int64_t *olo, const int64_t *ohi, int64_t s
             D.v = scr[x][k]; D.m = msk[x][k]; D.off = off;
             memcpy(D.s, s, sizeof s);
           }
-          if (!empty) FN[x](lo, hi, n, F, D, P, stream);
+          if (!empty) {
+            sm_buf L[SM_NR];  /* the fields it reads, in its slots */
+            for (int j = RD_AT[x]; j < RD_AT[x + 1]; ++j) L[j - RD_AT[x]] = F[RD[j]];
+            FN[x](lo, hi, n, L, D, P, stream);
+          }
           F[FIELD_OF[x]] = D;
         }
         for (int p = 0; p < SM_NP; ++p) F[PAIR_IN[p]] = F[PAIR_OUT[p]];

@@ -17,7 +17,9 @@ Semantics are ``sm_block``'s: same stencil functions, same margins, same boundar
 
 from __future__ import annotations
 
-from .plan import Margin, Plan, interior, margins, reach, stencil_refs
+from stencilmap.program.ir import Stencil
+
+from .plan import Margin, Plan, interior, margins, stencil_refs
 
 
 def ring_table(plan: Plan, tmax: int) -> str:
@@ -49,21 +51,39 @@ def ring_sizes(plan: Plan, steps: int) -> list[list[int]]:
     """``[r][x]``: the planes stage ``x`` keeps when ``r`` steps follow it (0: not computed)."""
     r0, r1 = reads_0(plan)
     table = margins(plan, steps)
-    return [[_ring(plan, table, r, x, r0, r1) for x in range(len(plan.order))] for r in range(steps)]
+    readers: dict[str, list[Stencil]] = {}  # the stencils ``reach`` is not None for, in order, per field
+    for y in plan.order:
+        keep = plan.preserve_input(y.name)
+        for f in dict.fromkeys([*(ref.field for ref in stencil_refs(y)), *([keep] if keep else [])]):
+            readers.setdefault(f, []).append(y)
+    position = {y.name: x for x, y in enumerate(plan.order)}
+    return [
+        [_ring(plan, table, r, x, r0, r1, readers, position) for x in range(len(plan.order))]
+        for r in range(steps)
+    ]
 
 
-def _ring(plan: Plan, table: list[dict[str, Margin | None]], r: int, x: int, r0: int, r1: int) -> int:
+def _ring(
+    plan: Plan,
+    table: list[dict[str, Margin | None]],
+    r: int,
+    x: int,
+    r0: int,
+    r1: int,
+    readers: dict[str, list[Stencil]],
+    position: dict[str, int],
+) -> int:
     st = plan.order[x]
     m = table[r][st.name]
     if m is None:
         return 0
-    his = [_hi(table[r][y.name]) for y in plan.order[x + 1 :] if reach(plan, y, st.name) is not None]
+    his = [_hi(table[r][y.name]) for y in readers.get(st.name, []) if position[y.name] > x]
     if r == 0 and st.name in plan.program.outputs:
         his.append(0)  # copied out at the tick of its own plane
     if plan.feeds and r > 0:
         for i, o in plan.pairs:
             if o == st.name:
-                his += [_hi(table[r - 1][y.name]) for y in plan.order if reach(plan, y, i) is not None]
+                his += [_hi(table[r - 1][y.name]) for y in readers.get(i, [])]
     his = [h for h in his if h >= 0]
     low = min(his, default=0)
     return max(_hi(m) - low + r0 + 1, r0 + r1 + 1)
@@ -166,9 +186,14 @@ static void sm_tick(int64_t tau, int64_t blk, int64_t steps, const int64_t *n, c
         if (lo[a] >= hi[a]) empty = 1;
       }
       if (!empty) {
-        for (int j = 0; j < SM_NF; ++j) if (F[j].k) F[j].q = sm_fdiv(lo[0] - SM_R0, F[j].k) * F[j].k;
+        sm_buf L[SM_NR];  /* the fields it reads, in its slots (cgen's RD), their rings placed for lo */
+        for (int j = RD_AT[x]; j < RD_AT[x + 1]; ++j) {
+          sm_buf *b = &L[j - RD_AT[x]];
+          *b = F[RD[j]];
+          if (b->k) b->q = sm_fdiv(lo[0] - SM_R0, b->k) * b->k;
+        }
         if (D.k) D.q = sm_fdiv(lo[0], D.k) * D.k;
-        FN[x](lo, hi, n, F, D, P, nt && kind[i] == SM_DIRECT);
+        FN[x](lo, hi, n, L, D, P, nt && kind[i] == SM_DIRECT);
       }
       F[FIELD_OF[x]] = D;
     }
