@@ -145,3 +145,37 @@ def test_replayed_coefficients_are_relayed_pcm_to_pcm() -> None:
     step = two - one
     for d in (4, 8):
         assert _fdtd_channel_slots(d) <= one + (d - 1) * step * 1.05
+
+
+SHARED_AHEAD = """kernel: k
+input float: in0({x}, {y}, *)
+local double:
+  s0(0, 0, 0) = in0(0, 0, 0)
+local double:
+  s1(0, 0, 0) = s0(-1, 1, 1)
+output double:
+  s3(0, 0, 0) = in0(0, 0, 0) * s0(0, 0, 0)
+output float:
+  s5(0, 0, 0) = s1(0, 0, 0)
+"""
+
+
+@pytest.mark.parametrize("p_cell", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(1, 2, 4), (3, 4, 4), (5, 8, 8)])
+def test_a_shared_register_delays_its_shorter_reader_s_other_inputs_too(
+    shape: tuple[int, int, int], p_cell: int
+) -> None:
+    """Found by ``benchmarks/difffuzz.py``: s0's register is shared by s1 (whose window reaches a plane and a
+    row ahead) and s3 (the centre); it emits once s1's window is in, so s3 gets s0 that many beats later than
+    from a register of its own, and its other input (in0, sized for its own register) filled: deadlock."""
+    from stencilmap.backends.reference import run_reference
+    from stencilmap.program.data import make_inputs
+    from stencilmap.sim import simulate
+    from stencilmap.sim.validate import validate
+
+    program = soda(SHARED_AHEAD.format(x=shape[2], y=shape[1]), shape)
+    design = build("pcm", program, BuildConfig(unroll=p_cell))
+    values = make_inputs(program, {}, 0)
+    result = simulate(program, design, values)
+    ref = run_reference(program, values)
+    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status

@@ -182,3 +182,15 @@ class _Pcm(LaneBuilder):
                 replace(c, depth=c.depth + extra[c.dst.rpartition(".pe")[0]]) if c.src == reg.name else c
                 for c in self.wiring.channels
             ]
+            # a reader of shorter reach gets its taps later than from a register of its own (the register
+            # emits once the farthest reader's window is in): its other inputs hold those beats too
+            late = {
+                f"{self.unit}{stage}.{name}": -(-(max(taps) - max(t)) // self.lanes)
+                for name, t, _ in reg.readers
+            }
+            self.wiring.channels = [
+                replace(c, depth=c.depth + late[c.dst.rpartition(".pe")[0]])
+                if c.src != reg.name and late.get(c.dst.rpartition(".pe")[0])
+                else c
+                for c in self.wiring.channels
+            ]
