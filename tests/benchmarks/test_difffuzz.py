@@ -1,0 +1,39 @@
+"""benchmarks/difffuzz.py: a short campaign prints its table, and a kept case replays from its files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.benchmarks.scripts import load
+
+
+def test_three_cases_agree_and_a_kept_case_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fuzz = load("difffuzz")
+    args = [
+        "--seed",
+        "5",
+        "--cases",
+        "3",
+        "--executors",
+        "cpu,sim-soda",
+        "--jobs",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
+    assert fuzz.main(args) == 0
+    out = capsys.readouterr().out
+    rows = {
+        line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith(("cpu", "sim-soda"))
+    }
+    assert set(rows) == {"cpu", "sim-soda"} and all(int(r[0]) >= 1 for r in rows.values())
+    assert "seed 5:" in out
+    case, why = fuzz.make_case(5, 0, ("cpu",), 0.0)
+    assert case is not None, why
+    folder = fuzz.keep(fuzz.run_case(case), tmp_path)
+    assert fuzz.main(["--replay", str(folder), "--executors", "cpu"]) == 0
+    assert "cpu: ok" in capsys.readouterr().out
