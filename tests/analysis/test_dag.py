@@ -46,3 +46,31 @@ def test_feedback_by_name_feeds_the_named_input_and_replays_the_rest() -> None:
     assert into[("ez@3", "C1")] == "C1" and into[("hx@2", "C3")] == "C3"  # coefficients: every copy
     swapped = replace(p, feedback=(("ez", "Ez"), ("hx", "Hy"), ("hy", "Hx")))
     assert {(e.consumer, e.field): e.producer for e in pass_graph(swapped).edges}[("hx@2", "Hx")] == "hy@1"
+
+
+class _CountedEdges(tuple):  # type: ignore[type-arg]
+    """A graph's edges that count the passes over them."""
+
+    passes = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        _CountedEdges.passes += 1
+        return super().__iter__()
+
+
+def test_edges_into_every_node_take_one_pass_over_the_edges() -> None:
+    """``into`` on each node of a 200-stencil chain (what the timing and the design builder ask): one pass
+    over the edges in all, not one per call; the same edges as a scan."""
+    from stencilmap.analysis.dag import PassGraph
+
+    stencils = [
+        stencil(f"s{t}", Binary("+", Ref("a" if t == 0 else f"s{t - 1}", (-1,)), Ref("a", (1,))))
+        for t in range(200)
+    ]
+    g = pass_graph(program((64,), ["a"], stencils, outputs=("s199",)))
+    _CountedEdges.passes = 0
+    counted = PassGraph(g.nodes, _CountedEdges(g.edges))
+    into = {n.name: counted.into(n.name) for n in g.nodes}
+    assert _CountedEdges.passes == 1
+    assert into == {n.name: tuple(e for e in g.edges if e.consumer == n.name) for n in g.nodes}
+    assert len(into["s7"]) == 2 and into["a"] == ()

@@ -57,3 +57,14 @@ def test_order_and_cycles_agree_with_networkx(seed: int) -> None:
     assert (find_cycle(program) is not None) == has_cycle
     if not has_cycle:
         assert stencil_order(program) == networkx_order(program)
+
+
+def test_stencil_named_is_the_program_s_lookup() -> None:
+    """``stencil_named`` (one name index per program) finds what ``Program.stencil`` finds, None included."""
+    from stencilmap.program.graph import stencil_named
+    from stencilmap.program.load import as_program
+    from tests.conftest import EXAMPLES
+
+    program = as_program(EXAMPLES / "dag_listing1.json")
+    for name in [*(s.name for s in program.stencils), "a0", "nothing"]:
+        assert stencil_named(program, name) is program.stencil(name)

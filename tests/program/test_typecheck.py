@@ -71,3 +71,16 @@ def test_what_numpy_computes_stays_accepted_and_runs() -> None:
 
 def re_escape(op: str) -> str:
     return "\\" + op if op in "|^" else op
+
+
+def test_the_environment_tables_are_built_once_per_program() -> None:
+    """Every stencil of a program shares one table of field types (built once, read only), not a copy of
+    all the program's fields per stencil: typing a program of thousands of stencils stays linear."""
+    from stencilmap.program.typecheck import stencil_env
+
+    program = load(sf("a[j, k] + c[j, k]", {"a": "int32", "c": "int64"}))
+    envs = [stencil_env(program, s) for s in program.stencils * 3]
+    assert all(e.fields is envs[0].fields and e.scalars is envs[0].scalars for e in envs)
+    assert dict(envs[0].fields) == {"a": "int32", "c": "int64", "b": "int64"}
+    with pytest.raises(TypeError):
+        envs[0].fields["d"] = "int8"  # type: ignore[index]

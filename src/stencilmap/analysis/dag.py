@@ -8,7 +8,7 @@ nodes of copy c (1-based) are named ``name@c``. Input fields are nodes too (sour
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from stencilmap.program.graph import reads, stencil_order
 from stencilmap.program.ir import Program, Stencil
@@ -43,12 +43,19 @@ class PassGraph:
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
+    #: The edges into each node, built on the first ``into``: one pass over the edges, not one per call.
+    _into: dict[str, tuple[Edge, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
 
     def into(self, name: str) -> tuple[Edge, ...]:
-        return tuple(e for e in self.edges if e.consumer == name)
+        if not self._into and self.edges:
+            by: dict[str, list[Edge]] = {}
+            for e in self.edges:
+                by.setdefault(e.consumer, []).append(e)
+            self._into.update((k, tuple(v)) for k, v in by.items())
+        return self._into.get(name, ())
 
 
 def node_name(field: str, copy: int, iterate: int) -> str:
@@ -63,21 +70,25 @@ def pass_graph(program: Program) -> PassGraph:
     nodes = [Node(i.name, i.name, 0, None) for i in program.inputs]
     edges: list[Edge] = []
     order = stencil_order(program)
+    stencils = {s.name for s in program.stencils}
+    inputs = {i.name for i in program.inputs}
     for c in range(1, q + 1):
         for st in order:
             consumer = node_name(st.name, c, q)
             nodes.append(Node(consumer, st.name, c, st))
             for f in reads(st):
-                producer = _producer(program, f, c, q, feeds)
+                producer = _producer(stencils, inputs, f, c, q, feeds)
                 if producer is not None:
                     edges.append(Edge(producer, consumer, f))
     return PassGraph(tuple(nodes), tuple(edges))
 
 
-def _producer(program: Program, field: str, copy: int, q: int, feeds: dict[str, str]) -> str | None:
-    if program.stencil(field) is not None:
+def _producer(
+    stencils: set[str], inputs: set[str], field: str, copy: int, q: int, feeds: dict[str, str]
+) -> str | None:
+    if field in stencils:
         return node_name(field, copy, q)
-    if program.input(field) is None:
+    if field not in inputs:
         return None
     if copy > 1 and field in feeds:
         return node_name(feeds[field], copy - 1, q)

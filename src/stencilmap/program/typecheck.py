@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import reduce
+from types import MappingProxyType
 
 from stencilmap.program import dtypes as dt
 from stencilmap.program.expr import (
@@ -44,12 +46,25 @@ class TypeEnv:
 
 
 def stencil_env(program: Program, stencil: Stencil | None = None) -> TypeEnv:
-    """The environment a stencil's expression is typed in (temporaries are added by ``stencil_types``)."""
-    fields = {i.name: i.dtype for i in program.inputs}
-    fields.update({s.name: s.dtype for s in program.stencils})
-    scalars = {c.name: c.dtype for c in program.constants}
-    params = {p.name: (p.dtype, len(p.shape)) for p in program.params}
-    return TypeEnv(program.semantics, fields, scalars, params)
+    """The environment a stencil's expression is typed in (temporaries are added by ``stencil_types``).
+    Its tables are built once per program (``_ENVS``: every stencil of a program of thousands would
+    otherwise copy every field's type) and shared, read only."""
+    hit = _ENVS.get(id(program))
+    if hit is None or hit[0] is not program:
+        fields = {i.name: i.dtype for i in program.inputs}
+        fields.update({s.name: s.dtype for s in program.stencils})
+        scalars = {c.name: c.dtype for c in program.constants}
+        params = {p.name: (p.dtype, len(p.shape)) for p in program.params}
+        hit = (program, MappingProxyType(fields), MappingProxyType(scalars), MappingProxyType(params))
+        with _ENVS_LOCK:
+            if len(_ENVS) >= 8:
+                _ENVS.pop(next(iter(_ENVS)))
+            _ENVS[id(program)] = hit  # holding the program keeps its id from being reused
+    return TypeEnv(program.semantics, hit[1], hit[2], hit[3])
+
+
+_ENVS: dict[int, tuple[Program, Mapping[str, str], Mapping[str, str], Mapping[str, tuple[str, int]]]] = {}
+_ENVS_LOCK = threading.Lock()
 
 
 def stencil_types(program: Program, stencil: Stencil) -> tuple[TypeEnv, dict[str, str]]:
