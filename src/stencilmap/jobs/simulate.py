@@ -507,10 +507,13 @@ _OWN_SIMULATORS: dict[
 
 
 def as_field_dtype(values: Array, dtype: str) -> Array:
-    """A simulated output (float64, NaN where nothing was stored) in its field's type (0 for integers)."""
+    """A simulated output (float64, NaN where nothing was stored) in its field's type (0 for integers). A 64-bit
+    integer near its type's end may round past it in float64 (the simulator's documented 2⁵³ limit): the cast
+    then wraps, silently, as the mismatch it causes is reported with that limit named."""
     if np.dtype(dtype).kind != "f":
         values = np.where(np.isnan(values), 0.0, values)
-    return values.astype(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return values.astype(dtype)
 
 
 #: Most channels the simulator is given: its cost per cycle grows with them (about 40 channels a SODA stage
