@@ -171,3 +171,26 @@ def test_integer_powers_are_exact_and_wrap(arch: str) -> None:
     expected = run_reference(program, values).outputs["s0"]
     assert expected.tolist()[2:4] == [0, 0]
     assert np.array_equal(result.outputs["s0"], expected), (result.outputs["s0"], expected)
+
+
+@pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
+def test_float16_values_are_rounded_to_half(arch: str) -> None:
+    """SODA, float s0 = half(in0) * in0 (found by ``benchmarks/difffuzz.py``): ``round_to`` (``csrc/arith.h``)
+    rounded float16 as float32, so the cast kept in0's float32 value and s0 was in0², not half(in0)·in0;
+    a half stencil's operations (computed as float, C semantics) were not rounded to half either."""
+    text = (
+        "kernel: h\ninput float: in0(8, *)\ninput half: in1(8, *)\n"
+        "local float: s0(0, 0) = half(in0(0, 0)) * in0(0, 0)\n"
+        "output half: s1(0, 0) = s0(0, 0) + in1(0, 0) * in1(0, 0) + in1(0, 0)\n"
+    )
+    program, design = built(soda(text, (8, 8)), arch)
+    rng = np.random.default_rng(1)
+    values = {
+        "in0": (rng.random((8, 8)) * 100).astype(np.float32),
+        "in1": (rng.random((8, 8)) * 30).astype(np.float16),
+    }
+    values["in0"][0, :3] = [2049.0, 65519.0, 65520.0]  # a tie (2048 + 2 is even), the last finite half, inf
+    result = simulate(program, design, values)
+    expected = run_reference(program, values).outputs["s1"]
+    assert np.isinf(expected[0, 2]) and not np.isinf(values["in0"][0, 2] ** 2)
+    assert result.outputs["s1"].tobytes() == expected.tobytes()

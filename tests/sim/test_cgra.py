@@ -192,6 +192,25 @@ def test_integer_typing_is_bit_exact(tmp_path: Path) -> None:
     assert valid and np.array_equal(got[mask], want[mask])
 
 
+def test_float16_operations_round_to_half(tmp_path: Path) -> None:
+    """float16 products and sums (found by ``benchmarks/difffuzz.py``): ``round_to`` rounded float16 as
+    float32, so a DAG's half values kept float32's bits until the output was stored (the linear mapping's
+    PEs did not round float16 at all; they now round to the stencil's float type, as float32's do)."""
+    inputs = '"a": {"data": "random:0-1", "data_type": "float16"}'
+    program = (
+        '"outputs": ["b"], "program": {"b": {"computation_string": "b = a[j, k] * a[j, k+1] * 3.3 + a[j+1, k]",'
+        ' "boundary_conditions": {"a": {"type": "shrink"}}, "data_type": "float16"}}'
+    )
+    p = stencilflow(tmp_path, inputs, program, "[12, 20]")
+    m = map_cgra(p, BuildConfig(workers=2), roofline_workers_of)
+    values = make_inputs(p, {}, 0)
+    r = simulate_cgra(m, dict(values), DEVICE, 1.0)
+    ref = run_reference(p, values)
+    mask = ref.defined["b"]
+    assert m.linear is None and r.status == "done"
+    assert r.outputs["b"].astype(np.float16)[mask].tobytes() == ref.outputs["b"][mask].tobytes()
+
+
 def _without_cache() -> Device:
     return replace(DEVICE, resources=tuple((k, v) for k, v in DEVICE.resources if not k.startswith("cache_")))
 

@@ -3,11 +3,11 @@
 Values are float64 registers; after every operation the result is rounded to the node's static type
 (``program.typecheck``): float32 through a float32 conversion — exact for + − × ÷ and sqrt, since a
 double holds a float32 product or quotient exactly before rounding (double rounding is innocuous at
-53 ≥ 2·24 + 2 bits) — and integers by truncation and wrap-around to their width. So PEs compute
-bit-exactly what the reference computes, except for library functions (exp, sin, …: the reference
-uses NumPy's float32 routines; ≤ 1 ulp apart), 64-bit integers beyond 2^53, and float16 values, which
-are rounded as float32. NumPy's float ``//`` and ``%`` follow ``npy_divmod`` as every other executor does
-(``csrc/arith.h``).
+53 ≥ 2·24 + 2 bits) — float16 through a ``_Float16`` conversion (the reference computes half in float32
+and rounds that: innocuous too, at 24 ≥ 2·11 + 2) and integers by truncation and wrap-around to their
+width. So PEs compute bit-exactly what the reference computes, except for library functions (exp, sin,
+…: the reference uses NumPy's float32 routines; ≤ 1 ulp apart) and 64-bit integers beyond 2^53. NumPy's
+float ``//`` and ``%`` follow ``npy_divmod`` as every other executor does (``csrc/arith.h``).
 """
 
 from __future__ import annotations

@@ -323,8 +323,8 @@ class _Packed:
                 imm[1],
                 imm[2],
             )
-        r32 = int(m.linear.dtype == "float32")
-        return (FN.index(p.op), mask, len(p.operands), r32, 0, 0, 0), (imm[0], imm[1], imm[2])
+        rounded = B.type_code(m.linear.dtype)  # each PE's result, in the stencil's float type
+        return (FN.index(p.op), mask, len(p.operands), rounded, 0, 0, 0), (imm[0], imm[1], imm[2])
 
     def run(self, limit: int) -> I64:
         m, dev = self.m, self.device

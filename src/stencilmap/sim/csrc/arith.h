@@ -104,9 +104,25 @@ typedef int64_t i64;
 #define SM_INT_BITS(t) (((t) == SM_T_INT8 || (t) == SM_T_UINT8) ? 8 : (((t) == SM_T_INT16 || (t) == SM_T_UINT16) ? 16 : 32))
 #define SM_SIGNED(t) ((t) >= SM_T_INT8 && (t) <= SM_T_INT64)
 
+/* x rounded to float16, to nearest even (NumPy's cast): the compiler's _Float16 where it has one, else
+ * the same in doubles (an 11-bit significand, subnormals below 2^-14, inf beyond 65504) */
+#if defined(__FLT16_MANT_DIG__) && !defined(SM_SOFT_HALF)
+INLINE double round_half(double x) { return (double)(_Float16)x; }
+#else
+static double round_half(double x) {
+    if (x == 0.0 || isnan(x) || isinf(x)) return x;
+    int e;
+    frexp(x, &e);
+    int q = e - 11 < -24 ? -24 : e - 11; /* the exponent of x's ulp in float16 */
+    double r = ldexp(rint(ldexp(x, -q)), q); /* exact scaling; rint rounds half to even */
+    return fabs(r) > 65504.0 ? copysign(INFINITY, x) : r;
+}
+#endif
+
 INLINE double round_to(double x, i64 t) {
     if (t == SM_T_FLOAT64) return x;
-    if (t == SM_T_FLOAT32 || t == SM_T_FLOAT16) return (double)(float)x;
+    if (t == SM_T_FLOAT32) return (double)(float)x;
+    if (t == SM_T_FLOAT16) return round_half(x);
     if (t == SM_T_BOOL) return x != 0.0 ? 1.0 : 0.0;
     if (isnan(x) || isinf(x)) return 0.0;
     double v = trunc(x);

@@ -288,7 +288,7 @@ static int step(i64 i, const i64 *p, const double *c, const i64 *ins, const i64 
         }
         if (p[P_OP] == ARITH) {
             v = eval(p[P_A], a);
-            v = p[P_D] ? (double)(float)v : v;
+            v = round_to(v, p[P_D]); /* the linear stencil's float type (arith.h) */
         } else {
             v = typed(p, a);
         }
