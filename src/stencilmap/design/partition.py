@@ -27,7 +27,7 @@ from typing import Any
 
 from stencilmap.analysis.intensity import itemsize
 from stencilmap.design.common import LiveGraph, live_graph
-from stencilmap.design.ir import Design, Module
+from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.design.registry import BuildConfig, build
 from stencilmap.device.catalog import Cost, Device
 from stencilmap.errors import StencilmapError, param
@@ -160,15 +160,17 @@ def node_designs(design: Design, program: Program) -> tuple[Design, dict[str, De
     model weighs each node by (``model.partition.node_costs``)."""
     live = live_graph(program)
     owner: dict[str, list[Module]] = {n.name: [] for n in live.stencils}
+    node_of: dict[str, str] = {}  # module → its stencil node
     for m in design.modules:
         head = m.name.split(".", 1)[0]
         if head in owner:
             owner[head].append(m)
-    out: dict[str, Design] = {}
-    for name, mods in owner.items():
-        keep = {m.name for m in mods}
-        chans = tuple(c for c in design.channels if c.src in keep)
-        out[name] = Design(name, design.arch, tuple(mods), chans)
+            node_of[m.name] = head
+    chans: dict[str, list[Channel]] = {name: [] for name in owner}
+    for c in design.channels:  # one pass, in the design's order
+        if c.src in node_of:
+            chans[node_of[c.src]].append(c)
+    out = {name: Design(name, design.arch, tuple(mods), tuple(chans[name])) for name, mods in owner.items()}
     return Design("base", design.arch, (), ()), out
 
 

@@ -159,6 +159,18 @@ class Program:
     #: "file: json.path") pairs; keys ``iterate``, ``border``, ``unroll``, ``vectorization``, ``shape``
     #: (the statement that fixes the rank), ``outputs``.
     locs: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    #: Name → input and name → stencil, built on first use (``_index``): lookups in O(1), not a scan per call
+    #: (a 3,000-stencil program asks for a field's type hundreds of thousands of times).
+    _index: tuple[dict[str, Input], dict[str, Stencil]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def _names(self) -> tuple[dict[str, Input], dict[str, Stencil]]:
+        index = self._index
+        if index is None:  # the first of a name wins, as a scan would find it (unverified programs)
+            index = ({i.name: i for i in reversed(self.inputs)}, {s.name: s for s in reversed(self.stencils)})
+            object.__setattr__(self, "_index", index)
+        return index
 
     def loc_of(self, key: str) -> str | None:
         """Where setting ``key`` was written (``locs``), else the program's file."""
@@ -169,10 +181,10 @@ class Program:
         return len(self.shape)
 
     def input(self, name: str) -> Input | None:
-        return next((i for i in self.inputs if i.name == name), None)
+        return self._names()[0].get(name)
 
     def stencil(self, name: str) -> Stencil | None:
-        return next((s for s in self.stencils if s.name == name), None)
+        return self._names()[1].get(name)
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
