@@ -133,7 +133,7 @@ class ProgressBar:
     "--max-cycles",
     type=int,
     metavar="N",
-    help="Stop after N cycles  [default: 10× the stream length + 100000].",
+    help="Stop after N cycles  [default: 10× the stream length or twice the predicted cycles, whichever is more, + 100000].",
 )
 @click.option(
     "--from-asm",

@@ -312,19 +312,20 @@ def simulate_dataflow(
     from stencilmap.sim import SimConfig
     from stencilmap.sim import simulate as simulate_design
 
+    rate = memory_rate(device, program, design=design) if device is not None else None
+    a = arch_of(design.arch)
+    predicted = predicted_cycles(design, program, rate, lanes=a.lanes) if a.timed else 0
     config = SimConfig(
-        bytes_per_cycle_per_bank=memory_rate(device, program, design=design) if device is not None else None,
+        bytes_per_cycle_per_bank=rate,
         clock_mhz=device.clock_mhz if device is not None else None,
         max_cycles=max_cycles,
+        predicted_cycles=predicted,
         trace_cycles=trace_cycles,
     )
     result = simulate_design(program, design, values, config, progress, notify)
     reference = run_reference(program, values)
     validation = validate(result.status, result.outputs, reference.outputs, reference.defined)
     outputs = masked_outputs(result, reference.defined)
-    rate = config.bytes_per_cycle_per_bank
-    a = arch_of(design.arch)
-    predicted = predicted_cycles(design, program, rate, lanes=a.lanes) if a.timed else 0
     return Simulation(
         program,
         design=design,

@@ -32,7 +32,9 @@ class SimConfig:
 
     bytes_per_cycle_per_bank: float | None = None
     clock_mhz: float | None = None
-    max_cycles: int | None = None
+    max_cycles: int | None = None  # None: ``default_cycle_limit``
+    #: The model's cycles for this design (0: none): the default limit allows twice as many.
+    predicted_cycles: int = 0
     chunk_cycles: int = 200_000
     trace_cycles: int = 0  # record per-module activity for the first N cycles
     #: PE expressions: compiled to straight-line C when the run repays the compilation ("auto"), or
@@ -120,7 +122,7 @@ def simulate(
     occupancy = np.zeros((max(0, config.trace_cycles), len(design.channels)), np.int64)
     expected = _expected_cycles(model)
     engine = load_engine(packed, _compile_evaluators(config, model, expected), notify)
-    limit = config.max_cycles if config.max_cycles is not None else max(10 * expected + 100_000, 1)
+    limit = config.max_cycles if config.max_cycles is not None else default_cycle_limit(expected, config)
     now, firings, status = 0, 0, K.RUNNING
     loop_start, loop_cpu = time.perf_counter(), time.process_time()
     while status == K.RUNNING and now < limit:
@@ -148,6 +150,13 @@ def _compile_evaluators(config: SimConfig, model: SimModel, expected_cycles: int
         return config.evaluators == "compile"
     pes = int((model.arrays["kind"] == K.K_PE).sum())
     return pes * expected_cycles >= COMPILE_EVALUATORS_FROM
+
+
+def default_cycle_limit(stream: int, config: SimConfig) -> int:
+    """The cycles a simulation may take unless told (``max_cycles``): 10× the stream length or twice the
+    model's prediction, whichever is more, plus 100,000 — a long chain fills for longer than its stream
+    lasts (300 3-D stencils of 4,096 points: 168,000 cycles predicted)."""
+    return max(10 * stream, 2 * config.predicted_cycles) + 100_000
 
 
 def _expected_cycles(model: SimModel) -> int:
