@@ -211,6 +211,27 @@ def test_float16_operations_round_to_half(tmp_path: Path) -> None:
     assert r.outputs["b"].astype(np.float16)[mask].tobytes() == ref.outputs["b"][mask].tobytes()
 
 
+@pytest.mark.parametrize("dtype", ["int32", "float32"])  # an expression DAG, a linear MUL/MAC chain
+def test_an_unused_temporarys_reads_shrink_the_region(tmp_path: Path, dtype: str) -> None:
+    """``border: preserve``, s0 = in0(-3, -2) beside an unused temporary reading in0(3, 2) (seed 11, case 42
+    of ``benchmarks/difffuzz.py``): the reference shrinks s0's region by every read, the temporary's too,
+    and keeps the input's values outside it; the CGRA regions counted only the reads its PEs make, so it
+    computed s0 on rows 7 and 8 and columns 5 to 7 where the reference keeps in0."""
+    text = (
+        f"kernel: k\ninput {dtype}: in0(8, *)\noutput {dtype}:\n  {dtype} t = in0(3, 2)\n"
+        "  s0(0, 0) = in0(-3, -2)\niterate: 1\nborder: preserve\ncluster: none\n"
+    )
+    (tmp_path / "k.soda").write_text(text)
+    program = bind_shape(load_program(tmp_path / "k.soda"), {}, (9, 8))
+    m = map_cgra(program, BuildConfig(workers=1), roofline_workers_of)
+    assert (m.linear is None) == (dtype == "int32")
+    assert m.regions[0][0][2:] == (2, 7, 3, 5)  # y ± 2, x ± 3 (was (2, 9, 3, 8))
+    r, _, valid = check(m, program)
+    values = make_inputs(program, {}, 0)
+    ref = run_reference(program, values)
+    assert valid and np.array_equal(r.outputs["s0"].astype(dtype), ref.outputs["s0"])
+
+
 def _without_cache() -> Device:
     return replace(DEVICE, resources=tuple((k, v) for k, v in DEVICE.resources if not k.startswith("cache_")))
 

@@ -6,18 +6,19 @@ the workers (§VI), the strips (§III-B), the queue depths that keep it deadlock
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from math import ceil, prod
 
 from stencilmap.design.cgra.dag import Access, OpNode, StageDag, stage_dag
 from stencilmap.design.cgra.mapping import CgraMapping, Fabric
 from stencilmap.design.cgra.regions import Box, Span, Stage, needs, regions, source
-from stencilmap.design.cgra.terms import LinearStencil, Term, linear_stencil, refusal
+from stencilmap.design.cgra.terms import LinearStencil, Offset, Term, linear_stencil, refusal
 from stencilmap.design.common import concrete_shape
 from stencilmap.design.registry import BuildConfig
 from stencilmap.errors import StencilmapError, param
 from stencilmap.program.dtypes import bits
+from stencilmap.program.expr import refs
 from stencilmap.program.graph import stencil_order
 from stencilmap.program.ir import Program
 
@@ -37,6 +38,15 @@ class Plan:
     feed: dict[str, str]  # iterated input → the output that feeds it (§IV)
     fields: tuple[str, ...]  # the inputs the readers load
     preserve: bool = False  # border: preserve — the output's undefined ring keeps the input's values
+    #: per stage, the reads its region counts that its PEs do not compute with (an unused temporary's: every
+    #: read shrinks where a stencil is defined, as in the reference); they load nothing
+    unused: tuple[tuple[tuple[str, Offset, str], ...], ...] = ()
+
+    def region_stages(self) -> tuple[Stage, ...]:
+        """The stages with the reads their regions count (``unused`` included)."""
+        if not any(self.unused):
+            return self.stages
+        return tuple(replace(s, reads=s.reads + u) for s, u in zip(self.stages, self.unused, strict=True))
 
     def arith_per_worker(self) -> int:
         """Floating-point PEs of one worker of one layer."""
@@ -63,7 +73,7 @@ def plan_mapping(
     from stencilmap.design.cgra.place import assemble
 
     plan = make_plan(program)
-    regs = regions(plan.stages, plan.feed, plan.shape, plan.q, plan.preserve)
+    regs = regions(plan.region_stages(), plan.feed, plan.shape, plan.q, plan.preserve)
     _check_constant_reads(plan, regs)
     for k in (k for k, s in enumerate(plan.stages) if s.output):
         if _empty(regs[-1][k]):
@@ -89,14 +99,32 @@ def make_plan(program: Program) -> Plan:
         reads = tuple((t.field, t.offset, "shrink") for t in lin.terms)
         flops = 2 * len(lin.terms) - 1 + (1 if lin.constant else 0)
         stage = Stage(lin.output, lin.dtype, reads, flops, True)
-        return Plan(shape, q, lin, (), (stage,), feed, lin.fields, program.border == "preserve")
+        unused = (_unused_reads(program, stage),)
+        return Plan(shape, q, lin, (), (stage,), feed, lin.fields, program.border == "preserve", unused)
     dags = tuple(stage_dag(program, st) for st in stencil_order(program))
     stages = tuple(_stage(d, d.name in program.outputs) for d in dags)
     names = {s.name for s in stages}
     fields = tuple(sorted({f for s in stages for f, _, _ in s.reads if f not in names}))
     if q > 1 and any(b != "shrink" for s in stages for _, _, b in s.reads):
         raise refusal("iterating with constant or copy boundaries: a layer would fill values inside the grid")
-    return Plan(shape, q, None, dags, stages, feed, fields, program.border == "preserve")
+    unused = tuple(_unused_reads(program, s) for s in stages)
+    return Plan(shape, q, None, dags, stages, feed, fields, program.border == "preserve", unused)
+
+
+def _unused_reads(program: Program, stage: Stage) -> tuple[tuple[str, Offset, str], ...]:
+    """The reads of ``stage``'s stencil (its temporaries' included) that its PEs do not make."""
+    st = program.stencil(stage.name)
+    assert st is not None
+    out: list[tuple[str, Offset, str]] = []
+    for root in (st.expr, *(t.expr for t in st.temps)):
+        for r in refs(root):
+            full = [0, 0, 0]
+            for a, o in zip(program.field_axes(r.field), r.offset, strict=True):
+                full[3 - program.rank + a] = o
+            read = (r.field, (full[0], full[1], full[2]), st.boundary_of(r.field).kind)
+            if read not in stage.reads and read not in out:
+                out.append(read)
+    return tuple(out)
 
 
 def _stage(d: StageDag, output: bool) -> Stage:
