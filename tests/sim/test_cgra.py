@@ -232,6 +232,22 @@ def test_an_unused_temporarys_reads_shrink_the_region(tmp_path: Path, dtype: str
     assert valid and np.array_equal(r.outputs["s0"].astype(dtype), ref.outputs["s0"])
 
 
+@pytest.mark.parametrize("shape", [(1, 1, 1), (1, 8, 20), (3, 5, 9)])
+@pytest.mark.parametrize("workers", [1, 3])
+def test_copy_reads_load_the_centres_columns(tmp_path: Path, shape: tuple[int, ...], workers: int) -> None:
+    """A copy boundary takes the centre point's value outside the grid (seed 11, case 167 of
+    ``benchmarks/difffuzz.py``, s0 = in1[i, j+1, k+1]): the readers loaded only the read's columns moved by
+    its offset, so the centre's column 0 never came (1×1×1: a deadlock; larger grids: misaligned points)."""
+    inputs = '"in1": {"data": "random:0-1", "data_type": "float32"}'
+    program = (
+        '"outputs": ["s0"], "program": {"s0": {"computation_string": "s0 = in1[i, j+1, k+1] * 2.0",'
+        ' "boundary_conditions": {"in1": {"type": "copy"}}, "data_type": "float32"}}'
+    )
+    p = stencilflow(tmp_path, inputs, program, str(list(shape)))
+    r, _, valid = check(map_cgra(p, BuildConfig(workers=workers), roofline_workers_of), p)
+    assert r.status == "done" and valid
+
+
 def _without_cache() -> Device:
     return replace(DEVICE, resources=tuple((k, v) for k, v in DEVICE.resources if not k.startswith("cache_")))
 

@@ -83,8 +83,9 @@ def needs(
     strip: Span,
     preserve: bool = False,
 ) -> tuple[list[list[Span]], dict[str, Span]]:
-    """Columns each stage computes and each input's reader loads for the outputs of ``strip`` (with
-    ``border: preserve``, one strip: the readers load every column, the ring's too)."""
+    """Columns each stage computes and each input's reader loads for the outputs of ``strip``: a read's
+    columns moved by its offset, and with a ``copy`` boundary the centre's columns too (with ``border:
+    preserve``, one strip: the readers load every column, the ring's too)."""
     q = len(regs)
     empty: Span = (0, 0)
     need = [[empty for _ in stages] for _ in range(q)]
@@ -96,8 +97,10 @@ def needs(
         for k in reversed(range(len(stages))):
             if need[t][k][1] <= need[t][k][0]:
                 continue
-            for f, o, _ in stages[k].reads:
+            for f, o, kind in stages[k].reads:
                 want = (need[t][k][0] + o[2], need[t][k][1] + o[2])
+                if kind == "copy":  # outside the grid it takes the centre point's value: those columns too
+                    want = _hull(want, need[t][k])
                 src = source(stages, feed, t, f)
                 if src.layer < 0:
                     reads[f] = _hull(reads.get(f, empty), _clip(want, (0, shape[2])))
