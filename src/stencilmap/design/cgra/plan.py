@@ -99,8 +99,8 @@ def make_plan(program: Program) -> Plan:
         reads = tuple((t.field, t.offset, "shrink") for t in lin.terms)
         flops = 2 * len(lin.terms) - 1 + (1 if lin.constant else 0)
         stage = Stage(lin.output, lin.dtype, reads, flops, True)
-        unused = (_unused_reads(program, stage),)
-        return Plan(shape, q, lin, (), (stage,), feed, lin.fields, program.border == "preserve", unused)
+        preserve = program.border == "preserve"
+        return Plan(shape, q, lin, (), (stage,), feed, lin.fields, preserve, (_unused_reads(program, stage),))
     dags = tuple(stage_dag(program, st) for st in stencil_order(program))
     stages = tuple(_stage(d, d.name in program.outputs) for d in dags)
     names = {s.name for s in stages}
