@@ -179,3 +179,36 @@ def test_a_shared_register_delays_its_shorter_reader_s_other_inputs_too(
     result = simulate(program, design, values)
     ref = run_reference(program, values)
     assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status
+
+
+LATE_CHAIN = """kernel: k
+input float: in0({x}, {y}, *)
+local float:
+  s0(0, 0, 0) = in0(0, 0, 0)
+local float:
+  s1(0, 0, 0) = s0(0, 0, 0)
+local float:
+  s2(0, 0, 0) = s1(0, 0, 0)
+output float:
+  s3(0, 0, 0) = s1(-1, 0, 1) + s2(1, -1, 1) + in0(0, 0, 0)
+"""
+
+
+@pytest.mark.parametrize("p_cell", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(2, 2, 5), (4, 4, 5), (8, 8, 8)])
+def test_a_late_reader_makes_its_consumers_late_too(shape: tuple[int, int, int], p_cell: int) -> None:
+    """Found by ``benchmarks/difffuzz.py`` (seed 11, case 173): s1's register is shared by s2 (the centre)
+    and s3 (a plane ahead), so s2 gets s1 late; s2's output is then late for s3, whose in0 channel held
+    only what its own timing needed (the fix of a shared register held the late reader's own other inputs,
+    not its consumers'): deadlock."""
+    from stencilmap.backends.reference import run_reference
+    from stencilmap.program.data import make_inputs
+    from stencilmap.sim import simulate
+    from stencilmap.sim.validate import validate
+
+    program = soda(LATE_CHAIN.format(x=shape[2], y=shape[1]), shape)
+    design = build("pcm", program, BuildConfig(unroll=p_cell))
+    values = make_inputs(program, {}, 0)
+    result = simulate(program, design, values)
+    ref = run_reference(program, values)
+    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status

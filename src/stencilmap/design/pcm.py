@@ -182,15 +182,42 @@ class _Pcm(LaneBuilder):
                 replace(c, depth=c.depth + extra[c.dst.rpartition(".pe")[0]]) if c.src == reg.name else c
                 for c in self.wiring.channels
             ]
-            # a reader of shorter reach gets its taps later than from a register of its own (the register
-            # emits once the farthest reader's window is in): its other inputs hold those beats too
-            late = {
-                f"{self.unit}{stage}.{name}": -(-(max(taps) - max(t)) // self.lanes)
-                for name, t, _ in reg.readers
-            }
-            self.wiring.channels = [
-                replace(c, depth=c.depth + late[c.dst.rpartition(".pe")[0]])
-                if c.src != reg.name and late.get(c.dst.rpartition(".pe")[0])
-                else c
-                for c in self.wiring.channels
+        self._hold_late_inputs()
+
+    def _hold_late_inputs(self) -> None:
+        """A reader of shorter reach gets its taps later than from a register of its own (the register
+        emits once the farthest reader's window is in), and then its output can be late too, for every
+        stencil downstream. In topological order: an input arrives late by its producer's lateness plus what
+        a shared register adds; a stencil fires late by what its latest input's lateness exceeds the slack
+        its channels were sized for (``analysis.delays``), and each other input's channels hold the
+        difference."""
+        skew = 1 if self.lanes > 1 else 0
+        edges: dict[str, list[tuple[str, int, int]]] = {}  # reader's prefix -> (register, late, slack)
+        producer: dict[str, str] = {}  # register -> the node feeding it
+        for (stage, prod, _), reg in self.registers.items():
+            producer[reg.name] = prod
+            reach = max(a for _, t, _ in reg.readers for a in t)
+            for name, t, depth in reg.readers:
+                late = -(-(reach - max(t)) // self.lanes)
+                edges.setdefault(f"{self.unit}{stage}.{name}", []).append(
+                    (reg.name, late, depth - LINK_DEPTH - skew)
+                )
+        late_out: dict[str, int] = {}  # node -> beats its output is late
+        hold: dict[tuple[str, str], int] = {}  # (register, reader's prefix) -> beats its channels add
+        for node in self.live.stencils:
+            assert node.stencil is not None
+            prefix = f"{self.unit}{node.copy}.{node.stencil.name}"
+            arrive = [
+                (r, late + late_out.get(producer[r], 0), slack) for r, late, slack in edges.get(prefix, [])
             ]
+            fire = max([a - slack for _, a, slack in arrive] + [0])
+            late_out[node.name] = fire
+            for r, a, _ in arrive:
+                if fire > a:
+                    hold[(r, prefix)] = fire - a
+        self.wiring.channels = [
+            replace(c, depth=c.depth + extra)
+            if (extra := hold.get((c.src, c.dst.rpartition(".pe")[0])))
+            else c
+            for c in self.wiring.channels
+        ]
