@@ -212,3 +212,26 @@ def test_a_late_reader_makes_its_consumers_late_too(shape: tuple[int, int, int],
     result = simulate(program, design, values)
     ref = run_reference(program, values)
     assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status
+
+
+def test_replayed_input_read_alike_by_two_stencils_shares_its_relay() -> None:
+    """Found by ``benchmarks/difffuzz.py`` (seed 11, case 150): in1, fed by no output, reaches s0 and s1 of
+    PCM 2 with the same delay; the second edge made a relay of the same name ('duplicate module
+    pcm2.in1.relay33.lane0', an internal error the fuzzer counted as a refusal). It reuses the relay."""
+    from stencilmap.backends.reference import run_reference
+    from stencilmap.program.data import make_inputs
+    from stencilmap.sim import simulate
+    from stencilmap.sim.validate import validate
+
+    text = (
+        "kernel: k\ninput float: in0(16, *)\ninput float: in1(16, *)\n"
+        "local float:\n  s0(0, 0) = in0(0, 0) + in1(0, 0)\nlocal float:\n  s1(0, 0) = in0(0, 0) - in1(0, 0)\n"
+        "output float:\n  s2(0, 0) = s0(0, 1) * s1(0, 1)\niterate: 3\nfeedback: s2 -> in0\n"
+    )
+    program = soda(text, (8, 16))
+    design = build("pcm", program, BuildConfig(unroll=1))
+    assert [m.name for m in design.modules if m.name.endswith("relay33.lane0")] == ["pcm2.in1.relay33.lane0"]
+    values = make_inputs(program, {}, 0)
+    result = simulate(program, design, values)
+    ref = run_reference(program, values)
+    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status

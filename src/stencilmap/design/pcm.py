@@ -101,6 +101,8 @@ class _Pcm(LaneBuilder):
         key, at = self.relays.get(edge.producer, (edge.producer, 0))
         if delay < at:
             return edge, delay  # earlier than the last relay: straight from the reader
+        if delay == at and key != edge.producer:
+            return Edge(key, edge.consumer, edge.field), 0  # as late as the last relay: that relay
         relay = f"{self.unit}{self.live.graph.node(edge.consumer).copy}.{edge.field}.relay{delay}"
         dtype = self.program.field_dtype(edge.field)
         streams = []
