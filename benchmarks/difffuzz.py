@@ -14,8 +14,11 @@ tolerance (``sim.validate``: integers exactly, floats within rtol of the output'
 must also give the reference's definedness masks. Mismatches a documented limit explains are counted apart
 (``limit``): 64-bit integers beyond 2^53 in the simulators (their values travel as float64), float → 64-bit
 integer conversions out of range (undefined: the semantics define the wrap for 8- to 32-bit targets only),
-and programs calling library functions (libm and NumPy may round the last bit differently, and a later
-comparison or conversion to an integer can turn that bit into any difference).
+programs calling library functions (libm and NumPy may round the last bit differently, and a later
+comparison or conversion to an integer can turn that bit into any difference), and NaN from ``sim-emax`` where
+a star reads fewer neighbours than its degree's pattern multiplies (0 x inf at the unread ones). A tenth of
+the cases are one-stage constant-coefficient stars over one float input (``draw_star``), which the EMAX
+mapping serves.
 
 Usage::
 
@@ -252,6 +255,11 @@ def _draw(g: Gen, depth: int) -> Expr:
     return Call(f, tuple(sub() for _ in range(n)))
 
 
+#: Share of cases drawn as a one-stage constant-coefficient star over one float input (``draw_star``): the
+#: programs the EMAX mapping serves (the general draw almost never makes one: ``sim-emax`` refused them all)
+STAR_RATE = 0.1
+
+
 def draw_program(rng: random.Random) -> tuple[Program, tuple[int, ...]]:
     """A random program (IR, not yet printed) and the shape to bind it to."""
     c = rng.random() < 0.5
@@ -338,6 +346,45 @@ def draw_program(rng: random.Random) -> tuple[Program, tuple[int, ...]]:
         border=border,  # type: ignore[arg-type]
         hints=hints,
         feedback=feedback,
+    )
+    return program, shape
+
+
+def draw_star(rng: random.Random) -> tuple[Program, tuple[int, ...]]:
+    """``out = c + Σ c_o·v(o)``: a symmetric star of degree 1 to 3 over one float32 or float64 input, 2-D or
+    3-D, border left undefined (what ``docs/tutorials/emax.md`` says the EMAX mapping serves; every other
+    executor runs it too). Some draws break one of those rules, so the refusals stay exercised."""
+    c = rng.random() < 0.5
+    rank, dtype, d = rng.choice([2, 3, 3]), rng.choice(["float32", "float64"]), rng.choice([1, 1, 2, 3])
+    shape = tuple(rng.randint(2 * d + 1, {2: 48, 3: 12}[rank] + 2 * d) for _ in range(rank))
+    offsets: list[tuple[int, ...]] = [(0,) * rank] if rng.random() < 0.8 else []
+    for axis in range(rank):
+        for k in range(1, d + 1):
+            if k == d or rng.random() < 0.7:
+                offsets += [tuple(s * k if a == axis else 0 for a in range(rank)) for s in (-1, 1)]
+    if rng.random() < 0.1:  # off the axes, or one side only: refused
+        offsets.append(tuple(rng.choice([-1, 1]) for _ in range(rank)))
+
+    def number(v: float) -> Const:
+        return Const(v, dtype if c else dt.WEAK_FLOAT)
+
+    coefficients = [0.25, -0.5, 0.125, 1.5, 0.08, 2.0, -0.04]
+    terms = [Binary("*", number(rng.choice(coefficients)), Ref("in0", o)) for o in offsets]
+    if rng.random() < 0.3:
+        terms.append(number(rng.choice([0.5, -1.0, 3.0])))
+    expr = terms[0]
+    for t in terms[1:]:
+        expr = Binary("+", expr, t)
+    boundary = () if c else (("in0", Boundary("shrink")),)
+    program = Program(
+        name="fuzz",
+        format="soda" if c else "stencilflow",
+        semantics="c" if c else "numpy",
+        shape=(None, *shape[1:]) if c else shape,
+        inputs=(Input("in0", dtype, tuple(range(rank))),),
+        stencils=(Stencil("s0", dtype, expr, (), boundary),),
+        outputs=("s0",),
+        hints=Hints(tile=shape[1:] if c else None),
     )
     return program, shape
 
@@ -716,7 +763,25 @@ def explained(name: str, p: Program, limits: Limits, diff: str, small: bool) -> 
         return "64-bit integer beyond 2^53 in the simulator"
     if small and uses_inexact_math(p):
         return "library function (last-ulp difference)"
+    if name == "sim-emax" and " = nan, " in diff and emax_unread_neighbours(p):
+        return "EMAX full star: 0 x inf or NaN at a neighbour the program does not read"
     return None
+
+
+def emax_unread_neighbours(p: Program) -> bool:
+    """Whether the one stencil's star window lacks some offset of its degree: the EMAX pattern multiplies
+    every neighbour of the full star, by 0 where the program reads nothing (``docs/tutorials/emax.md``)."""
+    if len(p.stencils) != 1:
+        return False
+    read = {r.offset for r in refs(p.stencils[0].expr)}
+    d = max((abs(o) for off in read for o in off), default=0)
+    star = {(0,) * p.rank} | {
+        tuple(s * k if a == axis else 0 for a in range(p.rank))
+        for axis in range(p.rank)
+        for k in range(1, d + 1)
+        for s in (-1, 1)
+    }
+    return bool(star - read)
 
 
 @dataclass
@@ -740,7 +805,8 @@ class Case:
 def make_case(seed: int, index: int, executors: tuple[str, ...], slow_rate: float) -> tuple[Case | None, str]:
     """The ``index``-th case of ``seed`` (None and why when the generated program is not valid)."""
     rng = random.Random(f"{seed}:{index}")
-    ir, shape = draw_program(rng)
+    star = random.Random(f"{seed}:{index}:star").random() < STAR_RATE  # apart: other cases draw as before
+    ir, shape = draw_star(rng) if star else draw_program(rng)
     try:
         verify(replace(ir, shape=shape))
         text = program_text(ir)

@@ -49,3 +49,18 @@ def test_a_library_functions_last_bit_converted_to_an_integer_is_the_documented_
     assert case is not None, why
     (verdict,) = fuzz.run_case(case).verdicts
     assert verdict.outcome == "limit" and "library function" in verdict.detail, verdict
+
+
+def test_star_cases_exercise_the_emax_mapping() -> None:
+    """Seed 11: sim-emax refused all 200 cases (several stencils, 1-D, iterate, ... : what the EMAX mapping
+    documents it cannot serve); a tenth of the cases are now one-stage constant-coefficient stars it maps.
+    Case 76 reads v(0, ±2) but not v(0, ±1) with inf among its inputs: the degree-2 pattern multiplies the
+    unread neighbours by 0, giving NaN (the limit docs/tutorials/emax.md states)."""
+    fuzz = load("difffuzz")
+    outcomes = {}
+    for index in (0, 6, 76):
+        case, why = fuzz.make_case(11, index, ("sim-emax",), 1.0)
+        assert case is not None, why
+        (verdict,) = fuzz.run_case(case).verdicts
+        outcomes[index] = verdict.outcome, case.fmt
+    assert outcomes == {0: ("ok", "soda"), 6: ("ok", "stencilflow"), 76: ("limit", "soda")}, outcomes
