@@ -38,3 +38,30 @@ def test_an_input_nothing_reads_is_no_argument_and_not_loaded(
     assert "in_a" in kernel and "unused" not in kernel
     run = run_generated(program, design, "opencl", tmp_path, csim_cache)
     assert run.validation.valid, explain(run)
+
+
+DEAD_FIRST_PASS = """kernel: k
+input float: x(8, *)
+input float: y
+output float:
+  p(0, 0) = y(0, 0) + 1.0f
+output float:
+  q(0, 0) = x(0, 1) + x(1, 0)
+iterate: 2
+feedback: q -> y
+border: ignore
+"""
+
+
+def test_a_fed_input_whose_first_pass_is_dead_is_not_loaded(tmp_path: Path, csim_cache: Path) -> None:
+    """Found by ``benchmarks/difffuzz.py``: only the last pass's ``p`` is written, so memory's ``y`` (read by
+    the first pass's ``p`` alone) reaches no output and the design has no reader for it; PCM 0's registers
+    took ``x_y``, never declared. They now take zeros, which nothing reads."""
+    needs_runtime("pcm", "opencl")
+    program, design = built(
+        bind_shape(parse_soda(DEAD_FIRST_PASS, "k.soda"), {}, (5, 8)), "pcm", BuildConfig()
+    )
+    kernel = dict(emit("opencl", design, program, {}).files)["kernel.cl"]
+    assert "in_y" not in kernel and "x_y" not in kernel
+    run = run_generated(program, design, "opencl", tmp_path, csim_cache)
+    assert run.validation.valid, explain(run)

@@ -67,6 +67,7 @@ class PcmKernel:
         self.shape = tuple(int(n or 0) for n in program.shape)
         self.order = stencil_order(program)
         self.chained = dict(program.feeds())  # input -> the output of the previous PCM feeding it
+        self.loaded: set[str] = set()  # the inputs the design reads from memory (``_body``)
         self.exprs = ExprEmitter(program, {p.name: values[p.name] for p in program.params}, "opencl")
         self.ports = {
             st.name: tuple(
@@ -213,6 +214,7 @@ class PcmKernel:
 
     def _body(self, w: Writer, ports: tuple[Port, ...]) -> None:
         prog = self.program
+        self.loaded = {p.field for p in ports if p.direction == "in"}  # the inputs the design has readers for
         with w.block(f"__kernel SM_SINGLE_WORK_ITEM void {self.top}({self._args(ports)})"):
             registers = [self._register(f) for f in self.readers()]
             for f, sr in zip(self.readers(), registers, strict=True):
@@ -226,7 +228,7 @@ class PcmKernel:
                     w.line(f"for (int i = 0; i < SIZE_{sr}; ++i) sr_{sr}[t][i] = 0;")
             w.line()
             with w.block("cycles: for (long c = -LEAD; c < BEATS + D * LAG_PASS; ++c)"):
-                self._readers(w, {p.field for p in ports if p.direction == "in"})
+                self._readers(w, self.loaded)
                 w.line("SM_UNROLL")
                 with w.block("for (int t = 0; t < D; ++t)"):
                     for st in self.order:
@@ -320,10 +322,16 @@ class PcmKernel:
                     w.line(f"for (int j = 0; j < P_CELL; ++j) {sr}[P_CELL - 1 - j] = {src}[j];")
                 else:
                     out = identifier(str(self.chained[f]))
+                    # no reader: no output depends on the first pass's values of f (the design dropped them)
+                    first = (
+                        f"x_{identifier(f)}[j]"
+                        if f in self.loaded
+                        else literal(0, prog.field_dtype(f), "opencl")
+                    )
                     w.line("SM_UNROLL")
                     w.line(
                         f"for (int j = 0; j < P_CELL; ++j) {sr}[P_CELL - 1 - j] = "
-                        f"t == 0 ? x_{identifier(f)}[j] : ({T})y_{out}[t - 1][j];"
+                        f"t == 0 ? {first} : ({T})y_{out}[t - 1][j];"
                     )
             w.line(f"const long n = c - t * LAG_PASS - LAG_{name};  // this PCM's beat of {comment(st.name)}")
             w.line("SM_UNROLL")
