@@ -235,3 +235,36 @@ def test_replayed_input_read_alike_by_two_stencils_shares_its_relay() -> None:
     result = simulate(program, design, values)
     ref = run_reference(program, values)
     assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status
+
+
+SHARED_TAIL = """{{"inputs": {{"in1": {{"data_type": "float64", "input_dims": ["j", "k"]}}}}, "outputs": ["s4"],
+ "dimensions": {shape}, "program": {{
+ "s0": {{"computation_string": "s0 = in1[j, k]", "boundary_conditions": {{"in1": {{"type": "copy"}}}},
+         "data_type": "float64"}},
+ "s2": {{"computation_string": "s2 = s0[i, j+3, k]", "data_type": "float64",
+         "boundary_conditions": {{"s0": {{"type": "constant", "value": -0.25}}}}}},
+ "s4": {{"computation_string": "s4 = s2[i+2, j+2, k+3] + s0[i+3, j, k+1]", "data_type": "float64",
+         "boundary_conditions": {{"s0": {{"type": "constant", "value": 1.5}}, "s2": {{"type": "shrink"}}}}}}}}}}"""
+
+
+@pytest.mark.parametrize("shape", [(2, 1, 4), (3, 1, 4), (4, 1, 4), (2, 1, 8), (8, 1, 8)])
+def test_a_shared_register_s_later_reader_holds_the_stream_it_starts_after(
+    tmp_path: Path, shape: tuple[int, int, int]
+) -> None:
+    """Found by ``benchmarks/difffuzz.py`` (seed 21, case 36): s0's register is shared by s2 and s4, which
+    starts only once s2's whole stream is in (its reach 4X + 3 passes the grid). A register of s4's own
+    would hold s0's stream, so the analysis caps s4's delay at the stream less its window (0 here); the
+    shared one emits at s2's pace, and s4's tap channel must hold what comes before s4 starts: deadlock."""
+    from stencilmap.backends.reference import run_reference
+    from stencilmap.program import load_program
+    from stencilmap.program.data import bind_shape, make_inputs
+    from stencilmap.sim import simulate
+    from stencilmap.sim.validate import validate
+
+    (tmp_path / "p.json").write_text(SHARED_TAIL.format(shape=list(shape)))
+    program = bind_shape(load_program(tmp_path / "p.json"), {}, None)
+    design = build("pcm", program, BuildConfig(unroll=1))
+    values = make_inputs(program, {}, 0)
+    result = simulate(program, design, values)
+    ref = run_reference(program, values)
+    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status

@@ -64,8 +64,8 @@ class LaneBuilder(ABC):
         self.wiring = Wiring()
         self.streams: dict[str, tuple[Stream, ...]] = {}  # node name -> its stream, lane by lane
         self.latencies = latencies  # the device's table (``BuildConfig.device``), else the default
-        timing = pipeline_timing(program, stream_shape, lanes, latencies)
-        self.delays = delay_buffers(timing)
+        self.timing = pipeline_timing(program, stream_shape, lanes, latencies)
+        self.delays = delay_buffers(self.timing)
         self.latency = {s.name: stencil_latency(s, latencies) for s in program.stencils}
 
     @abstractmethod

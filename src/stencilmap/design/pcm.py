@@ -68,6 +68,9 @@ class _Register:
     name: str
     producer: str
     readers: list[tuple[str, tuple[int, ...], int]] = field(default_factory=list)
+    #: reader -> the cycle it processes its first point, and the cycle its edge lets it (``analysis.timing``)
+    starts: dict[str, int] = field(default_factory=dict)
+    arrivals: dict[str, int] = field(default_factory=dict)
 
 
 class _Pcm(LaneBuilder):
@@ -80,6 +83,7 @@ class _Pcm(LaneBuilder):
         self.relays: dict[str, tuple[str, int]] = {}  # replayed input -> (its latest relay, that delay)
         #: (PCM, producer, field) -> the PCM's shift register of that field (§3: one per field)
         self.registers: dict[tuple[int, str, str], _Register] = {}
+        self.edge_timing = {e.key: e for e in self.timing.edges}
 
     def build(self, arch: str, parameters: Params, notes: tuple[str, ...], device: str | None) -> Design:
         for node in self.live.inputs:
@@ -135,6 +139,9 @@ class _Pcm(LaneBuilder):
             for r, src in enumerate(self.streams[edge.producer]):
                 self.wiring.feed(src, Sink(name, f"lane{r}", depth))
         register.readers.append((st.name, taps, depth))
+        register.starts[st.name] = self.timing.start[node.name]
+        timing = self.edge_timing.get(edge.key) or self.edge_timing.get(f"{edge.field}->{edge.consumer}")
+        register.arrivals[st.name] = timing.arrival if timing is not None else 0
         return {
             x: Stream(register.name, f"tap{x}", 1, dtype)
             for x in sorted({a + j for a in taps for j in range(p)})
@@ -163,7 +170,10 @@ class _Pcm(LaneBuilder):
         register's input channel held (depth D_r), one link, and the beats by which its reach a_max falls
         short of the farthest-reaching reader's: then a reader can lag the producer, and another reader
         can lead it, by at least as much as with registers of their own, whose timing the delays of the
-        rest of the design were sized for (``analysis.delays``)."""
+        rest of the design were sized for (``analysis.delays``). Where those delays are capped (a grid
+        shorter than the lags: a register of its own holds the stream), a later reader's tap channels hold
+        what the register emits at its earliest reader's pace before the later one starts (``_lead``)."""
+        skew = 1 if self.lanes > 1 else 0
         for (stage, producer, fld), reg in self.registers.items():
             if len(reg.readers) < 2:
                 continue
@@ -176,8 +186,10 @@ class _Pcm(LaneBuilder):
                 sinks = self.wiring.nets[src]
                 self.wiring.nets[src] = [replace(s, depth=low) if s.dst == reg.name else s for s in sinks]
             shortest = min(max(t) for _, t, _ in reg.readers)
+            first = max(min(reg.starts.values()), max(reg.arrivals.values()))
             extra = {
-                f"{self.unit}{stage}.{name}": depth + -(-(max(t) - shortest) // self.lanes)
+                f"{self.unit}{stage}.{name}": max(depth, LINK_DEPTH + skew + self._lead(reg, name, first))
+                + -(-(max(t) - shortest) // self.lanes)
                 for name, t, depth in reg.readers
             }
             self.wiring.channels = [
@@ -185,6 +197,13 @@ class _Pcm(LaneBuilder):
                 for c in self.wiring.channels
             ]
         self._hold_late_inputs()
+
+    def _lead(self, reg: _Register, reader: str, first: int) -> int:
+        """Beats a reader's tap channels must hold so that the register never waits for it before it starts:
+        it emits at the pace of its earliest reader, from cycle ``first`` (no earlier than every reader's
+        window is in), up to the whole stream. Within the stream this is at most the reader's own delay; a
+        grid shorter than the lags caps that delay (a register of its own would hold the stream), not this."""
+        return max(0, min(reg.starts[reader] - first, self.timing.vectors))
 
     def _hold_late_inputs(self) -> None:
         """A reader of shorter reach gets its taps later than from a register of its own (the register
