@@ -268,3 +268,41 @@ def test_a_shared_register_s_later_reader_holds_the_stream_it_starts_after(
     result = simulate(program, design, values)
     ref = run_reference(program, values)
     assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status
+
+
+RELAYED_LATE = """{"inputs": {"in0": {"data_type": "float64", "input_dims": ["i", "j", "k"]},
+            "in1": {"data_type": "float64", "input_dims": ["j", "k"]}},
+ "outputs": ["s1", "s4"], "dimensions": [2, 2, 3], "iterate": 2, "feedback": {"s4": "in0"}, "program": {
+ "s0": {"computation_string": "t = in0[i, j, k]; s0 = in1[j, k]", "data_type": "float64",
+        "boundary_conditions": {"in0": {"type": "shrink"}, "in1": {"type": "copy"}}},
+ "s1": {"computation_string": "s1 = s0[i+3, j, k-3] * in1[j, k]", "data_type": "float64",
+        "boundary_conditions": {"in1": {"type": "shrink"}, "s0": {"type": "shrink"}}},
+ "s2": {"computation_string": "s2 = s0[i, j, k]", "data_type": "float64",
+        "boundary_conditions": {"s0": {"type": "constant", "value": -0.25}}},
+ "s4": {"computation_string": "s4 = s2[i, j, k]", "data_type": "float64",
+        "boundary_conditions": {"s2": {"type": "shrink"}}}}}"""
+
+
+def test_a_relay_holds_what_the_earlier_pcm_s_consumer_takes_first(tmp_path: Path) -> None:
+    """Found by ``benchmarks/difffuzz.py`` (seed 21, case 36): in1 (fed by no output) reaches s0 of PCM 2
+    through relay9 and s1 of PCM 2, which starts 14 cycles later (a plane ahead of s0), through relay11
+    continued from relay9 (s0 reads in0, fed by PCM 1, only in a temporary: it still waits for it). The continuation held the difference of the two edges' capped delays (11 − 9);
+    on a 12-point grid s0 takes all of in1 before s1 starts, so the line must hold the stream (what
+    ``analysis.delays.relay_delay`` says, as the StencilFlow builder uses): deadlock."""
+    from stencilmap.backends.reference import run_reference
+    from stencilmap.program import load_program
+    from stencilmap.program.data import bind_shape, make_inputs
+    from stencilmap.sim import simulate
+    from stencilmap.sim.validate import validate
+
+    (tmp_path / "p.json").write_text(RELAYED_LATE)
+    program = bind_shape(load_program(tmp_path / "p.json"), {}, None)
+    design = build("pcm", program, BuildConfig(unroll=1))
+    assert {m.name for m in design.modules if ".relay" in m.name and "bcast" not in m.name} == {
+        "pcm2.in1.relay9.lane0",
+        "pcm2.in1.relay11.lane0",
+    }
+    values = make_inputs(program, {}, 0)
+    result = simulate(program, design, values)
+    ref = run_reference(program, values)
+    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status

@@ -23,7 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from stencilmap.analysis.dag import Edge, Node
+from stencilmap.analysis.delays import absorbs, relay_delay
 from stencilmap.analysis.latency import OperatorLatencies
+from stencilmap.analysis.timing import EdgeTiming
 from stencilmap.analysis.windows import linear_offsets, reuse_distance
 from stencilmap.design.common import (
     LINK_DEPTH,
@@ -80,9 +82,12 @@ class _Pcm(LaneBuilder):
         self, program: Program, p_cell: int, shape: tuple[int, ...], latencies: OperatorLatencies
     ) -> None:
         super().__init__(program, live_graph(program), p_cell, shape, latencies)
-        self.relays: dict[str, tuple[str, int]] = {}  # replayed input -> (its latest relay, that delay)
+        #: replayed input -> its latest relay, that delay, and the points upstream of the relay's end: the
+        #: edges whose consumers take from a line's end (None: the reader) and the lines since each
+        self.relays: dict[str, tuple[str, int, list[tuple[EdgeTiming | None, int]]]] = {}
         #: (PCM, producer, field) -> the PCM's shift register of that field (§3: one per field)
         self.registers: dict[tuple[int, str, str], _Register] = {}
+        self.edge_timing = {e.key: e for e in self.timing.edges}
         self.edge_timing = {e.key: e for e in self.timing.edges}
 
     def build(self, arch: str, parameters: Params, notes: tuple[str, ...], device: str | None) -> Design:
@@ -98,15 +103,28 @@ class _Pcm(LaneBuilder):
     def source(self, edge: Edge, delay: int) -> tuple[Edge, int]:
         """An input no output feeds (FDTD's C1–C4), read by PCM t > 1: passed on from the relay of the
         PCM before, as the paper's PCMs pass their data on (§3, Fig. 4), so its delay lines add up to the
-        last PCM's delay (linear in d) instead of one line per PCM from the reader (quadratic)."""
+        last PCM's delay (linear in d) instead of one line per PCM from the reader (quadratic). A relay's
+        line holds what each point upstream requires (as ``pipeline.source``): the edge's delay less the
+        lines from the reader, and past each earlier relay's consumer w what w takes before this consumer
+        needs it (``delays.relay_delay``; not the difference of two capped delays, too short on a grid
+        shorter than the lag between PCMs: a deadlock)."""
         node = self.live.graph.node(edge.producer)
         if node.stencil is not None or self.live.graph.node(edge.consumer).copy < 2:
             return edge, delay
-        key, at = self.relays.get(edge.producer, (edge.producer, 0))
-        if delay < at:
+        key, at, points = self.relays.get(edge.producer, (edge.producer, 0, [(None, 0)]))
+        here = self.edge_timing.get(edge.key)
+        if delay < at or here is None:
             return edge, delay  # earlier than the last relay: straight from the reader
-        if delay == at and key != edge.producer:
-            return Edge(key, edge.consumer, edge.field), 0  # as late as the last relay: that relay
+        if delay == at and key != edge.producer:  # as late as the last relay: that relay
+            w = points[-1][0]
+            if w is not None and absorbs(self.timing, here) < absorbs(self.timing, w):
+                self.relays[edge.producer] = (key, at, [*points[:-1], (here, points[-1][1])])
+            return Edge(key, edge.consumer, edge.field), 0
+        need = [
+            (delay if w is None else relay_delay(self.timing, w, here) // self.lanes) - held
+            for w, held in points
+        ]
+        depth = max(0, *need)
         relay = f"{self.unit}{self.live.graph.node(edge.consumer).copy}.{edge.field}.relay{delay}"
         dtype = self.program.field_dtype(edge.field)
         streams = []
@@ -114,10 +132,10 @@ class _Pcm(LaneBuilder):
             name = self.wiring.add(
                 Module(f"{relay}.lane{r}", "broadcast", params(fanout=1, field=edge.field))
             )
-            self.wiring.feed(src, Sink(name, "", LINK_DEPTH + delay - at))
+            self.wiring.feed(src, Sink(name, "", LINK_DEPTH + depth))
             streams.append(Stream(name, "o0", 1, dtype))
         self.streams[relay] = tuple(streams)
-        self.relays[edge.producer] = (relay, delay)
+        self.relays[edge.producer] = (relay, delay, [*((w, held + depth) for w, held in points), (here, 0)])
         return Edge(relay, edge.consumer, edge.field), 0
 
     def buffer(self, prefix: str, node: Node, edge: Edge, depth: int) -> dict[int, Stream]:
