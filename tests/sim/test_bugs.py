@@ -12,7 +12,7 @@ from stencilmap.backends.reference import run_reference
 from stencilmap.design.registry import BuildConfig
 from stencilmap.errors import StencilmapError
 from stencilmap.program.data import make_inputs
-from stencilmap.program.expr import Binary, Const, Ref
+from stencilmap.program.expr import Binary, Call, Const, Ref
 from stencilmap.program.ir import Boundary, Input, Program, Stencil
 from stencilmap.program.verify import verify
 from stencilmap.sim import simulate
@@ -194,3 +194,26 @@ def test_float16_values_are_rounded_to_half(arch: str) -> None:
     expected = run_reference(program, values).outputs["s1"]
     assert np.isinf(expected[0, 2]) and not np.isinf(values["in0"][0, 2] ** 2)
     assert result.outputs["s1"].tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
+def test_fdim_propagates_nan(arch: str) -> None:
+    """NumPy semantics, float64 s0 = fdim(in0, in1) (seed 31, case 179 of ``benchmarks/difffuzz.py``): the
+    reference computes max_nan(a − b, 0), NaN for a NaN operand and for inf − inf; the simulators' ``call2``
+    (``csrc/arith.h``) gave 0 there (d > 0 ? d : 0), and a later conversion made any value of it."""
+    expr = Call("fdim", (Ref("in0", (0,)), Ref("in1", (0,))))
+    p = Program(
+        name="fd", format="stencilflow", semantics="numpy", shape=(6,),
+        inputs=(Input("in0", "float64", (0,)), Input("in1", "float64", (0,))),
+        stencils=(Stencil("s0", "float64", expr, (), (("in0", SHRINK), ("in1", SHRINK))),), outputs=("s0",),
+    )  # fmt: skip
+    verify(p)
+    program, design = built(p, arch)
+    values = {
+        "in0": np.array([np.nan, 1.0, np.inf, 3.0, -np.inf, 2.0]),
+        "in1": np.array([1.0, np.nan, np.inf, 1.0, -np.inf, 5.0]),
+    }
+    result = simulate(program, design, values).outputs["s0"]
+    expected = run_reference(program, values).outputs["s0"]
+    assert np.isnan(expected[[0, 1, 2, 4]]).all() and expected[[3, 5]].tolist() == [2.0, 0.0]
+    assert np.array_equal(result, expected, equal_nan=True), (result, expected)

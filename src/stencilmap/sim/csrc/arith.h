@@ -275,7 +275,10 @@ INLINE double call2(i64 f, double a, double b) {
     case SM_FN_FMIN: return isnan(a) ? b : (isnan(b) ? a : (b < a ? b : a));
     case SM_FN_FMAX: return isnan(a) ? b : (isnan(b) ? a : (b > a ? b : a));
     case SM_FN_COPYSIGN: return copysign(a, b);
-    default: { /* SM_FN_FDIM */ double d = a - b; return d > 0.0 ? d : 0.0; }
+    default: { /* SM_FN_FDIM: max_nan(a - b, 0), as the reference (NaN, inf - inf included) */
+        double d = a - b;
+        return (d > 0.0 || isnan(d)) ? d : 0.0;
+    }
     }
 }
 
