@@ -126,18 +126,24 @@ def defined_halo(program: Program, stencil: str) -> Halo | None:
                 and not everywhere_defined(one, r.field)
             ):
                 return None
+    # a shrink read at offsets O of a producer defined on [lo, n − hi) is defined on [lo − min O, n − hi −
+    # max O): signed, so reads the opposite way along a chain cancel (s4 = s3(−1), s5 = s4(+1): s5 is
+    # defined on [0, n − 1), not [1, n − 1) as adding the halos gives)
     g = pass_graph(one)
     acc: dict[str, Halo] = {}
     for node in g.nodes:
-        halo = Halo.zero(one.rank)
+        low, high = [0] * one.rank, [0] * one.rank
         if node.stencil is not None:
-            reach = field_halos(one, node.stencil)
             for e in g.into(node.name):
-                own = (
-                    reach[e.field]
-                    if node.stencil.boundary_of(e.field).kind == "shrink"
-                    else Halo.zero(one.rank)
-                )
-                halo = halo.union(acc[e.producer] + own)
-        acc[node.name] = halo
+                if node.stencil.boundary_of(e.field).kind != "shrink":
+                    continue
+                axes = one.field_axes(e.field)
+                offsets = [r.offset for r in stencil_refs(node.stencil) if r.field == e.field]
+                for a, o in ((a, [off[k] for off in offsets]) for k, a in enumerate(axes)):
+                    low[a] = max(low[a], acc[e.producer].low[a] - min(o))
+                    high[a] = max(high[a], acc[e.producer].high[a] + max(o))
+                for a in set(range(one.rank)) - set(axes):  # a lower-dimensional field: offset 0 there
+                    low[a] = max(low[a], acc[e.producer].low[a])
+                    high[a] = max(high[a], acc[e.producer].high[a])
+        acc[node.name] = Halo(tuple(low), tuple(high))
     return acc[node_name(stencil, 1, 1)]
