@@ -14,6 +14,7 @@ from stencilmap.errors import StencilmapError
 from stencilmap.program.expr import Ref
 from stencilmap.program.ir import Input, Program, Stencil
 from tests.analysis.helpers import total
+from tests.sim.helpers import explain, run_design
 
 from .helpers import JACOBI_M9, PROGRAM_FILES, bound, feeder, ident, modules, reads, soda, source
 
@@ -168,17 +169,11 @@ def test_a_shared_register_delays_its_shorter_reader_s_other_inputs_too(
     """Found by ``benchmarks/difffuzz.py``: s0's register is shared by s1 (whose window reaches a plane and a
     row ahead) and s3 (the centre); it emits once s1's window is in, so s3 gets s0 that many beats later than
     from a register of its own, and its other input (in0, sized for its own register) filled: deadlock."""
-    from stencilmap.backends.reference import run_reference
-    from stencilmap.program.data import make_inputs
-    from stencilmap.sim import simulate
-    from stencilmap.sim.validate import validate
 
     program = soda(SHARED_AHEAD.format(x=shape[2], y=shape[1]), shape)
     design = build("pcm", program, BuildConfig(unroll=p_cell))
-    values = make_inputs(program, {}, 0)
-    result = simulate(program, design, values)
-    ref = run_reference(program, values)
-    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status
+    run = run_design(program, design)
+    assert run.validation.valid, explain(run)
 
 
 LATE_CHAIN = """kernel: k
@@ -201,27 +196,17 @@ def test_a_late_reader_makes_its_consumers_late_too(shape: tuple[int, int, int],
     and s3 (a plane ahead), so s2 gets s1 late; s2's output is then late for s3, whose in0 channel held
     only what its own timing needed (the fix of a shared register held the late reader's own other inputs,
     not its consumers'): deadlock."""
-    from stencilmap.backends.reference import run_reference
-    from stencilmap.program.data import make_inputs
-    from stencilmap.sim import simulate
-    from stencilmap.sim.validate import validate
 
     program = soda(LATE_CHAIN.format(x=shape[2], y=shape[1]), shape)
     design = build("pcm", program, BuildConfig(unroll=p_cell))
-    values = make_inputs(program, {}, 0)
-    result = simulate(program, design, values)
-    ref = run_reference(program, values)
-    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status
+    run = run_design(program, design)
+    assert run.validation.valid, explain(run)
 
 
 def test_replayed_input_read_alike_by_two_stencils_shares_its_relay() -> None:
     """Found by ``benchmarks/difffuzz.py`` (seed 11, case 150): in1, fed by no output, reaches s0 and s1 of
     PCM 2 with the same delay; the second edge made a relay of the same name ('duplicate module
     pcm2.in1.relay33.lane0', an internal error the fuzzer counted as a refusal). It reuses the relay."""
-    from stencilmap.backends.reference import run_reference
-    from stencilmap.program.data import make_inputs
-    from stencilmap.sim import simulate
-    from stencilmap.sim.validate import validate
 
     text = (
         "kernel: k\ninput float: in0(16, *)\ninput float: in1(16, *)\n"
@@ -231,10 +216,8 @@ def test_replayed_input_read_alike_by_two_stencils_shares_its_relay() -> None:
     program = soda(text, (8, 16))
     design = build("pcm", program, BuildConfig(unroll=1))
     assert [m.name for m in design.modules if m.name.endswith("relay33.lane0")] == ["pcm2.in1.relay33.lane0"]
-    values = make_inputs(program, {}, 0)
-    result = simulate(program, design, values)
-    ref = run_reference(program, values)
-    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status
+    run = run_design(program, design)
+    assert run.validation.valid, explain(run)
 
 
 SHARED_TAIL = """{{"inputs": {{"in1": {{"data_type": "float64", "input_dims": ["j", "k"]}}}}, "outputs": ["s4"],
@@ -255,19 +238,14 @@ def test_a_shared_register_s_later_reader_holds_the_stream_it_starts_after(
     starts only once s2's whole stream is in (its reach 4X + 3 passes the grid). A register of s4's own
     would hold s0's stream, so the analysis caps s4's delay at the stream less its window (0 here); the
     shared one emits at s2's pace, and s4's tap channel must hold what comes before s4 starts: deadlock."""
-    from stencilmap.backends.reference import run_reference
     from stencilmap.program import load_program
-    from stencilmap.program.data import bind_shape, make_inputs
-    from stencilmap.sim import simulate
-    from stencilmap.sim.validate import validate
+    from stencilmap.program.data import bind_shape
 
     (tmp_path / "p.json").write_text(SHARED_TAIL.format(shape=list(shape)))
     program = bind_shape(load_program(tmp_path / "p.json"), {}, None)
     design = build("pcm", program, BuildConfig(unroll=1))
-    values = make_inputs(program, {}, 0)
-    result = simulate(program, design, values)
-    ref = run_reference(program, values)
-    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status
+    run = run_design(program, design)
+    assert run.validation.valid, explain(run)
 
 
 RELAYED_LATE = """{"inputs": {"in0": {"data_type": "float64", "input_dims": ["i", "j", "k"]},
@@ -289,11 +267,8 @@ def test_a_relay_holds_what_the_earlier_pcm_s_consumer_takes_first(tmp_path: Pat
     continued from relay9 (s0 reads in0, fed by PCM 1, only in a temporary: it still waits for it). The continuation held the difference of the two edges' capped delays (11 − 9);
     on a 12-point grid s0 takes all of in1 before s1 starts, so the line must hold the stream (what
     ``analysis.delays.relay_delay`` says, as the StencilFlow builder uses): deadlock."""
-    from stencilmap.backends.reference import run_reference
     from stencilmap.program import load_program
-    from stencilmap.program.data import bind_shape, make_inputs
-    from stencilmap.sim import simulate
-    from stencilmap.sim.validate import validate
+    from stencilmap.program.data import bind_shape
 
     (tmp_path / "p.json").write_text(RELAYED_LATE)
     program = bind_shape(load_program(tmp_path / "p.json"), {}, None)
@@ -302,7 +277,5 @@ def test_a_relay_holds_what_the_earlier_pcm_s_consumer_takes_first(tmp_path: Pat
         "pcm2.in1.relay9.lane0",
         "pcm2.in1.relay11.lane0",
     }
-    values = make_inputs(program, {}, 0)
-    result = simulate(program, design, values)
-    ref = run_reference(program, values)
-    assert validate(result.status, result.outputs, ref.outputs, ref.defined).valid, result.status
+    run = run_design(program, design)
+    assert run.validation.valid, explain(run)

@@ -12,7 +12,7 @@ from stencilmap.backends.reference import run_reference
 from stencilmap.design.registry import BuildConfig
 from stencilmap.errors import StencilmapError
 from stencilmap.program.data import make_inputs
-from stencilmap.program.expr import Binary, Call, Const, Ref
+from stencilmap.program.expr import Binary, Call, Const, Expr, Ref
 from stencilmap.program.ir import Boundary, Input, Program, Stencil
 from stencilmap.program.verify import verify
 from stencilmap.sim import simulate
@@ -150,19 +150,23 @@ def test_supplied_scalar_input_keeps_its_shape() -> None:
     assert values["c"].shape == ()
 
 
+def two_inputs(name: str, expr: Expr, dtype: str) -> Program:
+    """A verified 1-D NumPy-semantics program of six points: ``s0 = expr`` over inputs ``in0`` and ``in1``."""
+    p = Program(
+        name=name, format="stencilflow", semantics="numpy", shape=(6,),
+        inputs=(Input("in0", dtype, (0,)), Input("in1", dtype, (0,))),
+        stencils=(Stencil("s0", dtype, expr, (), (("in0", SHRINK), ("in1", SHRINK))),), outputs=("s0",),
+    )  # fmt: skip
+    verify(p)
+    return p
+
+
 @pytest.mark.parametrize("arch", ["soda", "stencilflow", "pcm"])
 def test_integer_powers_are_exact_and_wrap(arch: str) -> None:
     """NumPy semantics, int32 s0 = in0 ** in1 (found by ``benchmarks/difffuzz.py``): the simulator raised in
     float64 (``pow``), which keeps 53 bits of 5⁴⁰ and wrapped that, and gave 1 ** -1 = 1 where the
     reference and the generated code give 0 for any negative exponent."""
-    expr = Binary("**", Ref("in0", (0,)), Ref("in1", (0,)))
-    p = Program(
-        name="pw", format="stencilflow", semantics="numpy", shape=(6,),
-        inputs=(Input("in0", "int32", (0,)), Input("in1", "int32", (0,))),
-        stencils=(Stencil("s0", "int32", expr, (), (("in0", SHRINK), ("in1", SHRINK))),), outputs=("s0",),
-    )  # fmt: skip
-    verify(p)
-    program, design = built(p, arch)
+    program, design = built(two_inputs("pw", Binary("**", Ref("in0", (0,)), Ref("in1", (0,))), "int32"), arch)
     values = {
         "in0": np.array([5, 3, 1, -1, 2, -7], np.int32),
         "in1": np.array([40, 21, -1, -3, 31, 11], np.int32),
@@ -201,14 +205,9 @@ def test_fdim_propagates_nan(arch: str) -> None:
     """NumPy semantics, float64 s0 = fdim(in0, in1) (seed 31, case 179 of ``benchmarks/difffuzz.py``): the
     reference computes max_nan(a − b, 0), NaN for a NaN operand and for inf − inf; the simulators' ``call2``
     (``csrc/arith.h``) gave 0 there (d > 0 ? d : 0), and a later conversion made any value of it."""
-    expr = Call("fdim", (Ref("in0", (0,)), Ref("in1", (0,))))
-    p = Program(
-        name="fd", format="stencilflow", semantics="numpy", shape=(6,),
-        inputs=(Input("in0", "float64", (0,)), Input("in1", "float64", (0,))),
-        stencils=(Stencil("s0", "float64", expr, (), (("in0", SHRINK), ("in1", SHRINK))),), outputs=("s0",),
-    )  # fmt: skip
-    verify(p)
-    program, design = built(p, arch)
+    program, design = built(
+        two_inputs("fd", Call("fdim", (Ref("in0", (0,)), Ref("in1", (0,)))), "float64"), arch
+    )
     values = {
         "in0": np.array([np.nan, 1.0, np.inf, 3.0, -np.inf, 2.0]),
         "in1": np.array([1.0, np.nan, np.inf, 1.0, -np.inf, 5.0]),
