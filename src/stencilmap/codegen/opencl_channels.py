@@ -5,8 +5,9 @@ Each module of the Design IR becomes one single-work-item kernel with the body `
 in OpenCL C: readers and writers take their ``__global`` array (launched by the host); every other
 kernel — a stencil unit's internal buffers (shift registers of W-wide beats) and its PE, delay buffers,
 broadcasts — is ``autorun``. Channels are declared with ``__attribute__((depth(N))))`` from the design
-(a delay buffer's storage added to its input channel); W-wide beats are structs of W elements; lower-
-dimensional inputs are replayed by their readers.
+(a delay buffer's storage added to its input channel, a PE's pipeline to its output channel: see
+``pipeline_storage``); W-wide beats are structs of W elements; lower-dimensional inputs are replayed by
+their readers.
 
 The same ``kernel.cl`` compiles as C++ with ``opencl_emulation.h`` (``SM_EMULATION``): each kernel a
 thread, each channel a bounded blocking FIFO; a deadlock is detected and reported (exit status 4).
@@ -229,7 +230,10 @@ def channel_kernel(lay: Layout, values: Values, top: str) -> tuple[str, ChannelE
     w = Writer()
     w.line(f"// {top}: Intel FPGA OpenCL of the StencilFlow design '{comment(design.name)}' (stencilmap).")
     w.line("// Structure: StencilFlow §IV/§VI-A — one kernel per module (readers, writers, broadcasts, delay")
-    w.line("// buffers, each stencil unit's internal buffers and PE), channels with the design's depths.")
+    w.line("// buffers, each stencil unit's internal buffers and PE), channels with the design's depths")
+    w.line(
+        "// (a delay buffer's storage in its input channel, a PE's in-flight beats in its output channel)."
+    )
     if design.count("network"):
         w.line("// Streams to and from other devices: SMI send/receive kernels (StencilFlow §VI-B).")
     w.line(f"// Design parameters: {', '.join(f'{k}={v}' for k, v in design.parameters)}")
@@ -258,16 +262,31 @@ def _channels(w: Writer, lay: Layout, mods: ChannelEmitter) -> None:
     decls = []
     for c in d.channels:
         dst = d.module(c.dst)
-        depth = c.depth + (fifo_storage(dst, c) if dst.kind in ("fifo", "delay") else 0)
-        decls.append((c, mods.chan[c.name], mods.stype(c), depth))
+        extra = pipeline_storage(d.module(c.src))
+        depth = c.depth + extra + (fifo_storage(dst, c) if dst.kind in ("fifo", "delay") else 0)
+        note = f" (+ {extra} beats in flight in {comment(c.src)})" if extra else ""
+        decls.append((c, mods.chan[c.name], mods.stype(c), depth, note))
     w.line("#if defined(SM_EMULATION)")
-    for c, name, t, depth in decls:
+    for c, name, t, depth, _ in decls:
         w.line(f'static sm_channel<{t}> {name}("{c_string(c.name)}", {depth});')
     w.line("#else")
     w.line("#pragma OPENCL EXTENSION cl_intel_channels : enable")
-    for c, name, t, depth in decls:
-        w.line(f"channel {t} {name} __attribute__((depth({depth})));  // {comment(c.name)}")
+    for c, name, t, depth, note in decls:
+        w.line(f"channel {t} {name} __attribute__((depth({depth})));  // {comment(c.name)}{note}")
     w.line("#endif")
+
+
+def pipeline_storage(m: Module) -> int:
+    """Beats a PE's output channel holds beyond the design's depth: its latency. The design's timing
+    (``analysis.timing``: t_v = s_v + λ_v) and the simulator count a PE of latency λ as holding λ beats in
+    flight (StencilFlow §IV-B: the delay buffers absorb the critical paths, whose data the pipelines
+    hold), and a stream that a consumer takes late (a far read on another path) waits there. A kernel's
+    loop does not guarantee that storage: the aoc pipeline's depth is the compiler's, not the design's λ,
+    and a blocked channel write stalls it with its bubbles; the emulation's kernel holds one beat. So
+    the channel declares it (the emulation deadlocked on difffuzz seed 31 cases 19, 23, 25 and 27, e.g.
+    s0 = in0 ** in1 (λ 30), s1 = in1[j+2] - s0 on a 1x12 grid: s1 fires once its buffer took all of in1,
+    and s0's results of those 12 points wait in s0's pipeline, where the design gives them no channel)."""
+    return max(0, m.latency) if m.kind == "pe" else 0
 
 
 def _emulation_main(lay: Layout, mods: ChannelEmitter, ports: tuple[Port, ...]) -> str:

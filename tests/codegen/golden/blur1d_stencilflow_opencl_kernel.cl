@@ -1,6 +1,7 @@
 // blur1d_stencilflow: Intel FPGA OpenCL of the StencilFlow design 'blur1d' (stencilmap).
 // Structure: StencilFlow §IV/§VI-A — one kernel per module (readers, writers, broadcasts, delay
-// buffers, each stencil unit's internal buffers and PE), channels with the design's depths.
+// buffers, each stencil unit's internal buffers and PE), channels with the design's depths
+// (a delay buffer's storage in its input channel, a PE's in-flight beats in its output channel).
 // Design parameters: W=2, delay_buffers=computed, shape=(16,)
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -23,14 +24,14 @@ static sm_channel<sm_vec_f32_2> ch_0("b.a.buf:a@(-1)->b.pe:a@(-1)", 2);
 static sm_channel<sm_vec_f32_2> ch_1("b.a.buf:a@(0)->b.pe:a@(0)", 2);
 static sm_channel<sm_vec_f32_2> ch_2("b.a.buf:a@(1)->b.pe:a@(1)", 2);
 static sm_channel<sm_vec_f32_2> ch_3("read.a:out->b.a.buf", 2);
-static sm_channel<sm_vec_f32_2> ch_4("b.pe:out->write.b", 2);
+static sm_channel<sm_vec_f32_2> ch_4("b.pe:out->write.b", 27);
 #else
 #pragma OPENCL EXTENSION cl_intel_channels : enable
 channel sm_vec_f32_2 ch_0 __attribute__((depth(2)));  // b.a.buf:a@(-1)->b.pe:a@(-1)
 channel sm_vec_f32_2 ch_1 __attribute__((depth(2)));  // b.a.buf:a@(0)->b.pe:a@(0)
 channel sm_vec_f32_2 ch_2 __attribute__((depth(2)));  // b.a.buf:a@(1)->b.pe:a@(1)
 channel sm_vec_f32_2 ch_3 __attribute__((depth(2)));  // read.a:out->b.a.buf
-channel sm_vec_f32_2 ch_4 __attribute__((depth(2)));  // b.pe:out->write.b
+channel sm_vec_f32_2 ch_4 __attribute__((depth(27)));  // b.pe:out->write.b (+ 25 beats in flight in b.pe)
 #endif
 
 
