@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,11 @@ UNPUBLISHED_DATA = {
 
 def corpus_or_skip(paths: list[Path]) -> list[Path]:
     return paths if paths else [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpus absent"))]  # type: ignore[list-item]
+
+
+def special_files(folder: Path) -> list[Path]:
+    """Paths a reader must refuse without reading them: a FIFO made in ``folder`` (reading it would block),
+    ``/dev/zero`` (endless) where it exists, and the folder itself."""
+    fifo = folder / "fifo.txt"
+    os.mkfifo(fifo)
+    return [p for p in (fifo, Path("/dev/zero"), folder) if p.exists()]

@@ -17,7 +17,7 @@ from stencilmap.cli.simulate import simulate_cmd
 from stencilmap.codegen import cgra_asm
 from stencilmap.codegen.cgra_asm import parse_asm, read_asm
 from stencilmap.errors import StencilmapError
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, special_files
 
 runner = CliRunner()
 PROGRAM = EXAMPLES / "stencil1d_r8.json"
@@ -155,11 +155,7 @@ def test_truncated_binary_and_empty_text_name_the_line(text: str, tmp_path: Path
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_or_device_is_refused_without_reading(tmp_path: Path) -> None:
-    fifo = tmp_path / "f.asm"
-    os.mkfifo(fifo)
-    for path in (fifo, Path("/dev/zero"), tmp_path):
-        if not path.exists():
-            continue
+    for path in special_files(tmp_path):
         code, out = _simulate(path, tmp_path)
         assert code == 2 and out.strip() == f"error: {path}: not a regular file"
 

@@ -59,12 +59,17 @@ def test_order_and_cycles_agree_with_networkx(seed: int) -> None:
         assert stencil_order(program) == networkx_order(program)
 
 
-def test_stencil_named_is_the_program_s_lookup() -> None:
-    """``stencil_named`` (one name index per program) finds what ``Program.stencil`` finds, None included."""
-    from stencilmap.program.graph import stencil_named
+def test_the_program_s_name_index_is_its_scan() -> None:
+    """``Program.stencil``/``input`` (one name index per program, built on first use) find what a scan of its
+    stencils and inputs finds, None included; a program made from it by ``replace`` gets its own index."""
+    from dataclasses import replace
+
     from stencilmap.program.load import as_program
     from tests.conftest import EXAMPLES
 
     program = as_program(EXAMPLES / "dag_listing1.json")
     for name in [*(s.name for s in program.stencils), "a0", "nothing"]:
-        assert stencil_named(program, name) is program.stencil(name)
+        assert program.stencil(name) is next((s for s in program.stencils if s.name == name), None)
+        assert program.input(name) is next((i for i in program.inputs if i.name == name), None)
+    fewer = replace(program, stencils=program.stencils[:1])
+    assert fewer.stencil(program.stencils[-1].name) is None

@@ -70,25 +70,21 @@ def pass_graph(program: Program) -> PassGraph:
     nodes = [Node(i.name, i.name, 0, None) for i in program.inputs]
     edges: list[Edge] = []
     order = stencil_order(program)
-    stencils = {s.name for s in program.stencils}
-    inputs = {i.name for i in program.inputs}
     for c in range(1, q + 1):
         for st in order:
             consumer = node_name(st.name, c, q)
             nodes.append(Node(consumer, st.name, c, st))
             for f in reads(st):
-                producer = _producer(stencils, inputs, f, c, q, feeds)
+                producer = _producer(program, f, c, q, feeds)
                 if producer is not None:
                     edges.append(Edge(producer, consumer, f))
     return PassGraph(tuple(nodes), tuple(edges))
 
 
-def _producer(
-    stencils: set[str], inputs: set[str], field: str, copy: int, q: int, feeds: dict[str, str]
-) -> str | None:
-    if field in stencils:
+def _producer(program: Program, field: str, copy: int, q: int, feeds: dict[str, str]) -> str | None:
+    if program.stencil(field) is not None:  # name lookups are indexed (Program._names)
         return node_name(field, copy, q)
-    if field not in inputs:
+    if program.input(field) is None:
         return None
     if copy > 1 and field in feeds:
         return node_name(feeds[field], copy - 1, q)

@@ -28,7 +28,6 @@ from stencilmap.design.ir import Channel, Design, Module
 from stencilmap.device.catalog import Cost, Device, ResourceModel
 from stencilmap.errors import StencilmapError
 from stencilmap.program.expr import Binary, Cast, Const, Expr, Unary, children, walk
-from stencilmap.program.graph import stencil_named
 from stencilmap.program.ir import Program, Stencil
 
 COMPUTE, FORWARDING, AUXILIARY = "compute", "forwarding", "auxiliary"
@@ -207,7 +206,7 @@ def design_resources(design: Design, program: Program, device: Device) -> Resour
 
 
 def _pe_module(m: Module, program: Program, device: Device) -> Cost:
-    st = stencil_named(program, str(m.param("stencil")))
+    st = program.stencil(str(m.param("stencil")))
     if st is None:
         raise StencilmapError(f"PE '{m.name}' computes unknown stencil '{m.param('stencil')}'")
     lanes = int(_int(m.param("width", 1)))  # StencilFlow PEs are W lanes wide

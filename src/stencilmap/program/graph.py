@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import threading
 from typing import TYPE_CHECKING
 
 from stencilmap.program.expr import refs
@@ -11,23 +10,6 @@ from stencilmap.program.ir import Program, Stencil
 
 if TYPE_CHECKING:
     import networkx as nx
-
-
-def stencil_named(program: Program, name: str) -> Stencil | None:
-    """``program.stencil(name)`` through a name index built once per program (``_BY_NAME``): a lookup per
-    module of a design of thousands of stencils would otherwise scan them all each time."""
-    hit = _BY_NAME.get(id(program))
-    if hit is None or hit[0] is not program:
-        hit = (program, {s.name: s for s in program.stencils})
-        with _BY_NAME_LOCK:
-            if len(_BY_NAME) >= 8:
-                _BY_NAME.pop(next(iter(_BY_NAME)))
-            _BY_NAME[id(program)] = hit  # holding the program keeps its id from being reused
-    return hit[1].get(name)
-
-
-_BY_NAME: dict[int, tuple[Program, dict[str, Stencil]]] = {}
-_BY_NAME_LOCK = threading.Lock()
 
 
 def reads(stencil: Stencil) -> tuple[str, ...]:

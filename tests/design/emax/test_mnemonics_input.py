@@ -19,7 +19,7 @@ from stencilmap.design.emax.asm import read_mnemonics
 from stencilmap.errors import StencilmapError
 from stencilmap.program import load_program
 from stencilmap.program.data import bind_shape
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, special_files
 
 runner = CliRunner()
 JACOBI = EXAMPLES / "jacobi3d.soda"
@@ -116,11 +116,7 @@ def test_a_device_the_header_names_is_read_as_a_user_file(text: str, tmp_path: P
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_or_device_is_refused_without_reading(tmp_path: Path) -> None:
-    fifo = tmp_path / "f.asm"
-    os.mkfifo(fifo)
-    for path in (fifo, Path("/dev/zero"), tmp_path):
-        if not path.exists():
-            continue
+    for path in special_files(tmp_path):
         code, out = _simulate(path, tmp_path)
         assert code == 2 and out.strip() == f"error: {path}: not a regular file"
 
